@@ -1,0 +1,184 @@
+//! Bytes to chunks.
+//!
+//! In: a file's relative path and text. Out: [`Chunk`]s in file order, each with its 1-based
+//! line range, language, and symbol name where it has one. Code in TypeScript, TSX, JavaScript,
+//! Python, Rust and Go is cut by tree-sitter at definitions (function, method, class, interface,
+//! type, impl, ...) with the doc comments and attributes above them; GraphQL by type, query,
+//! mutation and fragment (tree-sitter too); SQL by statement; Markdown by heading section;
+//! everything else by size with overlap.
+//!
+//! Two rules shape every chunk, whatever the language:
+//! - **Split, never truncate.** A definition larger than `max_chars` is cut into pieces on line
+//!   boundaries with `overlap_chars` repeated between pieces; a class or impl block that is too
+//!   large is opened up and its members chunked one by one, with the class name as context.
+//! - **Merge the small.** Neighbouring definitions (and the code between them) smaller than
+//!   `min_chars` are merged, within the same parent, up to `max_chars`: a one-line getter is
+//!   a poor thing to embed alone.
+//!
+//! Chunking is pure and synchronous; parsing is bounded by `parse_timeout`, after which the
+//! file falls back to size-based chunks. Bump [`CHUNKER_VERSION`] whenever the output for a given
+//! input can change: stored files are re-chunked when it differs.
+
+mod code;
+mod markdown;
+mod split;
+mod sql;
+
+use std::time::Duration;
+
+pub use code::CodeLanguage;
+
+/// Version of the chunking rules; part of every file's skip key.
+pub const CHUNKER_VERSION: i32 = 1;
+
+/// One piece of a file, ready to embed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// The source text of the chunk, exactly as in the file (surrounding blank lines trimmed).
+    pub content: String,
+    /// First line, 1-based.
+    pub start_line: u32,
+    /// Last line, 1-based, inclusive.
+    pub end_line: u32,
+    /// The definition's name, qualified by its parent (`UserService.findById`, `Stack::push`),
+    /// the heading path for Markdown, the object name for SQL.
+    pub symbol: Option<String>,
+    /// What the chunk holds: `function`, `method`, `class`, `section`, `statement`, `text`, ...
+    pub kind: &'static str,
+}
+
+/// Limits for chunking, from `[index]` in the configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkOptions {
+    pub max_chars: usize,
+    pub overlap_chars: usize,
+    pub min_chars: usize,
+    pub parse_timeout: Duration,
+}
+
+impl Default for ChunkOptions {
+    fn default() -> Self {
+        Self {
+            max_chars: 1500,
+            overlap_chars: 100,
+            min_chars: 200,
+            parse_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// How a file is chunked, from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    Code(CodeLanguage),
+    Sql,
+    Markdown,
+    /// Anything else: size-based chunks.
+    Text,
+}
+
+impl Language {
+    pub fn from_path(rel_path: &str) -> Self {
+        let ext = crate::scan::file_type_of(rel_path);
+        match ext.as_str() {
+            "ts" | "mts" | "cts" => Language::Code(CodeLanguage::TypeScript),
+            "tsx" => Language::Code(CodeLanguage::Tsx),
+            "js" | "jsx" | "mjs" | "cjs" => Language::Code(CodeLanguage::JavaScript),
+            "py" | "pyi" => Language::Code(CodeLanguage::Python),
+            "rs" => Language::Code(CodeLanguage::Rust),
+            "go" => Language::Code(CodeLanguage::Go),
+            "graphql" | "gql" => Language::Code(CodeLanguage::GraphQl),
+            "sql" => Language::Sql,
+            "md" | "markdown" => Language::Markdown,
+            _ => Language::Text,
+        }
+    }
+
+    /// The language name stored with each chunk.
+    pub fn name(self, rel_path: &str) -> String {
+        match self {
+            Language::Code(c) => c.name().to_owned(),
+            Language::Sql => "sql".to_owned(),
+            Language::Markdown => "markdown".to_owned(),
+            Language::Text => {
+                let ext = crate::scan::file_type_of(rel_path);
+                if ext.is_empty() {
+                    "text".to_owned()
+                } else {
+                    ext
+                }
+            }
+        }
+    }
+}
+
+/// A byte range of the file with what we know about it, before merging and splitting.
+#[derive(Debug, Clone)]
+pub(crate) struct Span {
+    pub start: usize,
+    pub end: usize,
+    pub symbol: Option<String>,
+    pub kind: &'static str,
+    /// Spans merge only with spans of the same parent.
+    pub parent: usize,
+    /// Pieces of a split definition are not merged with anything else.
+    pub mergeable: bool,
+}
+
+/// A byte range that other spans live in (a class body): code between its members is glue
+/// with the container's name.
+#[derive(Debug, Clone)]
+pub(crate) struct Container {
+    pub start: usize,
+    pub end: usize,
+    pub id: usize,
+    pub symbol: Option<String>,
+}
+
+/// What a language's pass finds: definitions (or sections, statements) and containers. The
+/// gaps between spans become glue chunks.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Layout {
+    pub spans: Vec<Span>,
+    pub containers: Vec<Container>,
+}
+
+impl Layout {
+    /// No structure: the whole file is one span of plain text, split by size later.
+    pub fn whole(text: &str) -> Self {
+        Layout {
+            spans: vec![Span {
+                start: 0,
+                end: text.len(),
+                symbol: None,
+                kind: "text",
+                parent: 0,
+                mergeable: true,
+            }],
+            containers: Vec::new(),
+        }
+    }
+}
+
+/// Chunks one file. Never fails: a file that cannot be parsed is chunked by size.
+pub fn chunk_file(rel_path: &str, text: &str, opts: &ChunkOptions) -> Vec<Chunk> {
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    let layout = match Language::from_path(rel_path) {
+        Language::Code(lang) => code::layout(lang, text, opts).unwrap_or_else(|| {
+            tracing::debug!(path = rel_path, "parse failed or timed out; chunking by size");
+            Layout::whole(text)
+        }),
+        Language::Sql => sql::layout(text),
+        Language::Markdown => markdown::layout(text),
+        Language::Text => Layout::whole(text),
+    };
+    let spans = split::fill_gaps(text, layout);
+    let spans = split::split_large(text, spans, opts);
+    let spans = split::merge_small(text, spans, opts);
+    split::to_chunks(text, spans)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,127 @@
+//! Snapshot tests: fixture files in `tests/fixtures/chunk/` in, a readable rendering out.
+//! Review changes with `cargo insta review` (or `INSTA_UPDATE=always cargo test`).
+
+use std::time::Duration;
+
+use super::*;
+
+/// Small limits so the fixtures exercise both splitting and merging.
+const SMALL: ChunkOptions = ChunkOptions {
+    max_chars: 400,
+    overlap_chars: 40,
+    min_chars: 120,
+    parse_timeout: Duration::from_secs(5),
+};
+
+fn render(name: &str, opts: &ChunkOptions) -> String {
+    let path = format!("{}/tests/fixtures/chunk/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let chunks = chunk_file(name, &text, opts);
+    check_invariants(&text, &chunks, opts);
+    let mut out = String::new();
+    for (i, c) in chunks.iter().enumerate() {
+        out.push_str(&format!(
+            "── {i} · lines {}-{} · {} · {}\n{}\n",
+            c.start_line,
+            c.end_line,
+            c.kind,
+            c.symbol.as_deref().unwrap_or("-"),
+            c.content
+        ));
+    }
+    out
+}
+
+/// What must hold for any file: chunks are in order, within the limit, are the file's own text
+/// at the lines they claim, and together cover every non-blank line.
+fn check_invariants(text: &str, chunks: &[Chunk], opts: &ChunkOptions) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut covered = vec![false; lines.len()];
+    for c in chunks {
+        assert!(c.content.chars().count() <= opts.max_chars, "chunk too large: {c:?}");
+        assert!(c.start_line >= 1 && c.start_line <= c.end_line);
+        let first = c.content.lines().next().unwrap_or("");
+        assert!(
+            lines[c.start_line as usize - 1].contains(first.trim_end()),
+            "line {} is not where {first:?} starts",
+            c.start_line
+        );
+        for l in c.start_line..=c.end_line {
+            covered[l as usize - 1] = true;
+        }
+    }
+    for (i, line) in lines.iter().enumerate() {
+        assert!(line.trim().is_empty() || covered[i], "line {} lost: {line:?}", i + 1);
+    }
+}
+
+macro_rules! snapshot {
+    ($test:ident, $file:expr) => {
+        #[test]
+        fn $test() {
+            insta::assert_snapshot!(render($file, &SMALL));
+        }
+    };
+}
+
+snapshot!(typescript, "invoice.service.ts");
+snapshot!(tsx, "UserCard.tsx");
+snapshot!(javascript, "debounce.js");
+snapshot!(python, "shapes.py");
+snapshot!(rust, "stack.rs");
+snapshot!(go, "server.go");
+snapshot!(graphql, "schema.graphql");
+snapshot!(sql, "001_init.sql");
+snapshot!(markdown, "guide.md");
+snapshot!(plain_text, "settings.toml");
+
+#[test]
+fn default_limits_keep_small_files_whole_and_name_definitions() {
+    let text = "def a():\n    return 1\n\n\ndef b():\n    return 2\n";
+    let chunks = chunk_file("m.py", text, &ChunkOptions::default());
+    assert_eq!(chunks.len(), 1, "{chunks:?}");
+    assert_eq!(chunks[0].symbol.as_deref(), Some("a"));
+    assert_eq!((chunks[0].start_line, chunks[0].end_line), (1, 6));
+}
+
+#[test]
+fn oversized_definition_is_split_with_overlap_never_truncated() {
+    let body: String = (0..200).map(|i| format!("    let v{i} = {i} * 2;\n")).collect();
+    let text = format!("fn huge() {{\n{body}}}\n");
+    let opts = ChunkOptions::default();
+    let chunks = chunk_file("h.rs", &text, &opts);
+    assert!(chunks.len() > 3);
+    for pair in chunks.windows(2) {
+        assert!(pair[1].start_line <= pair[0].end_line, "pieces overlap: {pair:?}");
+        assert_eq!(pair[0].symbol.as_deref(), Some("huge"));
+    }
+    assert!(chunks.last().expect("chunks").content.ends_with('}'));
+    check_invariants(&text, &chunks, &opts);
+}
+
+#[test]
+fn one_very_long_line_is_cut_at_char_boundaries() {
+    let text = "é".repeat(4000);
+    let opts = ChunkOptions::default();
+    let chunks = chunk_file("min.txt", &text, &opts);
+    assert_eq!(chunks.len(), 3);
+    assert!(chunks.iter().all(|c| c.content.chars().count() <= opts.max_chars));
+}
+
+#[test]
+fn parse_timeout_falls_back_to_size_chunks() {
+    let text: String = (0..20_000).map(|i| format!("function f{i}() {{ return {i}; }}\n")).collect();
+    let opts = ChunkOptions {
+        parse_timeout: Duration::from_nanos(1),
+        ..ChunkOptions::default()
+    };
+    let chunks = chunk_file("big.js", &text, &opts);
+    assert!(chunks.iter().all(|c| c.kind == "text"));
+    check_invariants(&text, &chunks, &opts);
+}
+
+#[test]
+fn empty_and_blank_files_have_no_chunks() {
+    assert!(chunk_file("a.ts", "", &ChunkOptions::default()).is_empty());
+    assert!(chunk_file("a.md", "\n\n  \n", &ChunkOptions::default()).is_empty());
+}

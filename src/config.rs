@@ -1,0 +1,449 @@
+//! Layered configuration: the compiled-in `config/default.toml`, then an optional file, then the
+//! environment, then command-line overrides. Every key has an environment variable (the table
+//! [`ENV_VARS`]); `config/default.toml` documents each key with its default and its variable, and
+//! a test keeps the two in step. Unknown keys are errors.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+/// The documented defaults, compiled in.
+pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+
+/// Environment variable -> dotted configuration key.
+pub const ENV_VARS: &[(&str, &str)] = &[
+    ("DATABASE_URL", "database.url"),
+    ("CODESEARCH_DATABASE_MAX_CONNECTIONS", "database.max_connections"),
+    ("CODESEARCH_DATABASE_CONNECT_TIMEOUT_SECS", "database.connect_timeout_secs"),
+    ("NATS_URL", "nats.url"),
+    ("CODESEARCH_NATS_SUBJECT_PREFIX", "nats.subject_prefix"),
+    ("CODESEARCH_NATS_QUEUE_GROUP", "nats.queue_group"),
+    ("CODESEARCH_NATS_REQUEST_TIMEOUT_SECS", "nats.request_timeout_secs"),
+    ("CODESEARCH_REPOSITORY", "index.repository"),
+    ("CODESEARCH_INCLUDE_PATHS", "index.include_paths"),
+    ("CODESEARCH_INCLUDE_EXTENSIONS", "index.include_extensions"),
+    ("CODESEARCH_INCLUDE_FILE_NAMES", "index.include_file_names"),
+    ("CODESEARCH_EXCLUDE_PATHS", "index.exclude_paths"),
+    ("CODESEARCH_RESPECT_GITIGNORE", "index.respect_gitignore"),
+    ("CODESEARCH_MAX_FILE_BYTES", "index.max_file_bytes"),
+    ("CODESEARCH_MAX_CHUNK_CHARS", "index.max_chunk_chars"),
+    ("CODESEARCH_CHUNK_OVERLAP_CHARS", "index.chunk_overlap_chars"),
+    ("CODESEARCH_MIN_CHUNK_CHARS", "index.min_chunk_chars"),
+    ("CODESEARCH_PARSE_TIMEOUT_MS", "index.parse_timeout_ms"),
+    ("CODESEARCH_MODULE_FROM_FIRST_DIR", "index.module_from_first_dir"),
+    ("CODESEARCH_MODULE_RULES", "index.module_rules"),
+    ("CODESEARCH_COMPONENT_RULES", "index.component_rules"),
+    ("CODESEARCH_EMBEDDER", "embed.backend"),
+    ("OLLAMA_URL", "embed.ollama_url"),
+    ("CODESEARCH_OLLAMA_MODEL", "embed.ollama_model"),
+    ("CODESEARCH_OLLAMA_TIMEOUT_SECS", "embed.ollama_timeout_secs"),
+    ("CODESEARCH_OLLAMA_BATCH_SIZE", "embed.ollama_batch_size"),
+    ("CODESEARCH_MODEL_DIR", "embed.model_dir"),
+    ("CODESEARCH_LOCAL_MAX_TOKENS", "embed.local_max_tokens"),
+    ("CODESEARCH_LOCAL_BATCH_SIZE", "embed.local_batch_size"),
+    ("CODESEARCH_SEARCH_DEFAULT_LIMIT", "search.default_limit"),
+    ("CODESEARCH_SEARCH_MAX_LIMIT", "search.max_limit"),
+    ("CODESEARCH_SEARCH_MAX_QUERY_CHARS", "search.max_query_chars"),
+];
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path} is not valid TOML: {source}")]
+    Parse {
+        path: PathBuf,
+        source: toml::de::Error,
+    },
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+    #[error("environment variable {var} (key `{key}`): {message}")]
+    Env {
+        var: String,
+        key: String,
+        message: String,
+    },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub database: DatabaseConfig,
+    pub nats: NatsConfig,
+    pub index: IndexConfig,
+    pub embed: EmbedConfig,
+    pub search: SearchConfig,
+}
+
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseConfig {
+    pub url: String,
+    pub max_connections: u32,
+    pub connect_timeout_secs: u64,
+}
+
+impl std::fmt::Debug for DatabaseConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DatabaseConfig")
+            .field("url", &redact_url(&self.url))
+            .field("max_connections", &self.max_connections)
+            .field("connect_timeout_secs", &self.connect_timeout_secs)
+            .finish()
+    }
+}
+
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NatsConfig {
+    pub url: String,
+    pub subject_prefix: String,
+    pub queue_group: String,
+    pub request_timeout_secs: u64,
+}
+
+impl std::fmt::Debug for NatsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsConfig")
+            .field("url", &redact_url(&self.url))
+            .field("subject_prefix", &self.subject_prefix)
+            .field("queue_group", &self.queue_group)
+            .field("request_timeout_secs", &self.request_timeout_secs)
+            .finish()
+    }
+}
+
+impl NatsConfig {
+    /// The search subject, e.g. `agog.codebase.search`.
+    pub fn search_subject(&self) -> String {
+        format!("{}.codebase.search", self.subject_prefix)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexConfig {
+    pub repository: String,
+    pub include_paths: Vec<String>,
+    pub include_extensions: Vec<String>,
+    pub include_file_names: Vec<String>,
+    pub exclude_paths: Vec<String>,
+    pub respect_gitignore: bool,
+    pub max_file_bytes: u64,
+    pub max_chunk_chars: usize,
+    pub chunk_overlap_chars: usize,
+    pub min_chunk_chars: usize,
+    pub parse_timeout_ms: u64,
+    pub module_from_first_dir: bool,
+    pub module_rules: Vec<ModuleRule>,
+    pub component_rules: Vec<ComponentRule>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModuleRule {
+    pub prefix: String,
+    pub module: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComponentRule {
+    pub pattern: String,
+    pub component: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedBackend {
+    Auto,
+    Ollama,
+    Local,
+    /// Deterministic hashed bag-of-words vectors: for tests and benchmarks of everything but the
+    /// model. Not a product default.
+    Hash,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbedConfig {
+    pub backend: EmbedBackend,
+    pub ollama_url: String,
+    pub ollama_model: String,
+    pub ollama_timeout_secs: u64,
+    pub ollama_batch_size: usize,
+    pub model_dir: PathBuf,
+    pub local_max_tokens: usize,
+    pub local_batch_size: usize,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    pub default_limit: usize,
+    pub max_limit: usize,
+    pub max_query_chars: usize,
+}
+
+impl Config {
+    /// The compiled-in defaults alone.
+    pub fn defaults() -> Result<Self, ConfigError> {
+        Self::load(None, |_| None, &[])
+    }
+
+    /// Builds the configuration from all layers. `env` looks a variable up (so tests need not
+    /// touch the process environment); `overrides` are `(dotted key, value)` pairs from flags.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+        overrides: &[(&str, toml::Value)],
+    ) -> Result<Self, ConfigError> {
+        let mut root: toml::Table = DEFAULT_TOML.parse().map_err(|e| ConfigError::Parse {
+            path: PathBuf::from("config/default.toml (compiled in)"),
+            source: e,
+        })?;
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.to_owned(),
+                source,
+            })?;
+            let layer: toml::Table = text.parse().map_err(|source| ConfigError::Parse {
+                path: path.to_owned(),
+                source,
+            })?;
+            merge(&mut root, layer);
+        }
+        for (var, key) in ENV_VARS {
+            let Some(raw) = env(var) else { continue };
+            let current = lookup(&root, key);
+            let value = env_value(&raw, current).map_err(|message| ConfigError::Env {
+                var: (*var).to_owned(),
+                key: (*key).to_owned(),
+                message,
+            })?;
+            set(&mut root, key, value);
+        }
+        for (key, value) in overrides {
+            set(&mut root, key, value.clone());
+        }
+        let config: Config = toml::Value::Table(root)
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Invalid(e.message().to_owned()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Loads from the process environment.
+    pub fn from_env(
+        file: Option<&Path>,
+        overrides: &[(&str, toml::Value)],
+    ) -> Result<Self, ConfigError> {
+        Self::load(file, |var| std::env::var(var).ok(), overrides)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let ix = &self.index;
+        let bad = |m: &str| Err(ConfigError::Invalid(m.to_owned()));
+        if ix.max_chunk_chars < 100 {
+            return bad("index.max_chunk_chars must be at least 100");
+        }
+        if ix.chunk_overlap_chars * 2 >= ix.max_chunk_chars {
+            return bad("index.chunk_overlap_chars must be less than half of index.max_chunk_chars");
+        }
+        if ix.min_chunk_chars > ix.max_chunk_chars {
+            return bad("index.min_chunk_chars must not exceed index.max_chunk_chars");
+        }
+        if self.search.default_limit == 0 || self.search.default_limit > self.search.max_limit {
+            return bad("search.default_limit must be between 1 and search.max_limit");
+        }
+        if self.embed.ollama_batch_size == 0 || self.embed.local_batch_size == 0 {
+            return bad("embed batch sizes must be at least 1");
+        }
+        if !(16..=512).contains(&self.embed.local_max_tokens) {
+            return bad("embed.local_max_tokens must be between 16 and 512");
+        }
+        if self.database.max_connections == 0 {
+            return bad("database.max_connections must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+/// Hides the password in a URL for logs: `postgres://user:secret@host` -> `postgres://user:***@host`.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let Some((userinfo, host)) = rest.rsplit_once('@') else {
+        return url.to_owned();
+    };
+    match userinfo.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+fn merge(base: &mut toml::Table, layer: toml::Table) {
+    for (k, v) in layer {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(l)) => merge(b, l),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+fn lookup<'a>(root: &'a toml::Table, key: &str) -> Option<&'a toml::Value> {
+    let (section, leaf) = key.split_once('.')?;
+    root.get(section)?.as_table()?.get(leaf)
+}
+
+fn set(root: &mut toml::Table, key: &str, value: toml::Value) {
+    let (section, leaf) = key.split_once('.').unwrap_or(("", key));
+    let table = root
+        .entry(section)
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let toml::Value::Table(t) = table {
+        t.insert(leaf.to_owned(), value);
+    }
+}
+
+/// Interprets an environment string as a value of the same kind as the key's default.
+fn env_value(raw: &str, current: Option<&toml::Value>) -> Result<toml::Value, String> {
+    use toml::Value;
+    let raw = raw.trim();
+    match current {
+        Some(Value::Integer(_)) => raw
+            .parse::<i64>()
+            .map(Value::Integer)
+            .map_err(|_| format!("expected an integer, got {raw:?}")),
+        Some(Value::Boolean(_)) => match raw.to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(Value::Boolean(true)),
+            "0" | "false" | "no" | "off" => Ok(Value::Boolean(false)),
+            _ => Err(format!("expected true or false, got {raw:?}")),
+        },
+        Some(Value::Array(_)) if raw.starts_with('[') => {
+            let doc: toml::Table = format!("v = {raw}")
+                .parse()
+                .map_err(|e: toml::de::Error| format!("not a TOML array: {}", e.message()))?;
+            doc.get("v")
+                .cloned()
+                .ok_or_else(|| "not a TOML array".to_owned())
+        }
+        Some(Value::Array(_)) => Ok(Value::Array(
+            raw.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| Value::String(s.to_owned()))
+                .collect(),
+        )),
+        _ => Ok(Value::String(raw.to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn defaults_parse_and_validate() {
+        let c = Config::defaults().expect("default.toml is valid");
+        assert_eq!(c.index.max_chunk_chars, 1500);
+        assert_eq!(c.index.chunk_overlap_chars, 100);
+        assert_eq!(c.embed.ollama_model, "nomic-embed-text");
+        assert_eq!(c.nats.search_subject(), "agog.codebase.search");
+        for dir in ["node_modules", "dist", ".git", "coverage"] {
+            assert!(c.index.exclude_paths.iter().any(|p| p == dir), "{dir}");
+        }
+    }
+
+    #[test]
+    fn every_key_has_a_documented_env_var() {
+        let root: toml::Table = DEFAULT_TOML.parse().expect("valid toml");
+        let mut keys = Vec::new();
+        for (section, table) in &root {
+            for leaf in table.as_table().expect("sections are tables").keys() {
+                keys.push(format!("{section}.{leaf}"));
+            }
+        }
+        for key in &keys {
+            let var = ENV_VARS
+                .iter()
+                .find(|(_, k)| k == key)
+                .map(|(v, _)| *v)
+                .unwrap_or_else(|| panic!("{key} has no environment variable"));
+            assert!(
+                DEFAULT_TOML.contains(&format!("# env: {var}\n")),
+                "default.toml does not document {var} for {key}"
+            );
+        }
+        assert_eq!(keys.len(), ENV_VARS.len(), "ENV_VARS names keys that do not exist");
+    }
+
+    #[test]
+    fn layers_apply_in_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("c.toml");
+        std::fs::write(
+            &file,
+            "[nats]\nurl = \"nats://file:1\"\n[index]\nmax_chunk_chars = 900\n",
+        )
+        .expect("write");
+        let env: HashMap<&str, &str> = [
+            ("NATS_URL", "nats://env:2"),
+            ("CODESEARCH_EXCLUDE_PATHS", "a, b"),
+            ("CODESEARCH_RESPECT_GITIGNORE", "off"),
+            ("CODESEARCH_EMBEDDER", "local"),
+            (
+                "CODESEARCH_MODULE_RULES",
+                r#"[{ prefix = "api/", module = "backend" }]"#,
+            ),
+        ]
+        .into();
+        let c = Config::load(
+            Some(&file),
+            |v| env.get(v).map(|s| s.to_string()),
+            &[("index.max_file_bytes", toml::Value::Integer(7))],
+        )
+        .expect("loads");
+        assert_eq!(c.nats.url, "nats://env:2");
+        assert_eq!(c.index.max_chunk_chars, 900);
+        assert_eq!(c.index.exclude_paths, vec!["a", "b"]);
+        assert!(!c.index.respect_gitignore);
+        assert_eq!(c.embed.backend, EmbedBackend::Local);
+        assert_eq!(c.index.module_rules[0].module, "backend");
+        assert_eq!(c.index.max_file_bytes, 7);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_errors() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "[index]\nmax_chunk_char = 900\n").expect("write");
+        let err = Config::load(Some(&file), |_| None, &[]).expect_err("typo rejected");
+        assert!(err.to_string().contains("max_chunk_char"), "{err}");
+
+        let err = Config::load(
+            None,
+            |v| (v == "CODESEARCH_MAX_FILE_BYTES").then(|| "lots".to_owned()),
+            &[],
+        )
+        .expect_err("non-integer rejected");
+        assert!(err.to_string().contains("CODESEARCH_MAX_FILE_BYTES"), "{err}");
+    }
+
+    #[test]
+    fn urls_are_redacted() {
+        assert_eq!(
+            redact_url("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(redact_url("nats://h:4222"), "nats://h:4222");
+    }
+}

@@ -1,0 +1,3 @@
+pub mod chunk;
+pub mod config;
+pub mod scan;

@@ -1,0 +1,199 @@
+//! Directory walking with the include and exclude rules.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use super::{SkipReason, Skipped};
+use crate::config::IndexConfig;
+
+/// A file that passed the path rules; its content is not read yet.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub abs_path: PathBuf,
+    /// Relative to the root, `/`-separated.
+    pub rel_path: String,
+}
+
+/// Walks one root with the configured rules.
+#[derive(Debug, Clone)]
+pub struct Walker {
+    root: PathBuf,
+    include_paths: Vec<String>,
+    extensions: HashSet<String>,
+    file_names: HashSet<String>,
+    exclude_names: HashSet<String>,
+    exclude_globs: GlobSet,
+    respect_gitignore: bool,
+}
+
+impl Walker {
+    pub fn new(root: &Path, cfg: &IndexConfig) -> Result<Self, globset::Error> {
+        let mut exclude_names = HashSet::new();
+        let mut globs = GlobSetBuilder::new();
+        for pattern in &cfg.exclude_paths {
+            if pattern.contains(['*', '?', '[', '{', '/']) {
+                let pattern = pattern.trim_start_matches('/');
+                globs.add(GlobBuilder::new(pattern).literal_separator(false).build()?);
+            } else {
+                exclude_names.insert(pattern.clone());
+            }
+        }
+        Ok(Self {
+            root: root.to_owned(),
+            include_paths: cfg.include_paths.clone(),
+            extensions: cfg
+                .include_extensions
+                .iter()
+                .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+                .collect(),
+            file_names: cfg.include_file_names.iter().cloned().collect(),
+            exclude_names,
+            exclude_globs: globs.build()?,
+            respect_gitignore: cfg.respect_gitignore,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether a relative path passes the exclude rules (every component is checked).
+    pub fn is_excluded(&self, rel_path: &str) -> bool {
+        rel_path.split('/').any(|c| self.exclude_names.contains(c))
+            || self.exclude_globs.is_match(rel_path)
+    }
+
+    /// Whether a file name is one we index (by extension or by name).
+    pub fn is_included_name(&self, rel_path: &str) -> bool {
+        let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
+        if self.file_names.contains(name) {
+            return true;
+        }
+        let ext = super::file_type_of(rel_path);
+        !ext.is_empty() && self.extensions.contains(&ext)
+    }
+
+    /// Walks the root. Blocking: run it on a blocking thread.
+    pub fn walk(&self) -> (Vec<Candidate>, Vec<Skipped>) {
+        let mut candidates = Vec::new();
+        let mut skipped = Vec::new();
+        let starts: Vec<PathBuf> = if self.include_paths.is_empty() {
+            vec![self.root.clone()]
+        } else {
+            self.include_paths
+                .iter()
+                .map(|p| self.root.join(p))
+                .collect()
+        };
+        for start in starts {
+            let mut builder = ignore::WalkBuilder::new(&start);
+            builder
+                .follow_links(false)
+                .hidden(false)
+                .git_ignore(self.respect_gitignore)
+                .git_global(self.respect_gitignore)
+                .git_exclude(self.respect_gitignore)
+                .ignore(self.respect_gitignore)
+                .parents(self.respect_gitignore)
+                // Honour .gitignore even outside a git repository (an unpacked tarball).
+                .require_git(false);
+            let this = self.clone();
+            builder.filter_entry(move |entry| match this.rel(entry.path()) {
+                Some(rel) if !rel.is_empty() => !this.is_excluded(&rel),
+                _ => true,
+            });
+            for entry in builder.build() {
+                let entry = match entry {
+                    Ok(e) => e,
+                    Err(err) => {
+                        tracing::warn!(error = %err, "walk error");
+                        continue;
+                    }
+                };
+                let Some(file_type) = entry.file_type() else {
+                    continue;
+                };
+                if file_type.is_dir() {
+                    continue;
+                }
+                let Some(rel_path) = self.rel(entry.path()) else {
+                    continue;
+                };
+                if !self.is_included_name(&rel_path) {
+                    continue;
+                }
+                if file_type.is_symlink() {
+                    let reason = match std::fs::metadata(entry.path()) {
+                        Err(_) => SkipReason::BrokenSymlink,
+                        Ok(_) => SkipReason::Symlink,
+                    };
+                    skipped.push(Skipped { rel_path, reason });
+                    continue;
+                }
+                if !file_type.is_file() {
+                    continue;
+                }
+                candidates.push(Candidate {
+                    abs_path: entry.into_path(),
+                    rel_path,
+                });
+            }
+        }
+        candidates.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+        candidates.dedup_by(|a, b| a.rel_path == b.rel_path);
+        (candidates, skipped)
+    }
+
+    /// The `/`-separated path of `path` relative to the root, if it is inside it.
+    pub fn rel(&self, path: &Path) -> Option<String> {
+        let rel = path.strip_prefix(&self.root).ok()?;
+        let mut out = String::new();
+        for (i, part) in rel.components().enumerate() {
+            if i > 0 {
+                out.push('/');
+            }
+            out.push_str(&part.as_os_str().to_string_lossy());
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use std::fs;
+
+    #[test]
+    fn walks_with_rules_gitignore_and_symlinks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let write = |p: &str, s: &str| {
+            let path = root.join(p);
+            fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            fs::write(path, s).expect("write");
+        };
+        write("src/a.ts", "export const a = 1;");
+        write("src/b.png", "x");
+        write("node_modules/x/index.js", "x");
+        write("dist/out.js", "x");
+        write("lib/gen.min.js", "x");
+        write("ignored/c.ts", "x");
+        write(".gitignore", "ignored/\n");
+        write("Makefile", "all:");
+        std::os::unix::fs::symlink(root.join("nowhere.ts"), root.join("src/broken.ts"))
+            .expect("symlink");
+        std::os::unix::fs::symlink(root.join("src"), root.join("loop")).expect("symlink");
+
+        let cfg = Config::defaults().expect("defaults");
+        let w = Walker::new(root, &cfg.index).expect("walker");
+        let (cands, skipped) = w.walk();
+        let paths: Vec<_> = cands.iter().map(|c| c.rel_path.as_str()).collect();
+        assert_eq!(paths, vec!["Makefile", "src/a.ts"]);
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].rel_path, "src/broken.ts");
+        assert_eq!(skipped[0].reason, SkipReason::BrokenSymlink);
+    }
+}
