@@ -1,1 +1,248 @@
-fn main() {}
+//! `codesearch`: parse the command line, set up logging on stderr, run, map errors to exit codes.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use codesearch::bus::wire;
+use codesearch::cli::{Cli, Command, GlobalArgs};
+use codesearch::config::Config;
+use codesearch::pipeline::IndexReport;
+use tokio_util::sync::CancellationToken;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(format!("warn,codesearch={}", cli.global.log_level)));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load_config(global: &GlobalArgs, repository: Option<&str>) -> anyhow::Result<Config> {
+    let mut overrides: Vec<(&str, toml::Value)> = Vec::new();
+    let s = |v: &str| toml::Value::String(v.to_owned());
+    if let Some(v) = &global.database_url {
+        overrides.push(("database.url", s(v)));
+    }
+    if let Some(v) = &global.nats_url {
+        overrides.push(("nats.url", s(v)));
+    }
+    if let Some(v) = &global.embedder {
+        overrides.push(("embed.backend", s(v)));
+    }
+    if let Some(v) = &global.model_dir {
+        overrides.push(("embed.model_dir", s(&v.to_string_lossy())));
+    }
+    if let Some(v) = repository {
+        overrides.push(("index.repository", s(v)));
+    }
+    Ok(Config::from_env(global.config.as_deref(), &overrides)?)
+}
+
+/// Resolves when Ctrl-C or SIGTERM arrives.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Migrate => {
+            let config = load_config(&cli.global, None)?;
+            let store = codesearch::store::Store::connect(&config.database).await?;
+            store.migrate().await?;
+            println!("migrations applied");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Index { paths, repository } => {
+            let config = load_config(&cli.global, repository.as_deref())?;
+            let (store, embedder) = codesearch::daemon::open(&config).await?;
+            let cancel = CancellationToken::new();
+            let on_signal = cancel.clone();
+            tokio::spawn(async move {
+                shutdown_signal().await;
+                eprintln!("stopping after the files in hand...");
+                on_signal.cancel();
+            });
+            let reports = codesearch::daemon::index(
+                &config,
+                store,
+                embedder,
+                &paths,
+                &cancel,
+                std::io::stderr().is_terminal(),
+            )
+            .await?;
+            let mut failed = false;
+            for r in &reports {
+                print_report(r);
+                failed |= r.failed > 0;
+            }
+            Ok(if failed || cancel.is_cancelled() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Serve { paths, repository } => {
+            let config = load_config(&cli.global, repository.as_deref())?;
+            codesearch::daemon::serve(config, paths, shutdown_signal()).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Search {
+            query,
+            limit,
+            file_types,
+            modules,
+            min_similarity,
+            json,
+        } => {
+            let config = load_config(&cli.global, None)?;
+            let request = wire::SearchRequest {
+                query,
+                file_types: (!file_types.is_empty()).then_some(file_types),
+                modules: (!modules.is_empty()).then_some(modules),
+                limit,
+                min_similarity,
+            };
+            let client = codesearch::bus::connect(&config.nats).await?;
+            let payload = serde_json::to_vec(&request)?;
+            let subject = config.nats.search_subject();
+            let reply = tokio::time::timeout(
+                Duration::from_secs(config.nats.request_timeout_secs),
+                client.request(subject.clone(), payload.into()),
+            )
+            .await
+            .with_context(|| {
+                format!(
+                    "no reply on {subject} within {}s",
+                    config.nats.request_timeout_secs
+                )
+            })?
+            .with_context(|| {
+                format!("request on {subject} failed (is `codesearch serve` running?)")
+            })?;
+            if json {
+                println!("{}", String::from_utf8_lossy(&reply.payload));
+                return Ok(ExitCode::SUCCESS);
+            }
+            print_search(&reply.payload)
+        }
+    }
+}
+
+fn print_report(r: &IndexReport) {
+    let skipped = if r.skipped.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> = r.skipped.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        format!(" ({})", parts.join(", "))
+    };
+    let secs = r.total_time.as_secs_f64();
+    let embed_secs = r.embed_time.as_secs_f64();
+    let rate = if embed_secs > 0.0 {
+        format!(" ({:.1} chunks/s)", r.embedded as f64 / embed_secs)
+    } else {
+        String::new()
+    };
+    println!(
+        "{}: {} files indexed ({} chunks), {} unchanged, {} skipped{skipped}, {} removed, {} failed",
+        r.repository,
+        r.indexed,
+        r.chunks,
+        r.unchanged,
+        r.skipped_total(),
+        r.removed,
+        r.failed
+    );
+    println!(
+        "  embedded {} chunks in {embed_secs:.1}s{rate}, reused {}; other work {:.1}s; total {secs:.1}s",
+        r.embedded,
+        r.reused,
+        (secs - embed_secs).max(0.0),
+    );
+}
+
+fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
+    if let Ok(err) = serde_json::from_slice::<wire::ErrorResponse>(payload)
+        && !err.success
+    {
+        eprintln!(
+            "error: {} ({})",
+            err.error.message,
+            err.error.code.as_str()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    let reply: wire::SearchResponse =
+        serde_json::from_slice(payload).context("the reply is not a search response")?;
+    for (i, r) in reply.results.iter().enumerate() {
+        let lines = match (r.start_line, r.end_line) {
+            (Some(s), Some(e)) => format!(":{s}-{e}"),
+            _ => String::new(),
+        };
+        let tags: Vec<&str> = [r.component_type.as_deref(), r.module.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        println!(
+            "{}. {}{lines}  {:.3}  {}{}",
+            i + 1,
+            r.file_path,
+            r.similarity,
+            r.symbol.as_deref().unwrap_or(""),
+            if tags.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", tags.join(", "))
+            }
+        );
+        for line in r.content.lines().take(6) {
+            println!("     {line}");
+        }
+        if r.content.lines().count() > 6 {
+            println!("     …");
+        }
+    }
+    println!(
+        "{} results · query embedding {} ms · search {} ms",
+        reply.total_found, reply.query_embedding_time, reply.search_time
+    );
+    Ok(ExitCode::SUCCESS)
+}

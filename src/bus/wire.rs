@@ -1,0 +1,140 @@
+//! The NATS wire contract: the JSON other teams' programs send and read.
+//!
+//! Names and meanings are fixed by `shared/DESIGN.md`; fields are only ever added. Request
+//! fields are camelCase; unknown request fields are ignored so newer clients keep working.
+
+use serde::{Deserialize, Serialize};
+
+/// `agog.codebase.search` request. Every field but `query` is optional.
+///
+/// ```json
+/// { "query": "where do we validate invoice totals",
+///   "fileTypes": ["ts", "tsx"], "modules": ["backend"], "limit": 5, "minSimilarity": 0.7 }
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchRequest {
+    pub query: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_types: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modules: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_similarity: Option<f64>,
+}
+
+/// A successful reply.
+///
+/// ```json
+/// { "success": true,
+///   "results": [ { "filePath": "backend/src/invoice/invoice.service.ts", "chunkIndex": 3,
+///                  "content": "…", "similarity": 0.81, "module": "backend",
+///                  "componentType": "service", "startLine": 21, "endLine": 30,
+///                  "language": "typescript", "symbol": "InvoiceService.validateTotals",
+///                  "repository": "billing" } ],
+///   "totalFound": 1, "queryEmbeddingTime": 12, "searchTime": 4 }
+/// ```
+/// `queryEmbeddingTime` and `searchTime` are milliseconds. `startLine`, `endLine`,
+/// `language`, `symbol`, `repository` and `fileType` are additions to the seed contract.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResponse {
+    pub success: bool,
+    pub results: Vec<SearchResult>,
+    pub total_found: usize,
+    pub query_embedding_time: u64,
+    pub search_time: u64,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResult {
+    pub file_path: String,
+    pub chunk_index: i32,
+    pub content: String,
+    /// Cosine similarity of the query and the chunk, in [-1, 1].
+    pub similarity: f64,
+    pub module: Option<String>,
+    pub component_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_type: Option<String>,
+}
+
+/// A failed reply; also signalled in the `Nats-Service-Error` and `Nats-Service-Error-Code`
+/// headers.
+///
+/// ```json
+/// { "success": false, "error": { "code": "invalid_argument", "message": "query must not be empty" } }
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct ErrorResponse {
+    pub success: bool,
+    pub error: ErrorBody,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct ErrorBody {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+/// What went wrong, and so what the caller can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Not JSON, or fields of the wrong type: fix the request.
+    BadRequest,
+    /// Well-formed but out of bounds (empty query, absurd limit): fix the request.
+    InvalidArgument,
+    /// The embedding model is down or busy: retry later.
+    EmbeddingUnavailable,
+    /// The database is unreachable: retry later.
+    IndexUnavailable,
+    /// Our fault; the log has the details under the request id.
+    Internal,
+}
+
+impl ErrorCode {
+    /// HTTP-like status for the `Nats-Service-Error-Code` header.
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorCode::BadRequest | ErrorCode::InvalidArgument => 400,
+            ErrorCode::EmbeddingUnavailable | ErrorCode::IndexUnavailable => 503,
+            ErrorCode::Internal => 500,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadRequest => "bad_request",
+            ErrorCode::InvalidArgument => "invalid_argument",
+            ErrorCode::EmbeddingUnavailable => "embedding_unavailable",
+            ErrorCode::IndexUnavailable => "index_unavailable",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+impl ErrorResponse {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            success: false,
+            error: ErrorBody {
+                code,
+                message: message.into(),
+            },
+        }
+    }
+}

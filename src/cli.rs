@@ -1,0 +1,86 @@
+//! Command-line interface. Doc comments here are the `--help` text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// A live code index for AI agents: tree-sitter chunks, embeddings in PostgreSQL + pgvector,
+/// searches over NATS.
+///
+/// Configuration comes from config/default.toml (compiled in), then --config FILE, then the
+/// environment (DATABASE_URL, NATS_URL, OLLAMA_URL, CODESEARCH_EMBEDDER, CODESEARCH_MODEL_DIR,
+/// ... see docs/CONFIGURATION.md), then these flags. Logs go to stderr (RUST_LOG filters them).
+#[derive(Debug, Parser)]
+#[command(name = "codesearch", version, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Configuration file (TOML, same keys as config/default.toml).
+    #[arg(long, global = true, env = "CODESEARCH_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// PostgreSQL URL (overrides DATABASE_URL).
+    #[arg(long, global = true, value_name = "URL")]
+    pub database_url: Option<String>,
+    /// NATS URL (overrides NATS_URL).
+    #[arg(long, global = true, value_name = "URL")]
+    pub nats_url: Option<String>,
+    /// Embedding backend: auto, ollama or local (overrides CODESEARCH_EMBEDDER).
+    #[arg(long, global = true, value_name = "BACKEND")]
+    pub embedder: Option<String>,
+    /// Directory of the local model files (overrides CODESEARCH_MODEL_DIR).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub model_dir: Option<PathBuf>,
+    /// Log filter when RUST_LOG is not set: error, warn, info, debug or trace.
+    #[arg(long, global = true, default_value = "info", value_name = "LEVEL")]
+    pub log_level: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Index directories once and exit (only changed files are re-indexed).
+    Index {
+        /// Directories to index.
+        #[arg(default_value = ".")]
+        paths: Vec<PathBuf>,
+        /// Repository name stored with the chunks (default: each directory's name).
+        #[arg(long)]
+        repository: Option<String>,
+    },
+    /// Index directories, then serve searches on NATS until stopped (Ctrl-C or SIGTERM).
+    Serve {
+        /// Directories to index and serve.
+        #[arg(default_value = ".")]
+        paths: Vec<PathBuf>,
+        /// Repository name stored with the chunks (default: each directory's name).
+        #[arg(long)]
+        repository: Option<String>,
+    },
+    /// Search as an agent host would: a NATS request to the running daemon.
+    Search {
+        /// What to look for, in words or code.
+        query: String,
+        /// Number of results.
+        #[arg(long, short = 'n')]
+        limit: Option<i64>,
+        /// Only files with this extension (repeatable), e.g. --file-type ts.
+        #[arg(long = "file-type", short = 't', value_name = "EXT")]
+        file_types: Vec<String>,
+        /// Only this module (repeatable).
+        #[arg(long = "module", short = 'm', value_name = "MODULE")]
+        modules: Vec<String>,
+        /// Drop results below this cosine similarity.
+        #[arg(long)]
+        min_similarity: Option<f64>,
+        /// Print the raw JSON reply.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Apply database migrations and exit.
+    Migrate,
+}

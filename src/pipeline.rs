@@ -1,0 +1,460 @@
+//! scan -> chunk -> embed -> store, for one root.
+//!
+//! Three stages joined by bounded channels, so the slowest (the model) sets the pace and the
+//! others wait instead of piling up memory:
+//!
+//! 1. a blocking thread walks the root, reads and hashes each file, skips those whose
+//!    (content hash, chunker version, model) key is unchanged, and chunks the rest;
+//! 2. the embed stage gathers chunks from several files into batches, reuses vectors already
+//!    stored for the same embedding input (same model, same text: an edit re-embeds only
+//!    what changed), and embeds the rest;
+//! 3. a writer replaces each file's chunks in one transaction.
+//!
+//! Files that vanished from disk are deleted first. On cancel, no new batch starts, and the
+//! writer finishes the files it holds: nothing is half-written.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
+use thiserror::Error;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::chunk::{self, CHUNKER_VERSION, Chunk, ChunkOptions, Language};
+use crate::config::IndexConfig;
+use crate::embed::{EmbedError, Embedder, InputKind};
+use crate::scan::{self, Classifier, SkipReason, SourceFile, Walker};
+use crate::store::{ChunkRow, FileState, FileWrite, Store, StoreError};
+
+/// Chunks gathered before calling the embedder.
+const EMBED_BATCH_CHUNKS: usize = 64;
+/// Prepared files waiting for the embed stage.
+const PREPARED_QUEUE: usize = 32;
+/// Embedded files waiting for the writer.
+const WRITE_QUEUE: usize = 16;
+
+#[derive(Debug, Error)]
+pub enum IndexError {
+    #[error("invalid index rule: {0}")]
+    Rules(#[from] globset::Error),
+    #[error("{path} is not a readable directory: {message}")]
+    Root { path: String, message: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("embedding failed: {0}")]
+    Embed(#[from] EmbedError),
+    #[error("indexing task failed: {0}")]
+    Task(String),
+}
+
+/// What one run did.
+#[derive(Debug, Clone, Default)]
+pub struct IndexReport {
+    pub repository: String,
+    pub files_seen: usize,
+    pub indexed: usize,
+    pub unchanged: usize,
+    pub skipped: BTreeMap<&'static str, usize>,
+    pub removed: u64,
+    pub failed: usize,
+    pub chunks: usize,
+    pub embedded: usize,
+    pub reused: usize,
+    pub embed_time: Duration,
+    pub total_time: Duration,
+}
+
+impl IndexReport {
+    pub fn skipped_total(&self) -> usize {
+        self.skipped.values().sum()
+    }
+}
+
+/// A file read and chunked, waiting for vectors.
+struct Prepared {
+    file: SourceFile,
+    language: String,
+    chunks: Vec<Chunk>,
+    /// Embedding input of each chunk and its sha256.
+    inputs: Vec<(String, String)>,
+}
+
+/// Messages from the reader thread.
+enum Scanned {
+    Prepared(Box<Prepared>),
+    Unchanged,
+    Skipped {
+        rel_path: String,
+        reason: SkipReason,
+        previous: Option<FileState>,
+    },
+}
+
+/// The text given to the model for a chunk: where it lives and what it is, then the code.
+pub fn embedding_input(rel_path: &str, chunk: &Chunk) -> String {
+    match &chunk.symbol {
+        Some(symbol) => format!("{rel_path} · {} {symbol}\n{}", chunk.kind, chunk.content),
+        None => format!("{rel_path}\n{}", chunk.content),
+    }
+}
+
+/// Indexes roots into the store with one embedder.
+#[derive(Clone)]
+pub struct Indexer {
+    store: Store,
+    embedder: Arc<dyn Embedder>,
+    cfg: IndexConfig,
+    classifier: Classifier,
+}
+
+impl Indexer {
+    pub fn new(
+        store: Store,
+        embedder: Arc<dyn Embedder>,
+        cfg: IndexConfig,
+    ) -> Result<Self, IndexError> {
+        let classifier = Classifier::new(&cfg)?;
+        Ok(Self {
+            store,
+            embedder,
+            cfg,
+            classifier,
+        })
+    }
+
+    fn chunk_options(&self) -> ChunkOptions {
+        ChunkOptions {
+            max_chars: self.cfg.max_chunk_chars,
+            overlap_chars: self.cfg.chunk_overlap_chars,
+            min_chars: self.cfg.min_chunk_chars,
+            parse_timeout: Duration::from_millis(self.cfg.parse_timeout_ms),
+        }
+    }
+
+    /// The repository name for a root: the configured one, else the directory's name.
+    pub fn repository_name(&self, root: &Path) -> String {
+        if !self.cfg.repository.is_empty() {
+            return self.cfg.repository.clone();
+        }
+        root.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "root".to_owned())
+    }
+
+    /// Brings the index of `root` up to date with the disk.
+    pub async fn index_root(
+        &self,
+        root: &Path,
+        progress: Option<&ProgressBar>,
+        cancel: &CancellationToken,
+    ) -> Result<IndexReport, IndexError> {
+        let started = Instant::now();
+        let root = std::fs::canonicalize(root).map_err(|e| IndexError::Root {
+            path: root.display().to_string(),
+            message: e.to_string(),
+        })?;
+        if !root.is_dir() {
+            return Err(IndexError::Root {
+                path: root.display().to_string(),
+                message: "not a directory".into(),
+            });
+        }
+        let repository = self.repository_name(&root);
+        let mut report = IndexReport {
+            repository: repository.clone(),
+            ..Default::default()
+        };
+        self.store
+            .upsert_repository(&repository, &root.to_string_lossy())
+            .await?;
+
+        let walker = Walker::new(&root, &self.cfg)?;
+        let (candidates, walk_skips) = tokio::task::spawn_blocking(move || walker.walk())
+            .await
+            .map_err(|e| IndexError::Task(e.to_string()))?;
+        for s in &walk_skips {
+            tracing::debug!(path = %s.rel_path, reason = %s.reason, "skipped");
+            *report.skipped.entry(s.reason.label()).or_default() += 1;
+        }
+        report.files_seen = candidates.len() + walk_skips.len();
+
+        let mut states = self.store.file_states(&repository).await?;
+        let present: HashSet<&str> = candidates.iter().map(|c| c.rel_path.as_str()).collect();
+        let vanished: Vec<String> = states
+            .keys()
+            .filter(|p| !present.contains(p.as_str()))
+            .cloned()
+            .collect();
+        report.removed = self.store.delete_files(&repository, &vanished).await?;
+        for p in &vanished {
+            states.remove(p);
+        }
+        if let Some(bar) = progress {
+            bar.set_length(candidates.len() as u64);
+            bar.set_position(0);
+        }
+
+        // Stage 1: read, hash, compare, chunk (blocking thread).
+        let (scan_tx, mut scan_rx) = mpsc::channel::<Scanned>(PREPARED_QUEUE);
+        let model = self.embedder.model_id().to_owned();
+        let max_bytes = self.cfg.max_file_bytes;
+        let classifier = self.classifier.clone();
+        let opts = self.chunk_options();
+        let reader_cancel = cancel.clone();
+        let reader = tokio::task::spawn_blocking(move || {
+            for candidate in candidates {
+                if reader_cancel.is_cancelled() {
+                    break;
+                }
+                let previous = states.remove(&candidate.rel_path);
+                let msg = match scan::read_candidate(&candidate, max_bytes, &classifier) {
+                    Err(reason) => Scanned::Skipped {
+                        rel_path: candidate.rel_path,
+                        reason,
+                        previous,
+                    },
+                    Ok(file) => {
+                        let unchanged = previous.as_ref().is_some_and(|p| {
+                            p.file_hash == file.sha256
+                                && p.chunker_version == CHUNKER_VERSION
+                                && p.embedding_model == model
+                        });
+                        if unchanged {
+                            Scanned::Unchanged
+                        } else {
+                            Scanned::Prepared(Box::new(prepare(file, &opts)))
+                        }
+                    }
+                };
+                if scan_tx.blocking_send(msg).is_err() {
+                    break; // the consumer stopped
+                }
+            }
+        });
+
+        // Stage 3: the writer.
+        let (write_tx, mut write_rx) = mpsc::channel::<(Prepared, Vec<Vec<f32>>)>(WRITE_QUEUE);
+        let writer = {
+            let store = self.store.clone();
+            let repository = repository.clone();
+            let model = self.embedder.model_id().to_owned();
+            let dim = self.embedder.dimension() as i32;
+            let progress = progress.cloned();
+            tokio::spawn(async move {
+                let mut written = 0usize;
+                while let Some((p, vectors)) = write_rx.recv().await {
+                    let rows = rows_of(&p, vectors);
+                    store
+                        .replace_file(&FileWrite {
+                            repository: &repository,
+                            file_path: &p.file.rel_path,
+                            file_hash: &p.file.sha256,
+                            file_type: &p.file.file_type,
+                            language: &p.language,
+                            module: p.file.module.as_deref(),
+                            component_type: p.file.component_type.as_deref(),
+                            size_bytes: p.file.text.len() as i64,
+                            chunker_version: CHUNKER_VERSION,
+                            embedding_model: &model,
+                            embedding_dim: dim,
+                            chunks: &rows,
+                        })
+                        .await?;
+                    written += 1;
+                    if let Some(bar) = &progress {
+                        bar.inc(1);
+                    }
+                }
+                Ok::<usize, StoreError>(written)
+            })
+        };
+
+        // Stage 2: gather, reuse, embed.
+        let mut batch: Vec<Prepared> = Vec::new();
+        let mut batch_chunks = 0;
+        let mut result: Result<(), IndexError> = Ok(());
+        loop {
+            let msg = if batch.is_empty() {
+                scan_rx.recv().await
+            } else {
+                match scan_rx.try_recv() {
+                    Ok(m) => Some(m),
+                    Err(mpsc::error::TryRecvError::Empty) if batch_chunks < EMBED_BATCH_CHUNKS => {
+                        scan_rx.recv().await
+                    }
+                    Err(_) => None,
+                }
+            };
+            let done = msg.is_none();
+            match msg {
+                Some(Scanned::Prepared(p)) => {
+                    batch_chunks += p.chunks.len();
+                    batch.push(*p);
+                }
+                Some(Scanned::Unchanged) => {
+                    report.unchanged += 1;
+                    if let Some(bar) = progress {
+                        bar.inc(1);
+                    }
+                }
+                Some(Scanned::Skipped {
+                    rel_path,
+                    reason,
+                    previous,
+                }) => {
+                    tracing::info!(path = %rel_path, reason = %reason, "skipped");
+                    *report.skipped.entry(reason.label()).or_default() += 1;
+                    if let Some(bar) = progress {
+                        bar.inc(1);
+                    }
+                    let message = reason.to_string();
+                    if previous.as_ref().and_then(|p| p.error.as_deref()) != Some(message.as_str())
+                        && let Err(e) = self
+                            .store
+                            .record_skip(&repository, &rel_path, "", CHUNKER_VERSION, self.embedder.model_id(), &message)
+                            .await
+                    {
+                        result = Err(e.into());
+                        break;
+                    }
+                }
+                None => {}
+            }
+            let full = batch_chunks >= EMBED_BATCH_CHUNKS;
+            if (full || (done && !batch.is_empty())) && !cancel.is_cancelled() {
+                let files = std::mem::take(&mut batch);
+                batch_chunks = 0;
+                match self.embed_files(files, &mut report).await {
+                    Ok(embedded) => {
+                        for item in embedded {
+                            if write_tx.send(item).await.is_err() {
+                                break; // the writer failed; its error is reported below
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+            if done || cancel.is_cancelled() {
+                break;
+            }
+        }
+        drop(scan_rx);
+        drop(write_tx);
+        let written = writer
+            .await
+            .map_err(|e| IndexError::Task(e.to_string()))?;
+        reader.await.map_err(|e| IndexError::Task(e.to_string()))?;
+        result?;
+        report.indexed = written?;
+        report.total_time = started.elapsed();
+        Ok(report)
+    }
+
+    /// Vectors for every chunk of `files`: reused where the store has them, embedded otherwise.
+    /// A transient embedder failure fails only these files (they are retried next run); a
+    /// permanent one (model missing) stops the run.
+    async fn embed_files(
+        &self,
+        files: Vec<Prepared>,
+        report: &mut IndexReport,
+    ) -> Result<Vec<(Prepared, Vec<Vec<f32>>)>, IndexError> {
+        let hashes: Vec<String> = files
+            .iter()
+            .flat_map(|p| p.inputs.iter().map(|(_, h)| h.clone()))
+            .collect();
+        let mut known = self
+            .store
+            .reusable_vectors(self.embedder.model_id(), &hashes)
+            .await?;
+        let mut todo: Vec<String> = Vec::new();
+        let mut todo_hashes: Vec<String> = Vec::new();
+        let mut queued: HashSet<&str> = HashSet::new();
+        for p in &files {
+            for (input, hash) in &p.inputs {
+                if known.contains_key(hash) {
+                    report.reused += 1;
+                } else if queued.insert(hash) {
+                    todo.push(input.clone());
+                    todo_hashes.push(hash.clone());
+                } else {
+                    report.reused += 1;
+                }
+            }
+        }
+        if !todo.is_empty() {
+            let started = Instant::now();
+            let result = self.embedder.embed(&todo, InputKind::Document).await;
+            report.embed_time += started.elapsed();
+            match result {
+                Ok(vectors) => {
+                    report.embedded += vectors.len();
+                    known.extend(todo_hashes.into_iter().zip(vectors));
+                }
+                Err(e) if e.is_transient() => {
+                    tracing::warn!(error = %e, files = files.len(), "embedding failed; these files will be retried on the next run");
+                    report.failed += files.len();
+                    return Ok(Vec::new());
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let mut out = Vec::with_capacity(files.len());
+        for p in files {
+            let vectors: Option<Vec<Vec<f32>>> =
+                p.inputs.iter().map(|(_, h)| known.get(h).cloned()).collect();
+            match vectors {
+                Some(v) => {
+                    report.chunks += p.chunks.len();
+                    out.push((p, v));
+                }
+                None => report.failed += 1,
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn prepare(file: SourceFile, opts: &ChunkOptions) -> Prepared {
+    let language = Language::from_path(&file.rel_path).name(&file.rel_path);
+    let chunks = chunk::chunk_file(&file.rel_path, &file.text, opts);
+    let inputs = chunks
+        .iter()
+        .map(|c| {
+            let input = embedding_input(&file.rel_path, c);
+            let hash = scan::sha256_hex(input.as_bytes());
+            (input, hash)
+        })
+        .collect();
+    Prepared {
+        file,
+        language,
+        chunks,
+        inputs,
+    }
+}
+
+fn rows_of(p: &Prepared, vectors: Vec<Vec<f32>>) -> Vec<ChunkRow> {
+    p.chunks
+        .iter()
+        .zip(&p.inputs)
+        .zip(vectors)
+        .enumerate()
+        .map(|(i, ((c, (_, hash)), v))| ChunkRow {
+            chunk_index: i as i32,
+            content: c.content.clone(),
+            start_line: c.start_line as i32,
+            end_line: c.end_line as i32,
+            symbol: c.symbol.clone(),
+            kind: c.kind.to_owned(),
+            content_hash: hash.clone(),
+            embedding: Some(v),
+        })
+        .collect()
+}
