@@ -136,12 +136,15 @@ async fn answer(
             format!("request is larger than {MAX_REQUEST_BYTES} bytes"),
         ));
     }
-    let raw: wire::SearchRequest = serde_json::from_slice(payload).map_err(|e| {
-        (
-            ErrorCode::BadRequest,
-            format!("request is not a valid search request: {e}"),
-        )
-    })?;
+    let bad = |m: String| (ErrorCode::BadRequest, m);
+    let value: serde_json::Value = serde_json::from_slice(payload)
+        .map_err(|e| bad(format!("request is not valid JSON: {e}")))?;
+    // serde would read a JSON array positionally into the struct: insist on an object.
+    if !value.is_object() {
+        return Err(bad("request must be a JSON object with a `query` field".into()));
+    }
+    let raw: wire::SearchRequest = serde_json::from_value(value)
+        .map_err(|e| bad(format!("request is not a valid search request: {e}")))?;
     let request = SearchRequest::new(
         &raw.query,
         raw.file_types,

@@ -1,1 +1,8 @@
-fn main(){}
+//! Integration tests against a real PostgreSQL with pgvector, a real nats-server and a fake
+//! Ollama HTTP server (see `support`).
+
+mod indexing;
+mod local_model;
+mod nats_search;
+mod ollama_client;
+mod support;

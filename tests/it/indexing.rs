@@ -1,0 +1,196 @@
+//! The pipeline against a real PostgreSQL + pgvector.
+
+use std::sync::Arc;
+
+use codesearch::embed::{Embedder, HashEmbedder};
+use codesearch::pipeline::Indexer;
+use codesearch::store::Store;
+use sqlx::Row;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{self, test_db};
+
+const SERVICE: &str = r#"import { Injectable } from '@nestjs/common';
+
+@Injectable()
+export class InvoiceService {
+  /** Checks the stored total against the sum of the lines. */
+  validateTotals(lines: number[], total: number): boolean {
+    const sum = lines.reduce((a, b) => a + b, 0);
+    return Math.abs(sum - total) < 0.01;
+  }
+}
+"#;
+
+async fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, Store, Indexer) {
+    let db = test_db().await;
+    let cfg = support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
+    let indexer = Indexer::new(store.clone(), embedder, cfg.index.clone()).expect("indexer");
+    (support::repo(files), store, indexer)
+}
+
+async fn rows(store: &Store, sql: &str) -> i64 {
+    sqlx::query(sql)
+        .fetch_one(store.pool())
+        .await
+        .expect("query")
+        .get::<i64, _>(0)
+}
+
+#[tokio::test]
+async fn indexes_then_skips_unchanged_reembeds_only_edits_and_sweeps_deletions() {
+    let (repo, store, indexer) = setup(&[
+        ("backend/src/invoice/invoice.service.ts", SERVICE),
+        ("backend/db/migrations/001_init.sql", "CREATE TABLE invoices (id uuid primary key);\n"),
+        ("docs/guide.md", "# Guide\n\nHow invoices work.\n\n## Payment\n\nBy transfer.\n"),
+        ("frontend/app.py", "def main():\n    print('hi')\n"),
+    ])
+    .await;
+    let cancel = CancellationToken::new();
+    let first = indexer.index_root(repo.path(), None, &cancel).await.expect("index");
+    assert_eq!(first.indexed, 4);
+    assert_eq!(first.failed, 0);
+    assert!(first.embedded > 0);
+
+    // The baseline columns are filled as DESIGN.md describes.
+    let row = sqlx::query(
+        "SELECT file_type, module, component_type, file_hash, language, symbol, start_line,
+                embedding_model, embedding IS NOT NULL AS has_vector
+         FROM codebase_index WHERE file_path = 'backend/src/invoice/invoice.service.ts'
+         ORDER BY chunk_index LIMIT 1",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("row");
+    assert_eq!(row.get::<String, _>("file_type"), "ts");
+    assert_eq!(row.get::<String, _>("module"), "backend");
+    assert_eq!(row.get::<String, _>("component_type"), "service");
+    assert_eq!(row.get::<String, _>("file_hash").len(), 64);
+    assert_eq!(row.get::<String, _>("language"), "typescript");
+    assert_eq!(row.get::<String, _>("embedding_model"), "hash/v1");
+    assert!(row.get::<bool, _>("has_vector"));
+    let migration: String = sqlx::query_scalar(
+        "SELECT component_type FROM codebase_index WHERE file_path LIKE '%001_init.sql'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("row");
+    assert_eq!(migration, "migration");
+
+    // Unchanged: nothing embedded.
+    let second = indexer.index_root(repo.path(), None, &cancel).await.expect("index");
+    assert_eq!((second.indexed, second.unchanged, second.embedded), (0, 4, 0));
+
+    // One file edited: only its new chunk text is embedded.
+    let before = rows(&store, "SELECT count(*) FROM codebase_index").await;
+    support::write(repo.path(), "frontend/app.py", "def main():\n    print('hello')\n");
+    let third = indexer.index_root(repo.path(), None, &cancel).await.expect("index");
+    assert_eq!((third.indexed, third.unchanged), (1, 3));
+    assert_eq!(third.embedded, 1);
+    assert_eq!(rows(&store, "SELECT count(*) FROM codebase_index").await, before);
+    let content: String = sqlx::query_scalar(
+        "SELECT chunk_content FROM codebase_index WHERE file_path = 'frontend/app.py'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("row");
+    assert!(content.contains("hello"));
+
+    // A deleted file is swept, chunks and state.
+    std::fs::remove_file(repo.path().join("docs/guide.md")).expect("rm");
+    let fourth = indexer.index_root(repo.path(), None, &cancel).await.expect("index");
+    assert_eq!(fourth.removed, 1);
+    assert_eq!(
+        rows(&store, "SELECT count(*) FROM codebase_index WHERE file_path = 'docs/guide.md'").await,
+        0
+    );
+    assert_eq!(rows(&store, "SELECT count(*) FROM indexed_files").await, 3);
+    // No duplicates anywhere.
+    assert_eq!(
+        rows(
+            &store,
+            "SELECT count(*) FROM (SELECT file_path, chunk_index FROM codebase_index
+             GROUP BY 1, 2 HAVING count(*) > 1) d"
+        )
+        .await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn identical_chunks_in_another_repository_reuse_vectors() {
+    let (repo, _store, indexer) = setup(&[("a/util.py", "def helper():\n    return 42\n")]).await;
+    let cancel = CancellationToken::new();
+    indexer.index_root(repo.path(), None, &cancel).await.expect("index");
+    // Same path and content under another root (another repository): reused, not embedded.
+    let copy = support::repo(&[("a/util.py", "def helper():\n    return 42\n")]);
+    let renamed = std::path::Path::new(copy.path());
+    let report = indexer.index_root(renamed, None, &cancel).await.expect("index");
+    assert_eq!(report.embedded, 0);
+    assert_eq!(report.reused, 1);
+}
+
+#[tokio::test]
+async fn bad_files_are_skipped_with_a_reason_and_lose_nothing_else() {
+    let (repo, store, indexer) = setup(&[
+        ("src/ok.rs", "pub fn ok() -> u8 { 1 }\n"),
+        ("src/huge.rs", &"// filler line for size\n".repeat(60_000)),
+        ("src/empty.rs", ""),
+    ])
+    .await;
+    std::fs::write(repo.path().join("src/blob.rs"), b"\x00\x01\x02binary").expect("write");
+    std::fs::write(repo.path().join("src/latin1.rs"), b"// caf\xe9\n").expect("write");
+    std::os::unix::fs::symlink(repo.path().join("gone.rs"), repo.path().join("src/dangling.rs"))
+        .expect("symlink");
+    let report = indexer
+        .index_root(repo.path(), None, &CancellationToken::new())
+        .await
+        .expect("index survives bad files");
+    assert_eq!(report.skipped.get("too large"), Some(&1));
+    assert_eq!(report.skipped.get("binary"), Some(&1));
+    assert_eq!(report.skipped.get("not utf-8"), Some(&1));
+    assert_eq!(report.skipped.get("broken symlink"), Some(&1));
+    assert_eq!(report.failed, 0);
+    assert_eq!(
+        rows(&store, "SELECT count(*) FROM codebase_index WHERE file_path = 'src/ok.rs'").await,
+        1
+    );
+    let error: Option<String> = sqlx::query_scalar(
+        "SELECT error FROM indexed_files WHERE file_path = 'src/blob.rs'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("recorded");
+    assert_eq!(error.as_deref(), Some("binary"));
+}
+
+#[tokio::test]
+async fn migrations_are_idempotent_and_keep_the_baseline_columns() {
+    let db = test_db().await;
+    let cfg = support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    store.migrate().await.expect("again");
+    let columns: Vec<String> = sqlx::query_scalar(
+        "SELECT column_name::text FROM information_schema.columns
+         WHERE table_name = 'codebase_index' ORDER BY ordinal_position",
+    )
+    .fetch_all(store.pool())
+    .await
+    .expect("columns");
+    for c in [
+        "id", "file_path", "chunk_index", "chunk_content", "embedding", "file_type", "module",
+        "component_type", "file_hash", "indexed_at",
+    ] {
+        assert!(columns.iter().any(|x| x == c), "missing baseline column {c}");
+    }
+    let typ: String = sqlx::query_scalar(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+         WHERE attrelid = 'codebase_index'::regclass AND attname = 'embedding'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("type");
+    assert_eq!(typ, "vector(768)");
+}

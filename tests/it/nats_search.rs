@@ -1,0 +1,248 @@
+//! The NATS contract, spoken by a plain client as an agent host would.
+
+use std::time::Duration;
+
+use codesearch::config::Config;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use crate::support::{self, Nats, TestDb, nats, test_db};
+
+struct Daemon {
+    _nats: Nats,
+    _db: TestDb,
+    _repo: tempfile::TempDir,
+    client: async_nats::Client,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Daemon {
+    async fn start(files: &[(&str, &str)]) -> Self {
+        let n = nats();
+        let db = test_db().await;
+        let cfg: Config = support::config(&db, &n.url);
+        let repo = support::repo(files);
+        // Index first, so the tests know the data is there; `serve` then finds it unchanged.
+        let (store, embedder) = codesearch::daemon::open(&cfg).await.expect("open");
+        codesearch::daemon::index(
+            &cfg,
+            store,
+            embedder,
+            &[repo.path().to_owned()],
+            &Default::default(),
+            false,
+        )
+        .await
+        .expect("index");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(codesearch::daemon::serve(
+            cfg,
+            vec![repo.path().to_owned()],
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        let client = async_nats::connect(&n.url).await.expect("client");
+        let d = Self {
+            _nats: n,
+            _db: db,
+            _repo: repo,
+            client,
+            stop: Some(stop),
+            task,
+        };
+        // Ready when it answers.
+        for _ in 0..100 {
+            if let Ok(Ok(_)) = tokio::time::timeout(
+                Duration::from_millis(200),
+                d.client.request("agog.codebase.search", "{\"query\":\"ping\"}".into()),
+            )
+            .await
+            {
+                return d;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the daemon never answered");
+    }
+
+    async fn raw(&self, payload: &[u8]) -> Value {
+        let reply = tokio::time::timeout(
+            Duration::from_secs(10),
+            self.client
+                .request("agog.codebase.search", payload.to_vec().into()),
+        )
+        .await
+        .expect("reply in time")
+        .expect("reply");
+        serde_json::from_slice(&reply.payload).expect("reply is JSON")
+    }
+
+    async fn search(&self, request: Value) -> Value {
+        self.raw(request.to_string().as_bytes()).await
+    }
+
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        tokio::time::timeout(Duration::from_secs(15), &mut self.task)
+            .await
+            .expect("stops in time")
+            .expect("no panic")
+            .expect("clean exit");
+    }
+}
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "backend/src/invoice/invoice.service.ts",
+        "export class InvoiceService {\n  validateInvoiceTotals(lines: number[], total: number): boolean {\n    return lines.reduce((a, b) => a + b, 0) === total;\n  }\n}\n",
+    ),
+    (
+        "backend/src/user/user.resolver.ts",
+        "export class UserResolver {\n  findUserByEmail(email: string) {\n    return this.users.byEmail(email);\n  }\n}\n",
+    ),
+    (
+        "frontend/src/cart.tsx",
+        "export function CartTotals({ items }) {\n  return <div>{items.length} invoice totals</div>;\n}\n",
+    ),
+    (
+        "scripts/report.py",
+        "def monthly_invoice_report(invoices):\n    return sum(i.total for i in invoices)\n",
+    ),
+];
+
+#[tokio::test]
+async fn answers_the_design_request_with_the_design_response() {
+    let d = Daemon::start(FILES).await;
+    let reply = d
+        .search(json!({
+            "query": "validate invoice totals",
+            "fileTypes": ["ts", "tsx"],
+            "modules": ["backend"],
+            "limit": 5,
+            "minSimilarity": 0.0
+        }))
+        .await;
+    assert_eq!(reply["success"], true, "{reply}");
+    let results = reply["results"].as_array().expect("results");
+    assert!(!results.is_empty());
+    assert_eq!(reply["totalFound"], results.len());
+    assert!(reply["queryEmbeddingTime"].is_u64());
+    assert!(reply["searchTime"].is_u64());
+    let top = &results[0];
+    assert_eq!(top["filePath"], "backend/src/invoice/invoice.service.ts");
+    assert!(top["chunkIndex"].is_i64());
+    assert!(top["content"].as_str().expect("content").contains("validateInvoiceTotals"));
+    let sim = top["similarity"].as_f64().expect("similarity");
+    assert!((0.0..=1.0).contains(&sim));
+    assert_eq!(top["module"], "backend");
+    assert_eq!(top["componentType"], "service");
+    assert_eq!(top["startLine"], 1);
+    // Filters hold for every result.
+    for r in results {
+        assert_eq!(r["module"], "backend");
+        assert!(r["filePath"].as_str().expect("path").ends_with(".ts"));
+    }
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn filters_limits_and_thresholds_hold() {
+    let d = Daemon::start(FILES).await;
+    let py = d.search(json!({"query": "invoice", "fileTypes": ["py"]})).await;
+    let py = py["results"].as_array().expect("results").clone();
+    assert_eq!(py.len(), 1);
+    assert_eq!(py[0]["filePath"], "scripts/report.py");
+
+    let fe = d.search(json!({"query": "invoice", "modules": ["frontend"]})).await;
+    assert!(fe["results"].as_array().expect("results").iter().all(|r| r["module"] == "frontend"));
+
+    let one = d.search(json!({"query": "invoice", "limit": 1})).await;
+    assert_eq!(one["results"].as_array().expect("results").len(), 1);
+
+    let all = d.search(json!({"query": "invoice"})).await;
+    assert_eq!(all["results"].as_array().expect("results").len(), 4, "default limit 5, 4 chunks");
+
+    let strict = d.search(json!({"query": "invoice", "minSimilarity": 0.999})).await;
+    assert_eq!(strict["success"], true);
+    assert_eq!(strict["totalFound"], 0);
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn malformed_requests_get_errors_and_the_responder_keeps_answering() {
+    let d = Daemon::start(FILES).await;
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty payload", b"".to_vec()),
+        ("not json", b"find the invoice code".to_vec()),
+        ("truncated json", b"{\"query\": \"x\"".to_vec()),
+        ("json array", b"[\"query\"]".to_vec()),
+        ("json string", b"\"query\"".to_vec()),
+        ("json null", b"null".to_vec()),
+        ("missing query", br#"{"limit": 5}"#.to_vec()),
+        ("query is a number", br#"{"query": 42}"#.to_vec()),
+        ("query is null", br#"{"query": null}"#.to_vec()),
+        ("empty query", br#"{"query": ""}"#.to_vec()),
+        ("blank query", br#"{"query": "   \n\t"}"#.to_vec()),
+        ("limit zero", br#"{"query": "x", "limit": 0}"#.to_vec()),
+        ("negative limit", br#"{"query": "x", "limit": -3}"#.to_vec()),
+        ("absurd limit", br#"{"query": "x", "limit": 1000000000}"#.to_vec()),
+        ("limit is a string", br#"{"query": "x", "limit": "5"}"#.to_vec()),
+        ("limit beyond i64", br#"{"query": "x", "limit": 1e300}"#.to_vec()),
+        ("fileTypes is a string", br#"{"query": "x", "fileTypes": "ts"}"#.to_vec()),
+        ("modules holds a number", br#"{"query": "x", "modules": [1]}"#.to_vec()),
+        ("minSimilarity out of range", br#"{"query": "x", "minSimilarity": 7}"#.to_vec()),
+        ("oversized request", format!("{{\"query\": \"{}\"}}", "a".repeat(70_000)).into_bytes()),
+        ("invalid utf-8", b"{\"query\": \"\xff\xfe\"}".to_vec()),
+        ("query too long", format!("{{\"query\": \"{}\"}}", "word ".repeat(2000)).into_bytes()),
+    ];
+    assert!(cases.len() >= 20);
+    for (name, payload) in &cases {
+        let reply = d.raw(payload).await;
+        assert_eq!(reply["success"], false, "{name}: {reply}");
+        let code = reply["error"]["code"].as_str().unwrap_or_default();
+        assert!(
+            code == "bad_request" || code == "invalid_argument",
+            "{name}: code {code:?}"
+        );
+        assert!(
+            !reply["error"]["message"].as_str().unwrap_or_default().is_empty(),
+            "{name}: no message"
+        );
+    }
+    // Still serving.
+    let ok = d.search(json!({"query": "invoice totals"})).await;
+    assert_eq!(ok["success"], true);
+    // The error is in the service-API headers too.
+    let reply = d
+        .client
+        .request("agog.codebase.search", "nope".into())
+        .await
+        .expect("reply");
+    let headers = reply.headers.expect("headers");
+    assert_eq!(
+        headers.get("Nats-Service-Error").map(|v| v.as_str()),
+        Some("bad_request")
+    );
+    assert_eq!(
+        headers.get("Nats-Service-Error-Code").map(|v| v.as_str()),
+        Some("400")
+    );
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn service_discovery_answers() {
+    let d = Daemon::start(FILES).await;
+    let ping = d.client.request("$SRV.PING.codesearch", "".into()).await.expect("ping");
+    let ping: Value = serde_json::from_slice(&ping.payload).expect("json");
+    assert_eq!(ping["name"], "codesearch");
+    let info = d.client.request("$SRV.INFO.codesearch", "".into()).await.expect("info");
+    let info: Value = serde_json::from_slice(&info.payload).expect("json");
+    assert_eq!(info["endpoints"][0]["subject"], "agog.codebase.search");
+    assert_eq!(info["endpoints"][0]["queue_group"], "codesearch");
+    d.stop().await;
+}

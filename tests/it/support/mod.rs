@@ -1,0 +1,346 @@
+//! Real services on ephemeral resources for the integration tests.
+//!
+//! - PostgreSQL: one cluster per test process (initdb into a temporary directory, a free port,
+//!   run as the unprivileged user when we are root), one database per test cloned from a
+//!   migrated template. The cluster is stopped and its directory removed when the test process
+//!   exits: a shell watchdog holds a pipe from us and stops PostgreSQL when the pipe closes.
+//!   `CODESEARCH_TEST_DATABASE_URL` (an admin URL of a server with pgvector) skips all that.
+//! - NATS: one `nats-server -p -1` per test, killed on drop. `CODESEARCH_TEST_NATS_URL` uses
+//!   a running server instead.
+//! - Tool locations come from `CODESEARCH_PG_BIN`, `CODESEARCH_NATS_SERVER`,
+//!   `CODESEARCH_PG_USER` and `CODESEARCH_MODEL_DIR`, as written by `scripts/setup.sh` into
+//!   `.codesearch/tools.env`; that file is read when they are not set.
+
+#![allow(dead_code)]
+
+pub mod ollama;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use codesearch::config::Config;
+
+const TEMPLATE: &str = "codesearch_template";
+
+/// Where the tools are.
+pub struct Tools {
+    pub pg_bin: PathBuf,
+    pub nats_server: PathBuf,
+    pub pg_user: Option<String>,
+    pub model_dir: PathBuf,
+}
+
+pub fn tools() -> &'static Tools {
+    static TOOLS: OnceLock<Tools> = OnceLock::new();
+    TOOLS.get_or_init(|| {
+        let file_env = tools_env_file();
+        let get = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .or_else(|| file_env.get(k).cloned())
+                .filter(|v| !v.is_empty())
+        };
+        let need = |k: &str| {
+            get(k).unwrap_or_else(|| {
+                panic!("{k} is not set: run scripts/setup.sh (or the tests with scripts/test.sh)")
+            })
+        };
+        Tools {
+            pg_bin: PathBuf::from(need("CODESEARCH_PG_BIN")),
+            nats_server: PathBuf::from(need("CODESEARCH_NATS_SERVER")),
+            pg_user: get("CODESEARCH_PG_USER"),
+            model_dir: PathBuf::from(need("CODESEARCH_MODEL_DIR")),
+        }
+    })
+}
+
+fn tools_env_file() -> HashMap<String, String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(".codesearch/tools.env");
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return HashMap::new();
+    };
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("export "))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.trim_matches('"').to_owned()))
+        .collect()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|euid| euid == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// A command run as the PostgreSQL user when we are root.
+fn pg_command(program: &Path) -> Command {
+    match (&tools().pg_user, is_root()) {
+        (Some(user), true) => {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={user}"))
+                .arg(format!("--regid={user}"))
+                .arg("--init-groups")
+                .arg(program);
+            c
+        }
+        _ => Command::new(program),
+    }
+}
+
+struct Cluster {
+    /// Admin URL without a database name.
+    base_url: String,
+    /// Held open for the life of the process: the watchdog stops PostgreSQL when it closes.
+    _watchdog: Mutex<Option<(Child, ChildStdin)>>,
+}
+
+fn cluster() -> &'static Cluster {
+    static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+    CLUSTER.get_or_init(|| {
+        if let Ok(url) = std::env::var("CODESEARCH_TEST_DATABASE_URL") {
+            let base_url = url.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(url);
+            let c = Cluster {
+                base_url,
+                _watchdog: Mutex::new(None),
+            };
+            create_template(&c.base_url);
+            return c;
+        }
+        let t = tools();
+        let dir = tempfile::Builder::new()
+            .prefix("codesearch-pg-")
+            .tempdir()
+            .expect("temp dir")
+            .keep();
+        let data = dir.join("data");
+        if let (Some(user), true) = (&t.pg_user, is_root()) {
+            let id = |flag: &str| -> u32 {
+                let out = Command::new("id").arg(flag).arg(user).output().expect("id");
+                String::from_utf8_lossy(&out.stdout).trim().parse().expect("numeric id")
+            };
+            std::os::unix::fs::chown(&dir, Some(id("-u")), Some(id("-g"))).expect("chown");
+        }
+        let out = pg_command(&t.pg_bin.join("initdb"))
+            .args(["-D"])
+            .arg(&data)
+            .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
+            .output()
+            .expect("run initdb");
+        assert!(
+            out.status.success(),
+            "initdb failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let port = free_port();
+        // The watchdog: PostgreSQL runs in the background; when our end of the pipe closes
+        // (this process exits, however it exits), `read` returns and it is stopped.
+        let postgres = pg_command(&t.pg_bin.join("postgres"));
+        let mut argv: Vec<String> = std::iter::once(postgres.get_program())
+            .chain(postgres.get_args())
+            .map(|a| shell_quote(&a.to_string_lossy()))
+            .collect();
+        argv.extend(
+            [
+                "-D".to_owned(),
+                data.display().to_string(),
+                "-p".to_owned(),
+                port.to_string(),
+                "-k".to_owned(),
+                dir.display().to_string(),
+                "-c".to_owned(),
+                "listen_addresses=127.0.0.1".to_owned(),
+                "-c".to_owned(),
+                "fsync=off".to_owned(),
+                "-c".to_owned(),
+                "max_connections=300".to_owned(),
+            ]
+            .iter()
+            .map(|a| shell_quote(a)),
+        );
+        let script = format!(
+            "{} >{}/postgres.log 2>&1 & pid=$!; read _; kill -INT $pid; wait $pid; rm -rf {}",
+            argv.join(" "),
+            shell_quote(&dir.display().to_string()),
+            shell_quote(&dir.display().to_string()),
+        );
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("start postgres");
+        let stdin = child.stdin.take().expect("piped stdin");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let ready = Command::new(t.pg_bin.join("pg_isready"))
+                .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres"])
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if ready {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "PostgreSQL did not start; see {}/postgres.log",
+                dir.display()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let c = Cluster {
+            base_url: format!("postgres://postgres@127.0.0.1:{port}"),
+            _watchdog: Mutex::new(Some((child, stdin))),
+        };
+        create_template(&c.base_url);
+        c
+    })
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Creates the migrated template database, on a runtime of its own (the caller's runtime
+/// belongs to one test).
+fn create_template(base_url: &str) {
+    let base_url = base_url.to_owned();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().expect("runtime");
+        rt.block_on(async {
+            use sqlx::Connection;
+            let mut admin = sqlx::PgConnection::connect(&format!("{base_url}/postgres"))
+                .await
+                .expect("connect to postgres");
+            sqlx::query(&format!("DROP DATABASE IF EXISTS {TEMPLATE}"))
+                .execute(&mut admin)
+                .await
+                .expect("drop template");
+            sqlx::query(&format!("CREATE DATABASE {TEMPLATE}"))
+                .execute(&mut admin)
+                .await
+                .expect("create template");
+            let pool = sqlx::PgPool::connect(&format!("{base_url}/{TEMPLATE}"))
+                .await
+                .expect("connect to template");
+            codesearch::store::Store::from_pool(pool.clone())
+                .migrate()
+                .await
+                .expect("migrations apply");
+            pool.close().await;
+        });
+    })
+    .join()
+    .expect("template thread");
+}
+
+/// A fresh, migrated database for one test.
+pub struct TestDb {
+    pub url: String,
+}
+
+pub async fn test_db() -> TestDb {
+    use sqlx::Connection;
+    static CREATE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let base = tokio::task::spawn_blocking(|| cluster().base_url.clone())
+        .await
+        .expect("cluster");
+    let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+    let _guard = CREATE.lock().await;
+    let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
+        .await
+        .expect("connect to postgres");
+    sqlx::query(&format!("CREATE DATABASE {name} TEMPLATE {TEMPLATE}"))
+        .execute(&mut admin)
+        .await
+        .expect("create test database");
+    TestDb {
+        url: format!("{base}/{name}"),
+    }
+}
+
+/// A nats-server of our own on a random port, killed on drop.
+pub struct Nats {
+    pub url: String,
+    child: Option<Child>,
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+pub fn nats() -> Nats {
+    if let Ok(url) = std::env::var("CODESEARCH_TEST_NATS_URL") {
+        return Nats { url, child: None };
+    }
+    let mut child = Command::new(&tools().nats_server)
+        .args(["-a", "127.0.0.1", "-p", "-1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start nats-server");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let mut port = None;
+    for line in lines.by_ref() {
+        let line = line.expect("nats-server output");
+        if let Some(addr) = line.split("Listening for client connections on ").nth(1) {
+            port = addr.trim().rsplit(':').next().map(str::to_owned);
+            break;
+        }
+    }
+    // Keep draining its log so it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    let port = port.expect("nats-server printed its port");
+    Nats {
+        url: format!("nats://127.0.0.1:{port}"),
+        child: Some(child),
+    }
+}
+
+/// The default configuration pointed at test services, with the hash embedder.
+pub fn config(db: &TestDb, nats_url: &str) -> Config {
+    let mut c = Config::defaults().expect("defaults");
+    c.database.url = db.url.clone();
+    c.database.max_connections = 4;
+    c.nats.url = nats_url.to_owned();
+    c.embed.backend = codesearch::config::EmbedBackend::Hash;
+    c.embed.model_dir = tools().model_dir.clone();
+    c
+}
+
+/// Writes files under a new temporary directory: `[(relative path, content)]`.
+pub fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (path, content) in files {
+        write(dir.path(), path, content);
+    }
+    dir
+}
+
+pub fn write(root: &Path, rel: &str, content: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, content).expect("write");
+}
