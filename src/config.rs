@@ -14,12 +14,21 @@ pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
 /// Environment variable -> dotted configuration key.
 pub const ENV_VARS: &[(&str, &str)] = &[
     ("DATABASE_URL", "database.url"),
-    ("CODESEARCH_DATABASE_MAX_CONNECTIONS", "database.max_connections"),
-    ("CODESEARCH_DATABASE_CONNECT_TIMEOUT_SECS", "database.connect_timeout_secs"),
+    (
+        "CODESEARCH_DATABASE_MAX_CONNECTIONS",
+        "database.max_connections",
+    ),
+    (
+        "CODESEARCH_DATABASE_CONNECT_TIMEOUT_SECS",
+        "database.connect_timeout_secs",
+    ),
     ("NATS_URL", "nats.url"),
     ("CODESEARCH_NATS_SUBJECT_PREFIX", "nats.subject_prefix"),
     ("CODESEARCH_NATS_QUEUE_GROUP", "nats.queue_group"),
-    ("CODESEARCH_NATS_REQUEST_TIMEOUT_SECS", "nats.request_timeout_secs"),
+    (
+        "CODESEARCH_NATS_REQUEST_TIMEOUT_SECS",
+        "nats.request_timeout_secs",
+    ),
     ("CODESEARCH_REPOSITORY", "index.repository"),
     ("CODESEARCH_INCLUDE_PATHS", "index.include_paths"),
     ("CODESEARCH_INCLUDE_EXTENSIONS", "index.include_extensions"),
@@ -28,23 +37,35 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("CODESEARCH_RESPECT_GITIGNORE", "index.respect_gitignore"),
     ("CODESEARCH_MAX_FILE_BYTES", "index.max_file_bytes"),
     ("CODESEARCH_MAX_CHUNK_CHARS", "index.max_chunk_chars"),
-    ("CODESEARCH_CHUNK_OVERLAP_CHARS", "index.chunk_overlap_chars"),
+    (
+        "CODESEARCH_CHUNK_OVERLAP_CHARS",
+        "index.chunk_overlap_chars",
+    ),
     ("CODESEARCH_MIN_CHUNK_CHARS", "index.min_chunk_chars"),
     ("CODESEARCH_PARSE_TIMEOUT_MS", "index.parse_timeout_ms"),
-    ("CODESEARCH_MODULE_FROM_FIRST_DIR", "index.module_from_first_dir"),
+    (
+        "CODESEARCH_MODULE_FROM_FIRST_DIR",
+        "index.module_from_first_dir",
+    ),
     ("CODESEARCH_MODULE_RULES", "index.module_rules"),
     ("CODESEARCH_COMPONENT_RULES", "index.component_rules"),
     ("CODESEARCH_EMBEDDER", "embed.backend"),
     ("OLLAMA_URL", "embed.ollama_url"),
     ("CODESEARCH_OLLAMA_MODEL", "embed.ollama_model"),
-    ("CODESEARCH_OLLAMA_TIMEOUT_SECS", "embed.ollama_timeout_secs"),
+    (
+        "CODESEARCH_OLLAMA_TIMEOUT_SECS",
+        "embed.ollama_timeout_secs",
+    ),
     ("CODESEARCH_OLLAMA_BATCH_SIZE", "embed.ollama_batch_size"),
     ("CODESEARCH_MODEL_DIR", "embed.model_dir"),
     ("CODESEARCH_LOCAL_MAX_TOKENS", "embed.local_max_tokens"),
     ("CODESEARCH_LOCAL_BATCH_SIZE", "embed.local_batch_size"),
     ("CODESEARCH_SEARCH_DEFAULT_LIMIT", "search.default_limit"),
     ("CODESEARCH_SEARCH_MAX_LIMIT", "search.max_limit"),
-    ("CODESEARCH_SEARCH_MAX_QUERY_CHARS", "search.max_query_chars"),
+    (
+        "CODESEARCH_SEARCH_MAX_QUERY_CHARS",
+        "search.max_query_chars",
+    ),
 ];
 
 #[derive(Debug, Error)]
@@ -252,7 +273,9 @@ impl Config {
             return bad("index.max_chunk_chars must be at least 100");
         }
         if ix.chunk_overlap_chars * 2 >= ix.max_chunk_chars {
-            return bad("index.chunk_overlap_chars must be less than half of index.max_chunk_chars");
+            return bad(
+                "index.chunk_overlap_chars must be less than half of index.max_chunk_chars",
+            );
         }
         if ix.min_chunk_chars > ix.max_chunk_chars {
             return bad("index.min_chunk_chars must not exceed index.max_chunk_chars");
@@ -383,7 +406,11 @@ mod tests {
                 "default.toml does not document {var} for {key}"
             );
         }
-        assert_eq!(keys.len(), ENV_VARS.len(), "ENV_VARS names keys that do not exist");
+        assert_eq!(
+            keys.len(),
+            ENV_VARS.len(),
+            "ENV_VARS names keys that do not exist"
+        );
     }
 
     #[test]
@@ -435,7 +462,10 @@ mod tests {
             &[],
         )
         .expect_err("non-integer rejected");
-        assert!(err.to_string().contains("CODESEARCH_MAX_FILE_BYTES"), "{err}");
+        assert!(
+            err.to_string().contains("CODESEARCH_MAX_FILE_BYTES"),
+            "{err}"
+        );
     }
 
     #[test]

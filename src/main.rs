@@ -22,7 +22,10 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -203,11 +206,7 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
     if let Ok(err) = serde_json::from_slice::<wire::ErrorResponse>(payload)
         && !err.success
     {
-        eprintln!(
-            "error: {} ({})",
-            err.error.message,
-            err.error.code.as_str()
-        );
+        eprintln!("error: {} ({})", err.error.message, err.error.code.as_str());
         return Ok(ExitCode::FAILURE);
     }
     let reply: wire::SearchResponse =

@@ -314,7 +314,14 @@ impl Indexer {
                     if previous.as_ref().and_then(|p| p.error.as_deref()) != Some(message.as_str())
                         && let Err(e) = self
                             .store
-                            .record_skip(&repository, &rel_path, "", CHUNKER_VERSION, self.embedder.model_id(), &message)
+                            .record_skip(
+                                &repository,
+                                &rel_path,
+                                "",
+                                CHUNKER_VERSION,
+                                self.embedder.model_id(),
+                                &message,
+                            )
                             .await
                     {
                         result = Err(e.into());
@@ -347,9 +354,7 @@ impl Indexer {
         }
         drop(scan_rx);
         drop(write_tx);
-        let written = writer
-            .await
-            .map_err(|e| IndexError::Task(e.to_string()))?;
+        let written = writer.await.map_err(|e| IndexError::Task(e.to_string()))?;
         reader.await.map_err(|e| IndexError::Task(e.to_string()))?;
         result?;
         report.indexed = written?;
@@ -407,8 +412,11 @@ impl Indexer {
         }
         let mut out = Vec::with_capacity(files.len());
         for p in files {
-            let vectors: Option<Vec<Vec<f32>>> =
-                p.inputs.iter().map(|(_, h)| known.get(h).cloned()).collect();
+            let vectors: Option<Vec<Vec<f32>>> = p
+                .inputs
+                .iter()
+                .map(|(_, h)| known.get(h).cloned())
+                .collect();
             match vectors {
                 Some(v) => {
                     report.chunks += p.chunks.len();

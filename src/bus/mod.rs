@@ -96,7 +96,10 @@ pub async fn serve(
             let mut headers = async_nats::HeaderMap::new();
             if let Some(code) = error {
                 headers.insert("Nats-Service-Error", code.as_str());
-                headers.insert("Nats-Service-Error-Code", code.status().to_string().as_str());
+                headers.insert(
+                    "Nats-Service-Error-Code",
+                    code.status().to_string().as_str(),
+                );
             }
             if let Err(e) = request.respond_with_headers(Ok(body), headers).await {
                 tracing::warn!(error = %e, "could not send a reply");
@@ -141,7 +144,9 @@ async fn answer(
         .map_err(|e| bad(format!("request is not valid JSON: {e}")))?;
     // serde would read a JSON array positionally into the struct: insist on an object.
     if !value.is_object() {
-        return Err(bad("request must be a JSON object with a `query` field".into()));
+        return Err(bad(
+            "request must be a JSON object with a `query` field".into()
+        ));
     }
     let raw: wire::SearchRequest = serde_json::from_value(value)
         .map_err(|e| bad(format!("request is not a valid search request: {e}")))?;
@@ -213,9 +218,11 @@ fn fault(e: &SearchError) -> (ErrorCode, String) {
 
 fn to_bytes<T: serde::Serialize>(value: &T) -> Bytes {
     // Serialising these plain structs cannot fail; fall back to a fixed error body anyway.
-    serde_json::to_vec(value).map(Bytes::from).unwrap_or_else(|_| {
-        Bytes::from_static(
+    serde_json::to_vec(value)
+        .map(Bytes::from)
+        .unwrap_or_else(|_| {
+            Bytes::from_static(
             br#"{"success":false,"error":{"code":"internal","message":"reply encoding failed"}}"#,
         )
-    })
+        })
 }

@@ -90,7 +90,10 @@ pub(crate) fn layout(lang: CodeLanguage, text: &str, opts: &ChunkOptions) -> Opt
     let mut root = tree.root_node();
     if lang == CodeLanguage::GraphQl {
         let mut cursor = root.walk();
-        if let Some(doc) = root.named_children(&mut cursor).find(|n| n.kind() == "document") {
+        if let Some(doc) = root
+            .named_children(&mut cursor)
+            .find(|n| n.kind() == "document")
+        {
             root = doc;
         }
     }
@@ -196,7 +199,8 @@ fn is_leading_trivia(lang: CodeLanguage, node: Node<'_>) -> bool {
 }
 
 fn field_text<'t>(node: Node<'_>, field: &str, text: &'t str) -> Option<&'t str> {
-    node.child_by_field_name(field).map(|n| &text[n.byte_range()])
+    node.child_by_field_name(field)
+        .map(|n| &text[n.byte_range()])
 }
 
 fn name_of(node: Node<'_>, text: &str) -> Option<String> {
@@ -204,26 +208,37 @@ fn name_of(node: Node<'_>, text: &str) -> Option<String> {
 }
 
 /// Recognises a definition node of `lang`.
-fn definition<'t>(lang: CodeLanguage, node: Node<'t>, text: &str, in_container: bool) -> Option<Def<'t>> {
+fn definition<'t>(
+    lang: CodeLanguage,
+    node: Node<'t>,
+    text: &str,
+    in_container: bool,
+) -> Option<Def<'t>> {
     let function_kind = if in_container { "method" } else { "function" };
     let def = |kind, name, body| Some(Def { kind, name, body });
     match lang {
         CodeLanguage::TypeScript | CodeLanguage::Tsx | CodeLanguage::JavaScript => {
             match node.kind() {
-                "function_declaration" | "generator_function_declaration" | "function_signature" => {
-                    def(function_kind, name_of(node, text), None)
-                }
-                "class_declaration" | "abstract_class_declaration" | "class" => {
-                    def("class", name_of(node, text), node.child_by_field_name("body"))
-                }
-                "interface_declaration" => {
-                    def("interface", name_of(node, text), node.child_by_field_name("body"))
-                }
+                "function_declaration"
+                | "generator_function_declaration"
+                | "function_signature" => def(function_kind, name_of(node, text), None),
+                "class_declaration" | "abstract_class_declaration" | "class" => def(
+                    "class",
+                    name_of(node, text),
+                    node.child_by_field_name("body"),
+                ),
+                "interface_declaration" => def(
+                    "interface",
+                    name_of(node, text),
+                    node.child_by_field_name("body"),
+                ),
                 "type_alias_declaration" => def("type", name_of(node, text), None),
                 "enum_declaration" => def("enum", name_of(node, text), None),
-                "internal_module" | "module" => {
-                    def("namespace", name_of(node, text), node.child_by_field_name("body"))
-                }
+                "internal_module" | "module" => def(
+                    "namespace",
+                    name_of(node, text),
+                    node.child_by_field_name("body"),
+                ),
                 "method_definition" | "method_signature" | "abstract_method_signature" => {
                     def("method", name_of(node, text), None)
                 }
@@ -256,10 +271,17 @@ fn definition<'t>(lang: CodeLanguage, node: Node<'t>, text: &str, in_container: 
         }
         CodeLanguage::Python => match node.kind() {
             "function_definition" => def(function_kind, name_of(node, text), None),
-            "class_definition" => def("class", name_of(node, text), node.child_by_field_name("body")),
-            "decorated_definition" => {
-                definition(lang, node.child_by_field_name("definition")?, text, in_container)
-            }
+            "class_definition" => def(
+                "class",
+                name_of(node, text),
+                node.child_by_field_name("body"),
+            ),
+            "decorated_definition" => definition(
+                lang,
+                node.child_by_field_name("definition")?,
+                text,
+                in_container,
+            ),
             _ => None,
         },
         CodeLanguage::Rust => match node.kind() {
@@ -272,7 +294,11 @@ fn definition<'t>(lang: CodeLanguage, node: Node<'t>, text: &str, in_container: 
             "type_item" => def("type", name_of(node, text), None),
             "const_item" | "static_item" => def("const", name_of(node, text), None),
             "macro_definition" => def("macro", name_of(node, text), None),
-            "trait_item" => def("trait", name_of(node, text), node.child_by_field_name("body")),
+            "trait_item" => def(
+                "trait",
+                name_of(node, text),
+                node.child_by_field_name("body"),
+            ),
             "mod_item" => {
                 let body = node.child_by_field_name("body")?;
                 def("module", name_of(node, text), Some(body))

@@ -47,7 +47,11 @@ pub(crate) fn layout(text: &str) -> Layout {
         if let Some(marker) = fence_marker(trimmed) {
             match fence {
                 None => fence = Some(marker),
-                Some((c, len)) if marker.0 == c && marker.1 >= len && trimmed.trim_start().len() == marker.1 => {
+                Some((c, len))
+                    if marker.0 == c
+                        && marker.1 >= len
+                        && trimmed.trim_start().len() == marker.1 =>
+                {
                     fence = None
                 }
                 Some(_) => {}
@@ -135,5 +139,6 @@ fn setext_level(line: &str) -> Option<usize> {
 fn is_list_or_block(line: &str) -> bool {
     let t = line.trim_start();
     t.starts_with(['-', '*', '+', '>', '|'])
-        || t.split_once(". ").is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
+        || t.split_once(". ")
+            .is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
 }

@@ -167,7 +167,10 @@ pub fn chunk_file(rel_path: &str, text: &str, opts: &ChunkOptions) -> Vec<Chunk>
     }
     let layout = match Language::from_path(rel_path) {
         Language::Code(lang) => code::layout(lang, text, opts).unwrap_or_else(|| {
-            tracing::debug!(path = rel_path, "parse failed or timed out; chunking by size");
+            tracing::debug!(
+                path = rel_path,
+                "parse failed or timed out; chunking by size"
+            );
             Layout::whole(text)
         }),
         Language::Sql => sql::layout(text),

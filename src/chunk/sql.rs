@@ -163,8 +163,17 @@ fn describe(stmt: &str) -> (&'static str, Option<String>) {
             let mut i = 1;
             while matches!(
                 at(i),
-                "OR" | "REPLACE" | "TEMP" | "TEMPORARY" | "UNIQUE" | "MATERIALIZED" | "UNLOGGED"
-                    | "GLOBAL" | "LOCAL" | "RECURSIVE" | "CONSTRAINT" | "DEFINER"
+                "OR" | "REPLACE"
+                    | "TEMP"
+                    | "TEMPORARY"
+                    | "UNIQUE"
+                    | "MATERIALIZED"
+                    | "UNLOGGED"
+                    | "GLOBAL"
+                    | "LOCAL"
+                    | "RECURSIVE"
+                    | "CONSTRAINT"
+                    | "DEFINER"
             ) {
                 i += 1;
             }

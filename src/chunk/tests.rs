@@ -38,7 +38,10 @@ fn check_invariants(text: &str, chunks: &[Chunk], opts: &ChunkOptions) {
     let lines: Vec<&str> = text.lines().collect();
     let mut covered = vec![false; lines.len()];
     for c in chunks {
-        assert!(c.content.chars().count() <= opts.max_chars, "chunk too large: {c:?}");
+        assert!(
+            c.content.chars().count() <= opts.max_chars,
+            "chunk too large: {c:?}"
+        );
         assert!(c.start_line >= 1 && c.start_line <= c.end_line);
         let first = c.content.lines().next().unwrap_or("");
         assert!(
@@ -51,7 +54,11 @@ fn check_invariants(text: &str, chunks: &[Chunk], opts: &ChunkOptions) {
         }
     }
     for (i, line) in lines.iter().enumerate() {
-        assert!(line.trim().is_empty() || covered[i], "line {} lost: {line:?}", i + 1);
+        assert!(
+            line.trim().is_empty() || covered[i],
+            "line {} lost: {line:?}",
+            i + 1
+        );
     }
 }
 
@@ -86,13 +93,18 @@ fn default_limits_keep_small_files_whole_and_name_definitions() {
 
 #[test]
 fn oversized_definition_is_split_with_overlap_never_truncated() {
-    let body: String = (0..200).map(|i| format!("    let v{i} = {i} * 2;\n")).collect();
+    let body: String = (0..200)
+        .map(|i| format!("    let v{i} = {i} * 2;\n"))
+        .collect();
     let text = format!("fn huge() {{\n{body}}}\n");
     let opts = ChunkOptions::default();
     let chunks = chunk_file("h.rs", &text, &opts);
     assert!(chunks.len() > 3);
     for pair in chunks.windows(2) {
-        assert!(pair[1].start_line <= pair[0].end_line, "pieces overlap: {pair:?}");
+        assert!(
+            pair[1].start_line <= pair[0].end_line,
+            "pieces overlap: {pair:?}"
+        );
         assert_eq!(pair[0].symbol.as_deref(), Some("huge"));
     }
     assert!(chunks.last().expect("chunks").content.ends_with('}'));
@@ -105,12 +117,18 @@ fn one_very_long_line_is_cut_at_char_boundaries() {
     let opts = ChunkOptions::default();
     let chunks = chunk_file("min.txt", &text, &opts);
     assert_eq!(chunks.len(), 3);
-    assert!(chunks.iter().all(|c| c.content.chars().count() <= opts.max_chars));
+    assert!(
+        chunks
+            .iter()
+            .all(|c| c.content.chars().count() <= opts.max_chars)
+    );
 }
 
 #[test]
 fn parse_timeout_falls_back_to_size_chunks() {
-    let text: String = (0..20_000).map(|i| format!("function f{i}() {{ return {i}; }}\n")).collect();
+    let text: String = (0..20_000)
+        .map(|i| format!("function f{i}() {{ return {i}; }}\n"))
+        .collect();
     let opts = ChunkOptions {
         parse_timeout: Duration::from_nanos(1),
         ..ChunkOptions::default()

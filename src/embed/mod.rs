@@ -103,11 +103,26 @@ pub async fn from_config(
 ) -> Result<Chosen, EmbedError> {
     let backend = match cfg.backend {
         EmbedBackend::Auto => match indexed_model {
-            Some(m) if m.starts_with("ollama/") => (EmbedBackend::Ollama, "the index holds Ollama vectors".to_owned()),
-            Some(m) if m.starts_with("local/") => (EmbedBackend::Local, "the index holds local-model vectors".to_owned()),
-            Some(m) if m.starts_with("hash/") => (EmbedBackend::Hash, "the index holds hash vectors".to_owned()),
+            Some(m) if m.starts_with("ollama/") => (
+                EmbedBackend::Ollama,
+                "the index holds Ollama vectors".to_owned(),
+            ),
+            Some(m) if m.starts_with("local/") => (
+                EmbedBackend::Local,
+                "the index holds local-model vectors".to_owned(),
+            ),
+            Some(m) if m.starts_with("hash/") => (
+                EmbedBackend::Hash,
+                "the index holds hash vectors".to_owned(),
+            ),
             _ => match OllamaEmbedder::probe(cfg).await {
-                Ok(()) => (EmbedBackend::Ollama, format!("Ollama answers at {} with `{}`", cfg.ollama_url, cfg.ollama_model)),
+                Ok(()) => (
+                    EmbedBackend::Ollama,
+                    format!(
+                        "Ollama answers at {} with `{}`",
+                        cfg.ollama_url, cfg.ollama_model
+                    ),
+                ),
                 Err(e) => (EmbedBackend::Local, format!("no usable Ollama ({e})")),
             },
         },

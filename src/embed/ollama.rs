@@ -129,7 +129,10 @@ impl OllamaEmbedder {
             .await
             .map_err(|e| self.transport_error(e))?;
         let status = response.status();
-        let bytes = response.bytes().await.map_err(|e| self.transport_error(e))?;
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| self.transport_error(e))?;
         if !status.is_success() {
             let message = serde_json::from_slice::<ErrorBody>(&bytes)
                 .map(|b| b.error)
@@ -314,8 +317,14 @@ mod tests {
     #[test]
     fn model_names_match_with_and_without_tags() {
         assert!(model_matches("nomic-embed-text:latest", "nomic-embed-text"));
-        assert!(model_matches("nomic-embed-text:v1.5", "nomic-embed-text:v1.5"));
-        assert!(!model_matches("nomic-embed-text:latest", "nomic-embed-text:v1.5"));
+        assert!(model_matches(
+            "nomic-embed-text:v1.5",
+            "nomic-embed-text:v1.5"
+        ));
+        assert!(!model_matches(
+            "nomic-embed-text:latest",
+            "nomic-embed-text:v1.5"
+        ));
         assert!(!model_matches("all-minilm:latest", "nomic-embed-text"));
     }
 }

@@ -63,7 +63,10 @@ mod tests {
             c.classify("backend/src/invoice/invoice.service.ts"),
             (Some("backend".into()), Some("service".into()))
         );
-        assert_eq!(c.classify("user.resolver.ts").1.as_deref(), Some("resolver"));
+        assert_eq!(
+            c.classify("user.resolver.ts").1.as_deref(),
+            Some("resolver")
+        );
         assert_eq!(
             c.classify("db/migrations/001_init.sql").1.as_deref(),
             Some("migration")

@@ -50,13 +50,19 @@ impl SearchRequest {
             return invalid("query must not be empty".into());
         }
         if query.chars().count() > cfg.max_query_chars {
-            return invalid(format!("query is longer than {} characters", cfg.max_query_chars));
+            return invalid(format!(
+                "query is longer than {} characters",
+                cfg.max_query_chars
+            ));
         }
         let limit = match limit {
             None => cfg.default_limit,
             Some(n) if n >= 1 && n as u64 <= cfg.max_limit as u64 => n as usize,
             Some(n) => {
-                return invalid(format!("limit must be between 1 and {}, got {n}", cfg.max_limit));
+                return invalid(format!(
+                    "limit must be between 1 and {}, got {n}",
+                    cfg.max_limit
+                ));
             }
         };
         let min_similarity = match min_similarity {
@@ -64,20 +70,25 @@ impl SearchRequest {
             Some(s) if (-1.0..=1.0).contains(&s) => s,
             Some(s) => return invalid(format!("minSimilarity must be between -1 and 1, got {s}")),
         };
-        let clean = |name: &str, list: Option<Vec<String>>| -> Result<Option<Vec<String>>, SearchError> {
-            let Some(list) = list else { return Ok(None) };
-            if list.len() > 100 {
-                return Err(SearchError::Invalid(format!("{name} has more than 100 entries")));
-            }
-            let list: Vec<String> = list
-                .into_iter()
-                .map(|s| s.trim().trim_start_matches('.').to_owned())
-                .collect();
-            if list.iter().any(String::is_empty) {
-                return Err(SearchError::Invalid(format!("{name} must not contain empty strings")));
-            }
-            Ok((!list.is_empty()).then_some(list))
-        };
+        let clean =
+            |name: &str, list: Option<Vec<String>>| -> Result<Option<Vec<String>>, SearchError> {
+                let Some(list) = list else { return Ok(None) };
+                if list.len() > 100 {
+                    return Err(SearchError::Invalid(format!(
+                        "{name} has more than 100 entries"
+                    )));
+                }
+                let list: Vec<String> = list
+                    .into_iter()
+                    .map(|s| s.trim().trim_start_matches('.').to_owned())
+                    .collect();
+                if list.iter().any(String::is_empty) {
+                    return Err(SearchError::Invalid(format!(
+                        "{name} must not contain empty strings"
+                    )));
+                }
+                Ok((!list.is_empty()).then_some(list))
+            };
         let file_types = clean("fileTypes", file_types)?
             .map(|l| l.into_iter().map(|s| s.to_ascii_lowercase()).collect());
         Ok(Self {
@@ -175,7 +186,9 @@ fn split_identifier(token: &str) -> Vec<String> {
         let next = chars.get(i + 1).copied();
         let boundary = match prev {
             Some(p) if p.is_lowercase() && c.is_uppercase() => true,
-            Some(p) if p.is_uppercase() && c.is_uppercase() => next.is_some_and(|n| n.is_lowercase()),
+            Some(p) if p.is_uppercase() && c.is_uppercase() => {
+                next.is_some_and(|n| n.is_lowercase())
+            }
             Some(p) if p.is_alphabetic() != c.is_alphabetic() => true,
             _ => false,
         };
@@ -200,7 +213,20 @@ mod tests {
         let w: Vec<String> = words("getUserById parse_HTTPResponse v2").collect();
         assert_eq!(
             w,
-            ["get", "user", "by", "id", "getuserbyid", "parse", "http", "response", "parsehttpresponse", "v", "2", "v2"]
+            [
+                "get",
+                "user",
+                "by",
+                "id",
+                "getuserbyid",
+                "parse",
+                "http",
+                "response",
+                "parsehttpresponse",
+                "v",
+                "2",
+                "v2"
+            ]
         );
     }
 
@@ -212,9 +238,17 @@ mod tests {
         assert_eq!(ok.query, "find");
         assert_eq!(ok.limit, 5);
         assert_eq!(ok.file_types.as_deref(), Some(&["ts".to_string()][..]));
-        for (q, limit, sim) in [("", None, None), ("x", Some(0), None), ("x", Some(100_000), None), ("x", None, Some(2.0))] {
+        for (q, limit, sim) in [
+            ("", None, None),
+            ("x", Some(0), None),
+            ("x", Some(100_000), None),
+            ("x", None, Some(2.0)),
+        ] {
             assert!(
-                matches!(SearchRequest::new(q, None, None, limit, sim, &cfg), Err(SearchError::Invalid(_))),
+                matches!(
+                    SearchRequest::new(q, None, None, limit, sim, &cfg),
+                    Err(SearchError::Invalid(_))
+                ),
                 "{q:?} {limit:?} {sim:?}"
             );
         }

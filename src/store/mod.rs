@@ -34,7 +34,9 @@ pub enum StoreError {
         op: &'static str,
         source: sqlx::Error,
     },
-    #[error("model `{model}` makes {dimension}-dimensional vectors; the index stores at most {VECTOR_WIDTH}")]
+    #[error(
+        "model `{model}` makes {dimension}-dimensional vectors; the index stores at most {VECTOR_WIDTH}"
+    )]
     TooWide { model: String, dimension: usize },
 }
 
@@ -47,7 +49,10 @@ impl StoreError {
         };
         matches!(
             source,
-            sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Tls(_)
+            sqlx::Error::Io(_)
+                | sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::Tls(_)
         )
     }
 }
@@ -248,7 +253,11 @@ impl Store {
                 dimension: f.embedding_dim as usize,
             });
         }
-        let mut tx = self.pool.begin().await.map_err(q("starting a transaction"))?;
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(q("starting a transaction"))?;
         sqlx::query("DELETE FROM codebase_index WHERE repository = $1 AND file_path = $2")
             .bind(f.repository)
             .bind(f.file_path)
@@ -321,7 +330,11 @@ impl Store {
         embedding_model: &str,
         error: &str,
     ) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await.map_err(q("starting a transaction"))?;
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(q("starting a transaction"))?;
         sqlx::query("DELETE FROM codebase_index WHERE repository = $1 AND file_path = $2")
             .bind(repository)
             .bind(file_path)
@@ -351,23 +364,32 @@ impl Store {
     }
 
     /// Removes files that no longer exist, chunks and state together.
-    pub async fn delete_files(&self, repository: &str, paths: &[String]) -> Result<u64, StoreError> {
+    pub async fn delete_files(
+        &self,
+        repository: &str,
+        paths: &[String],
+    ) -> Result<u64, StoreError> {
         if paths.is_empty() {
             return Ok(0);
         }
-        let mut tx = self.pool.begin().await.map_err(q("starting a transaction"))?;
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(q("starting a transaction"))?;
         sqlx::query("DELETE FROM codebase_index WHERE repository = $1 AND file_path = ANY($2)")
             .bind(repository)
             .bind(paths)
             .execute(&mut *tx)
             .await
             .map_err(q("deleting vanished files' chunks"))?;
-        let done = sqlx::query("DELETE FROM indexed_files WHERE repository = $1 AND file_path = ANY($2)")
-            .bind(repository)
-            .bind(paths)
-            .execute(&mut *tx)
-            .await
-            .map_err(q("deleting vanished files"))?;
+        let done =
+            sqlx::query("DELETE FROM indexed_files WHERE repository = $1 AND file_path = ANY($2)")
+                .bind(repository)
+                .bind(paths)
+                .execute(&mut *tx)
+                .await
+                .map_err(q("deleting vanished files"))?;
         tx.commit().await.map_err(q("committing deletions"))?;
         Ok(done.rows_affected())
     }

@@ -43,13 +43,22 @@ async fn rows(store: &Store, sql: &str) -> i64 {
 async fn indexes_then_skips_unchanged_reembeds_only_edits_and_sweeps_deletions() {
     let (repo, store, indexer) = setup(&[
         ("backend/src/invoice/invoice.service.ts", SERVICE),
-        ("backend/db/migrations/001_init.sql", "CREATE TABLE invoices (id uuid primary key);\n"),
-        ("docs/guide.md", "# Guide\n\nHow invoices work.\n\n## Payment\n\nBy transfer.\n"),
+        (
+            "backend/db/migrations/001_init.sql",
+            "CREATE TABLE invoices (id uuid primary key);\n",
+        ),
+        (
+            "docs/guide.md",
+            "# Guide\n\nHow invoices work.\n\n## Payment\n\nBy transfer.\n",
+        ),
         ("frontend/app.py", "def main():\n    print('hi')\n"),
     ])
     .await;
     let cancel = CancellationToken::new();
-    let first = indexer.index_root(repo.path(), None, &cancel).await.expect("index");
+    let first = indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("index");
     assert_eq!(first.indexed, 4);
     assert_eq!(first.failed, 0);
     assert!(first.embedded > 0);
@@ -80,16 +89,32 @@ async fn indexes_then_skips_unchanged_reembeds_only_edits_and_sweeps_deletions()
     assert_eq!(migration, "migration");
 
     // Unchanged: nothing embedded.
-    let second = indexer.index_root(repo.path(), None, &cancel).await.expect("index");
-    assert_eq!((second.indexed, second.unchanged, second.embedded), (0, 4, 0));
+    let second = indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("index");
+    assert_eq!(
+        (second.indexed, second.unchanged, second.embedded),
+        (0, 4, 0)
+    );
 
     // One file edited: only its new chunk text is embedded.
     let before = rows(&store, "SELECT count(*) FROM codebase_index").await;
-    support::write(repo.path(), "frontend/app.py", "def main():\n    print('hello')\n");
-    let third = indexer.index_root(repo.path(), None, &cancel).await.expect("index");
+    support::write(
+        repo.path(),
+        "frontend/app.py",
+        "def main():\n    print('hello')\n",
+    );
+    let third = indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("index");
     assert_eq!((third.indexed, third.unchanged), (1, 3));
     assert_eq!(third.embedded, 1);
-    assert_eq!(rows(&store, "SELECT count(*) FROM codebase_index").await, before);
+    assert_eq!(
+        rows(&store, "SELECT count(*) FROM codebase_index").await,
+        before
+    );
     let content: String = sqlx::query_scalar(
         "SELECT chunk_content FROM codebase_index WHERE file_path = 'frontend/app.py'",
     )
@@ -100,10 +125,17 @@ async fn indexes_then_skips_unchanged_reembeds_only_edits_and_sweeps_deletions()
 
     // A deleted file is swept, chunks and state.
     std::fs::remove_file(repo.path().join("docs/guide.md")).expect("rm");
-    let fourth = indexer.index_root(repo.path(), None, &cancel).await.expect("index");
+    let fourth = indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("index");
     assert_eq!(fourth.removed, 1);
     assert_eq!(
-        rows(&store, "SELECT count(*) FROM codebase_index WHERE file_path = 'docs/guide.md'").await,
+        rows(
+            &store,
+            "SELECT count(*) FROM codebase_index WHERE file_path = 'docs/guide.md'"
+        )
+        .await,
         0
     );
     assert_eq!(rows(&store, "SELECT count(*) FROM indexed_files").await, 3);
@@ -123,11 +155,17 @@ async fn indexes_then_skips_unchanged_reembeds_only_edits_and_sweeps_deletions()
 async fn identical_chunks_in_another_repository_reuse_vectors() {
     let (repo, _store, indexer) = setup(&[("a/util.py", "def helper():\n    return 42\n")]).await;
     let cancel = CancellationToken::new();
-    indexer.index_root(repo.path(), None, &cancel).await.expect("index");
+    indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("index");
     // Same path and content under another root (another repository): reused, not embedded.
     let copy = support::repo(&[("a/util.py", "def helper():\n    return 42\n")]);
     let renamed = std::path::Path::new(copy.path());
-    let report = indexer.index_root(renamed, None, &cancel).await.expect("index");
+    let report = indexer
+        .index_root(renamed, None, &cancel)
+        .await
+        .expect("index");
     assert_eq!(report.embedded, 0);
     assert_eq!(report.reused, 1);
 }
@@ -142,8 +180,11 @@ async fn bad_files_are_skipped_with_a_reason_and_lose_nothing_else() {
     .await;
     std::fs::write(repo.path().join("src/blob.rs"), b"\x00\x01\x02binary").expect("write");
     std::fs::write(repo.path().join("src/latin1.rs"), b"// caf\xe9\n").expect("write");
-    std::os::unix::fs::symlink(repo.path().join("gone.rs"), repo.path().join("src/dangling.rs"))
-        .expect("symlink");
+    std::os::unix::fs::symlink(
+        repo.path().join("gone.rs"),
+        repo.path().join("src/dangling.rs"),
+    )
+    .expect("symlink");
     let report = indexer
         .index_root(repo.path(), None, &CancellationToken::new())
         .await
@@ -154,15 +195,18 @@ async fn bad_files_are_skipped_with_a_reason_and_lose_nothing_else() {
     assert_eq!(report.skipped.get("broken symlink"), Some(&1));
     assert_eq!(report.failed, 0);
     assert_eq!(
-        rows(&store, "SELECT count(*) FROM codebase_index WHERE file_path = 'src/ok.rs'").await,
+        rows(
+            &store,
+            "SELECT count(*) FROM codebase_index WHERE file_path = 'src/ok.rs'"
+        )
+        .await,
         1
     );
-    let error: Option<String> = sqlx::query_scalar(
-        "SELECT error FROM indexed_files WHERE file_path = 'src/blob.rs'",
-    )
-    .fetch_one(store.pool())
-    .await
-    .expect("recorded");
+    let error: Option<String> =
+        sqlx::query_scalar("SELECT error FROM indexed_files WHERE file_path = 'src/blob.rs'")
+            .fetch_one(store.pool())
+            .await
+            .expect("recorded");
     assert_eq!(error.as_deref(), Some("binary"));
 }
 
@@ -180,10 +224,21 @@ async fn migrations_are_idempotent_and_keep_the_baseline_columns() {
     .await
     .expect("columns");
     for c in [
-        "id", "file_path", "chunk_index", "chunk_content", "embedding", "file_type", "module",
-        "component_type", "file_hash", "indexed_at",
+        "id",
+        "file_path",
+        "chunk_index",
+        "chunk_content",
+        "embedding",
+        "file_type",
+        "module",
+        "component_type",
+        "file_hash",
+        "indexed_at",
     ] {
-        assert!(columns.iter().any(|x| x == c), "missing baseline column {c}");
+        assert!(
+            columns.iter().any(|x| x == c),
+            "missing baseline column {c}"
+        );
     }
     let typ: String = sqlx::query_scalar(
         "SELECT format_type(atttypid, atttypmod) FROM pg_attribute

@@ -36,7 +36,10 @@ async fn similar_meanings_are_closer_than_unrelated_ones() {
     let v = e.embed(&texts, InputKind::Document).await.expect("embeds");
     assert!(cosine(&v[0], &v[1]) > cosine(&v[0], &v[2]) + 0.1);
     // Batching and ordering do not change vectors.
-    let alone = e.embed(&texts[2..], InputKind::Document).await.expect("embeds");
+    let alone = e
+        .embed(&texts[2..], InputKind::Document)
+        .await
+        .expect("embeds");
     assert!(cosine(&v[2], &alone[0]) > 0.9999);
 }
 
@@ -47,9 +50,18 @@ async fn a_description_of_a_function_finds_it() {
     let store = Store::connect(&cfg.database).await.expect("connect");
     let e: Arc<dyn Embedder> = Arc::new(embedder());
     let repo = support::repo(&[
-        ("src/auth.py", "def verify_password(user, password):\n    \"\"\"Compare a password with the stored bcrypt hash.\"\"\"\n    return bcrypt.checkpw(password.encode(), user.password_hash)\n"),
-        ("src/charts.ts", "export function renderSalesChart(el: HTMLElement, months: number[]) {\n  const svg = d3.select(el).append('svg');\n  svg.selectAll('rect').data(months).enter().append('rect');\n}\n"),
-        ("src/mail.go", "package mail\n\n// SendWelcomeEmail mails a new user their activation link.\nfunc SendWelcomeEmail(to string, link string) error {\n\treturn smtp.SendMail(host, nil, from, []string{to}, body(link))\n}\n"),
+        (
+            "src/auth.py",
+            "def verify_password(user, password):\n    \"\"\"Compare a password with the stored bcrypt hash.\"\"\"\n    return bcrypt.checkpw(password.encode(), user.password_hash)\n",
+        ),
+        (
+            "src/charts.ts",
+            "export function renderSalesChart(el: HTMLElement, months: number[]) {\n  const svg = d3.select(el).append('svg');\n  svg.selectAll('rect').data(months).enter().append('rect');\n}\n",
+        ),
+        (
+            "src/mail.go",
+            "package mail\n\n// SendWelcomeEmail mails a new user their activation link.\nfunc SendWelcomeEmail(to string, link string) error {\n\treturn smtp.SendMail(host, nil, from, []string{to}, body(link))\n}\n",
+        ),
     ]);
     let indexer = Indexer::new(store.clone(), Arc::clone(&e), cfg.index.clone()).expect("indexer");
     indexer

@@ -56,7 +56,8 @@ impl Daemon {
         for _ in 0..100 {
             if let Ok(Ok(_)) = tokio::time::timeout(
                 Duration::from_millis(200),
-                d.client.request("agog.codebase.search", "{\"query\":\"ping\"}".into()),
+                d.client
+                    .request("agog.codebase.search", "{\"query\":\"ping\"}".into()),
             )
             .await
             {
@@ -135,7 +136,12 @@ async fn answers_the_design_request_with_the_design_response() {
     let top = &results[0];
     assert_eq!(top["filePath"], "backend/src/invoice/invoice.service.ts");
     assert!(top["chunkIndex"].is_i64());
-    assert!(top["content"].as_str().expect("content").contains("validateInvoiceTotals"));
+    assert!(
+        top["content"]
+            .as_str()
+            .expect("content")
+            .contains("validateInvoiceTotals")
+    );
     let sim = top["similarity"].as_f64().expect("similarity");
     assert!((0.0..=1.0).contains(&sim));
     assert_eq!(top["module"], "backend");
@@ -152,21 +158,37 @@ async fn answers_the_design_request_with_the_design_response() {
 #[tokio::test]
 async fn filters_limits_and_thresholds_hold() {
     let d = Daemon::start(FILES).await;
-    let py = d.search(json!({"query": "invoice", "fileTypes": ["py"]})).await;
+    let py = d
+        .search(json!({"query": "invoice", "fileTypes": ["py"]}))
+        .await;
     let py = py["results"].as_array().expect("results").clone();
     assert_eq!(py.len(), 1);
     assert_eq!(py[0]["filePath"], "scripts/report.py");
 
-    let fe = d.search(json!({"query": "invoice", "modules": ["frontend"]})).await;
-    assert!(fe["results"].as_array().expect("results").iter().all(|r| r["module"] == "frontend"));
+    let fe = d
+        .search(json!({"query": "invoice", "modules": ["frontend"]}))
+        .await;
+    assert!(
+        fe["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .all(|r| r["module"] == "frontend")
+    );
 
     let one = d.search(json!({"query": "invoice", "limit": 1})).await;
     assert_eq!(one["results"].as_array().expect("results").len(), 1);
 
     let all = d.search(json!({"query": "invoice"})).await;
-    assert_eq!(all["results"].as_array().expect("results").len(), 4, "default limit 5, 4 chunks");
+    assert_eq!(
+        all["results"].as_array().expect("results").len(),
+        4,
+        "default limit 5, 4 chunks"
+    );
 
-    let strict = d.search(json!({"query": "invoice", "minSimilarity": 0.999})).await;
+    let strict = d
+        .search(json!({"query": "invoice", "minSimilarity": 0.999}))
+        .await;
     assert_eq!(strict["success"], true);
     assert_eq!(strict["totalFound"], 0);
     d.stop().await;
@@ -189,15 +211,39 @@ async fn malformed_requests_get_errors_and_the_responder_keeps_answering() {
         ("blank query", br#"{"query": "   \n\t"}"#.to_vec()),
         ("limit zero", br#"{"query": "x", "limit": 0}"#.to_vec()),
         ("negative limit", br#"{"query": "x", "limit": -3}"#.to_vec()),
-        ("absurd limit", br#"{"query": "x", "limit": 1000000000}"#.to_vec()),
-        ("limit is a string", br#"{"query": "x", "limit": "5"}"#.to_vec()),
-        ("limit beyond i64", br#"{"query": "x", "limit": 1e300}"#.to_vec()),
-        ("fileTypes is a string", br#"{"query": "x", "fileTypes": "ts"}"#.to_vec()),
-        ("modules holds a number", br#"{"query": "x", "modules": [1]}"#.to_vec()),
-        ("minSimilarity out of range", br#"{"query": "x", "minSimilarity": 7}"#.to_vec()),
-        ("oversized request", format!("{{\"query\": \"{}\"}}", "a".repeat(70_000)).into_bytes()),
+        (
+            "absurd limit",
+            br#"{"query": "x", "limit": 1000000000}"#.to_vec(),
+        ),
+        (
+            "limit is a string",
+            br#"{"query": "x", "limit": "5"}"#.to_vec(),
+        ),
+        (
+            "limit beyond i64",
+            br#"{"query": "x", "limit": 1e300}"#.to_vec(),
+        ),
+        (
+            "fileTypes is a string",
+            br#"{"query": "x", "fileTypes": "ts"}"#.to_vec(),
+        ),
+        (
+            "modules holds a number",
+            br#"{"query": "x", "modules": [1]}"#.to_vec(),
+        ),
+        (
+            "minSimilarity out of range",
+            br#"{"query": "x", "minSimilarity": 7}"#.to_vec(),
+        ),
+        (
+            "oversized request",
+            format!("{{\"query\": \"{}\"}}", "a".repeat(70_000)).into_bytes(),
+        ),
         ("invalid utf-8", b"{\"query\": \"\xff\xfe\"}".to_vec()),
-        ("query too long", format!("{{\"query\": \"{}\"}}", "word ".repeat(2000)).into_bytes()),
+        (
+            "query too long",
+            format!("{{\"query\": \"{}\"}}", "word ".repeat(2000)).into_bytes(),
+        ),
     ];
     assert!(cases.len() >= 20);
     for (name, payload) in &cases {
@@ -209,7 +255,10 @@ async fn malformed_requests_get_errors_and_the_responder_keeps_answering() {
             "{name}: code {code:?}"
         );
         assert!(
-            !reply["error"]["message"].as_str().unwrap_or_default().is_empty(),
+            !reply["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .is_empty(),
             "{name}: no message"
         );
     }
@@ -237,10 +286,18 @@ async fn malformed_requests_get_errors_and_the_responder_keeps_answering() {
 #[tokio::test]
 async fn service_discovery_answers() {
     let d = Daemon::start(FILES).await;
-    let ping = d.client.request("$SRV.PING.codesearch", "".into()).await.expect("ping");
+    let ping = d
+        .client
+        .request("$SRV.PING.codesearch", "".into())
+        .await
+        .expect("ping");
     let ping: Value = serde_json::from_slice(&ping.payload).expect("json");
     assert_eq!(ping["name"], "codesearch");
-    let info = d.client.request("$SRV.INFO.codesearch", "".into()).await.expect("info");
+    let info = d
+        .client
+        .request("$SRV.INFO.codesearch", "".into())
+        .await
+        .expect("info");
     let info: Value = serde_json::from_slice(&info.payload).expect("json");
     assert_eq!(info["endpoints"][0]["subject"], "agog.codebase.search");
     assert_eq!(info["endpoints"][0]["queue_group"], "codesearch");

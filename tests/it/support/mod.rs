@@ -115,7 +115,10 @@ fn cluster() -> &'static Cluster {
     static CLUSTER: OnceLock<Cluster> = OnceLock::new();
     CLUSTER.get_or_init(|| {
         if let Ok(url) = std::env::var("CODESEARCH_TEST_DATABASE_URL") {
-            let base_url = url.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(url);
+            let base_url = url
+                .rsplit_once('/')
+                .map(|(b, _)| b.to_owned())
+                .unwrap_or(url);
             let c = Cluster {
                 base_url,
                 _watchdog: Mutex::new(None),
@@ -133,7 +136,10 @@ fn cluster() -> &'static Cluster {
         if let (Some(user), true) = (&t.pg_user, is_root()) {
             let id = |flag: &str| -> u32 {
                 let out = Command::new("id").arg(flag).arg(user).output().expect("id");
-                String::from_utf8_lossy(&out.stdout).trim().parse().expect("numeric id")
+                String::from_utf8_lossy(&out.stdout)
+                    .trim()
+                    .parse()
+                    .expect("numeric id")
             };
             std::os::unix::fs::chown(&dir, Some(id("-u")), Some(id("-g"))).expect("chown");
         }

@@ -64,7 +64,10 @@ impl FakeOllama {
         let app = Router::new()
             .route("/api/embed", post(embed))
             .route("/api/tags", get(tags))
-            .route("/api/version", get(|| async { Json(json!({"version": "0.12.6"})) }))
+            .route(
+                "/api/version",
+                get(|| async { Json(json!({"version": "0.12.6"})) }),
+            )
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -111,7 +114,11 @@ async fn embed(State(s): State<Shared>, Json(body): Json<Value>) -> Response {
         let mut mode = s.mode.lock().expect("lock");
         let current = *mode;
         if let Mode::BusyFor(n) = current {
-            *mode = if n <= 1 { Mode::Healthy } else { Mode::BusyFor(n - 1) };
+            *mode = if n <= 1 {
+                Mode::Healthy
+            } else {
+                Mode::BusyFor(n - 1)
+            };
         }
         current
     };
@@ -124,8 +131,18 @@ async fn embed(State(s): State<Shared>, Json(body): Json<Value>) -> Response {
                 &format!("model \"{model}\" not found, try pulling it first"),
             );
         }
-        Mode::ServerError => return error(StatusCode::INTERNAL_SERVER_ERROR, "llama runner process has terminated"),
-        Mode::BusyFor(_) => return error(StatusCode::SERVICE_UNAVAILABLE, "server busy, please try again"),
+        Mode::ServerError => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "llama runner process has terminated",
+            );
+        }
+        Mode::BusyFor(_) => {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "server busy, please try again",
+            );
+        }
         Mode::Hang => {
             std::future::pending::<()>().await;
             unreachable!()

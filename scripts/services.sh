@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Starts or stops the local PostgreSQL + pgvector and nats-server used by scripts/run.sh and
+# scripts/bench.sh (tests start their own). Needs scripts/setup.sh to have run.
+#
+#   scripts/services.sh start|stop|status
+#
+# State lives in $CODESEARCH_STATE_DIR (default .codesearch/): pgdata/, postgres.log, nats.log,
+# and `env`, which exports DATABASE_URL and NATS_URL for codesearch.
+# Ports: CODESEARCH_PG_PORT (default 54329), CODESEARCH_NATS_PORT (default 4222).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STATE="${CODESEARCH_STATE_DIR:-$ROOT/.codesearch}"
+PG_PORT="${CODESEARCH_PG_PORT:-54329}"
+NATS_PORT="${CODESEARCH_NATS_PORT:-4222}"
+PGDATA="$STATE/pgdata"
+PGRUN="$STATE/pgrun"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+[ -f "$STATE/tools.env" ] || die "run scripts/setup.sh first"
+# shellcheck source=/dev/null
+. "$STATE/tools.env"
+
+as_pg() { # a PostgreSQL tool, as the unprivileged user when we are root
+  if [ -n "$CODESEARCH_PG_USER" ]; then
+    setpriv --reuid="$CODESEARCH_PG_USER" --regid="$CODESEARCH_PG_USER" --init-groups "$@"
+  else
+    "$@"
+  fi
+}
+own() { [ -n "$CODESEARCH_PG_USER" ] && chown "$CODESEARCH_PG_USER" "$@"; return 0; }
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+start() {
+  mkdir -p "$PGRUN"; own "$PGRUN"
+  if [ ! -f "$PGDATA/PG_VERSION" ]; then
+    say "initialising a PostgreSQL cluster in $PGDATA"
+    mkdir -p "$PGDATA"; own "$PGDATA"
+    as_pg "$CODESEARCH_PG_BIN/initdb" -D "$PGDATA" -U postgres --auth=trust -E UTF8 >"$STATE/initdb.log" 2>&1 \
+      || die "initdb failed; see $STATE/initdb.log"
+  fi
+  if as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
+    say "PostgreSQL already running from $PGDATA"
+  else
+    port_busy "$PG_PORT" && die "port $PG_PORT is taken; set CODESEARCH_PG_PORT to a free port"
+    say "starting PostgreSQL 18 + pgvector on 127.0.0.1:$PG_PORT (log: $STATE/postgres.log)"
+    touch "$STATE/postgres.log"; own "$STATE/postgres.log"
+    as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" -l "$STATE/postgres.log" -w \
+      -o "-p $PG_PORT -k $PGRUN -c listen_addresses=127.0.0.1" start >/dev/null \
+      || die "PostgreSQL did not start; see $STATE/postgres.log"
+  fi
+  local psql=("$CODESEARCH_PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -tAq)
+  "${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname = 'codesearch'" | grep -q 1 \
+    || "${psql[@]}" -c "CREATE DATABASE codesearch"
+
+  if [ -f "$STATE/nats.pid" ] && kill -0 "$(cat "$STATE/nats.pid")" 2>/dev/null; then
+    say "nats-server already running (pid $(cat "$STATE/nats.pid"))"
+  elif port_busy "$NATS_PORT"; then
+    say "something already listens on 127.0.0.1:$NATS_PORT; using it as NATS"
+  else
+    say "starting nats-server on 127.0.0.1:$NATS_PORT (log: $STATE/nats.log)"
+    # setsid: a Ctrl-C meant for codesearch must not stop NATS before codesearch drains.
+    setsid nohup "$CODESEARCH_NATS_SERVER" -a 127.0.0.1 -p "$NATS_PORT" >"$STATE/nats.log" 2>&1 &
+    echo $! >"$STATE/nats.pid"
+    for _ in $(seq 50); do port_busy "$NATS_PORT" && break; sleep 0.1; done
+    port_busy "$NATS_PORT" || die "nats-server did not start; see $STATE/nats.log"
+  fi
+  cat >"$STATE/env" <<ENV
+# Written by scripts/services.sh: source it to talk to the local stack.
+export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/codesearch"
+export NATS_URL="nats://127.0.0.1:$NATS_PORT"
+export CODESEARCH_MODEL_DIR="$CODESEARCH_MODEL_DIR"
+ENV
+}
+
+stop() {
+  if [ -f "$STATE/nats.pid" ]; then
+    say "stopping nats-server"
+    kill "$(cat "$STATE/nats.pid")" 2>/dev/null || true
+    rm -f "$STATE/nats.pid"
+  fi
+  if [ -f "$PGDATA/PG_VERSION" ] && as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
+    say "stopping PostgreSQL"
+    as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" -m fast -w stop >/dev/null
+  fi
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status)
+    as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" status || true
+    [ -f "$STATE/nats.pid" ] && kill -0 "$(cat "$STATE/nats.pid")" 2>/dev/null \
+      && echo "nats-server running (pid $(cat "$STATE/nats.pid"))" || echo "nats-server not running" ;;
+  *) die "usage: scripts/services.sh start|stop|status" ;;
+esac

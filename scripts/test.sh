@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on a fresh machine: installs the local tools (scripts/setup.sh:
+# PostgreSQL + pgvector, nats-server, the local model), then `cargo test`. The tests start
+# their own PostgreSQL cluster and nats-servers on free ports and stop them when they end.
+#
+#   scripts/test.sh [extra cargo test arguments]
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STATE="${CODESEARCH_STATE_DIR:-$ROOT/.codesearch}"
+
+"$ROOT/scripts/setup.sh"
+# shellcheck source=/dev/null
+. "$STATE/tools.env"
+
+printf '\033[1m==> %s\033[0m\n' "running the tests (the first build takes several minutes)" >&2
+cd "$ROOT"
+cargo test --locked "$@"
