@@ -96,6 +96,9 @@ pub async fn index(
             break;
         }
     }
+    if !cancel.is_cancelled() {
+        indexer.store().ensure_ann_index().await?;
+    }
     Ok(reports)
 }
 

@@ -125,6 +125,10 @@ impl Indexer {
         })
     }
 
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     fn chunk_options(&self) -> ChunkOptions {
         ChunkOptions {
             max_chars: self.cfg.max_chunk_chars,

@@ -19,6 +19,11 @@ use crate::config::{DatabaseConfig, redact_url};
 /// Width of the `embedding` column (the baseline's `vector(768)`).
 pub const VECTOR_WIDTH: usize = 768;
 
+/// Below this many vectors an exact scan is as fast as an approximate index, and a bulk load
+/// without the index is much faster: the HNSW index is built once the table reaches it.
+pub const ANN_MIN_ROWS: i64 = 2000;
+const ANN_INDEX: &str = "idx_codebase_index_embedding_hnsw";
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 #[derive(Debug, Error)]
@@ -152,6 +157,20 @@ impl Store {
         let pool = PgPoolOptions::new()
             .max_connections(cfg.max_connections)
             .acquire_timeout(Duration::from_secs(cfg.connect_timeout_secs))
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    // HNSW search settings (pgvector >= 0.8): a wider candidate list than the
+                    // default 40, and iterative scans so that filtered searches keep scanning
+                    // until they have `limit` rows instead of silently returning fewer.
+                    for setting in [
+                        "SET hnsw.ef_search = 100",
+                        "SET hnsw.iterative_scan = relaxed_order",
+                    ] {
+                        sqlx::query(setting).execute(&mut *conn).await?;
+                    }
+                    Ok(())
+                })
+            })
             .connect_with(options)
             .await
             .map_err(|source| StoreError::Connect { url, source })?;
@@ -405,19 +424,71 @@ impl Store {
         .map_err(q("reading the indexed model"))
     }
 
-    /// Exact cosine kNN over the vectors of one model, with filters.
+    /// Builds the HNSW index once the table holds [`ANN_MIN_ROWS`] vectors (and rebuilds it if
+    /// an interrupted build left it invalid). Returns whether it built one. Built concurrently:
+    /// searches and writes go on meanwhile.
+    pub async fn ensure_ann_index(&self) -> Result<bool, StoreError> {
+        let valid: Option<bool> = sqlx::query_scalar(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+             WHERE c.relname = $1",
+        )
+        .bind(ANN_INDEX)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(q("checking the vector index"))?;
+        match valid {
+            Some(true) => return Ok(false),
+            Some(false) => {
+                tracing::warn!("the vector index is invalid (an interrupted build); rebuilding it");
+                sqlx::query(&format!("DROP INDEX CONCURRENTLY IF EXISTS {ANN_INDEX}"))
+                    .execute(&self.pool)
+                    .await
+                    .map_err(q("dropping an invalid vector index"))?;
+            }
+            None => {}
+        }
+        let rows: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM codebase_index WHERE embedding IS NOT NULL")
+                .fetch_one(&self.pool)
+                .await
+                .map_err(q("counting vectors"))?;
+        if rows < ANN_MIN_ROWS {
+            return Ok(false);
+        }
+        tracing::info!(vectors = rows, "building the HNSW vector index");
+        let started = std::time::Instant::now();
+        sqlx::query(&format!(
+            "CREATE INDEX CONCURRENTLY IF NOT EXISTS {ANN_INDEX}
+             ON codebase_index USING hnsw (embedding vector_cosine_ops)"
+        ))
+        .execute(&self.pool)
+        .await
+        .map_err(q("building the vector index"))?;
+        tracing::info!(
+            secs = started.elapsed().as_secs_f64(),
+            "HNSW vector index built"
+        );
+        Ok(true)
+    }
+
+    /// Cosine kNN over the vectors of one model, with filters: exact while the table is small,
+    /// through the HNSW index (iterative scan, re-sorted) once it exists.
     pub async fn vector_search(&self, query: &VectorQuery<'_>) -> Result<Vec<Hit>, StoreError> {
+        // `relaxed_order` iterative scans may return rows slightly out of order: the outer
+        // query puts them back in order (pgvector's documented pattern).
         let rows = sqlx::query(
-            "SELECT repository, file_path, chunk_index, chunk_content, module, component_type,
-                    file_type, language, symbol, start_line, end_line,
-                    1 - (embedding <=> $1) AS similarity
-             FROM codebase_index
-             WHERE embedding_model = $2 AND embedding IS NOT NULL
-               AND ($3::text[] IS NULL OR file_type = ANY($3))
-               AND ($4::text[] IS NULL OR module = ANY($4))
-               AND 1 - (embedding <=> $1) >= $5
-             ORDER BY embedding <=> $1
-             LIMIT $6",
+            "WITH nearest AS MATERIALIZED (
+               SELECT repository, file_path, chunk_index, chunk_content, module, component_type,
+                      file_type, language, symbol, start_line, end_line,
+                      embedding <=> $1 AS distance
+               FROM codebase_index
+               WHERE embedding_model = $2 AND embedding IS NOT NULL
+                 AND ($3::text[] IS NULL OR file_type = ANY($3))
+                 AND ($4::text[] IS NULL OR module = ANY($4))
+                 AND 1 - (embedding <=> $1) >= $5
+               ORDER BY embedding <=> $1
+               LIMIT $6)
+             SELECT *, 1 - distance AS similarity FROM nearest ORDER BY distance",
         )
         .bind(pad(query.embedding))
         .bind(query.model)

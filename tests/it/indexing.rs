@@ -249,3 +249,70 @@ async fn migrations_are_idempotent_and_keep_the_baseline_columns() {
     .expect("type");
     assert_eq!(typ, "vector(768)");
 }
+
+#[tokio::test]
+async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
+    use codesearch::store::{ANN_MIN_ROWS, ChunkRow, FileWrite, VectorQuery};
+    let db = test_db().await;
+    let cfg = support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    let hash = HashEmbedder::new(384);
+    // 25 files of 100 chunks; only one file in ten is `py`.
+    let files = (ANN_MIN_ROWS as usize / 100) + 5;
+    for f in 0..files {
+        let rows: Vec<ChunkRow> = (0..100)
+            .map(|i| ChunkRow {
+                chunk_index: i,
+                content: format!("chunk {i} of file {f}"),
+                start_line: i + 1,
+                end_line: i + 1,
+                symbol: None,
+                kind: "text".into(),
+                content_hash: format!("{f}-{i}"),
+                embedding: Some(hash.embed_one(&format!("alpha beta {} {}", i % 7, f % 5))),
+            })
+            .collect();
+        let path = format!("f{f}.{}", if f % 10 == 0 { "py" } else { "rs" });
+        store
+            .replace_file(&FileWrite {
+                repository: "r",
+                file_path: &path,
+                file_hash: "h",
+                file_type: if f % 10 == 0 { "py" } else { "rs" },
+                language: "x",
+                module: None,
+                component_type: None,
+                size_bytes: 1,
+                chunker_version: 1,
+                embedding_model: "hash/v1",
+                embedding_dim: 384,
+                chunks: &rows,
+            })
+            .await
+            .expect("write");
+    }
+    assert!(store.ensure_ann_index().await.expect("index"), "built");
+    assert!(
+        !store.ensure_ann_index().await.expect("index"),
+        "built once"
+    );
+    let query = hash.embed_one("alpha beta 3 1");
+    let py = vec!["py".to_owned()];
+    let hits = store
+        .vector_search(&VectorQuery {
+            embedding: &query,
+            model: "hash/v1",
+            file_types: Some(&py),
+            modules: None,
+            min_similarity: -1.0,
+            limit: 50,
+        })
+        .await
+        .expect("search");
+    assert_eq!(hits.len(), 50, "the filter matches 300 rows; 50 asked");
+    assert!(hits.iter().all(|h| h.file_type.as_deref() == Some("py")));
+    assert!(
+        hits.windows(2).all(|w| w[0].similarity >= w[1].similarity),
+        "sorted"
+    );
+}
