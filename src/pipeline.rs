@@ -321,7 +321,6 @@ impl Indexer {
                             .record_skip(
                                 &repository,
                                 &rel_path,
-                                "",
                                 CHUNKER_VERSION,
                                 self.embedder.model_id(),
                                 &message,

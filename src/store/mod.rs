@@ -272,6 +272,38 @@ impl Store {
                 dimension: f.embedding_dim as usize,
             });
         }
+        self.write_file(f, None).await
+    }
+
+    /// Records that a file cannot be indexed (binary, too large, ...) and drops its chunks,
+    /// so a stale version is not served.
+    pub async fn record_skip(
+        &self,
+        repository: &str,
+        file_path: &str,
+        chunker_version: i32,
+        embedding_model: &str,
+        error: &str,
+    ) -> Result<(), StoreError> {
+        let skipped = FileWrite {
+            repository,
+            file_path,
+            file_hash: "",
+            file_type: "",
+            language: "",
+            module: None,
+            component_type: None,
+            size_bytes: 0,
+            chunker_version,
+            embedding_model,
+            embedding_dim: 0,
+            chunks: &[],
+        };
+        self.write_file(&skipped, Some(error)).await
+    }
+
+    /// The one writer of a file: delete its rows, insert its chunks, upsert its state.
+    async fn write_file(&self, f: &FileWrite<'_>, error: Option<&str>) -> Result<(), StoreError> {
         let mut tx = self
             .pool
             .begin()
@@ -318,11 +350,11 @@ impl Store {
         sqlx::query(
             "INSERT INTO indexed_files (repository, file_path, file_hash, chunker_version,
                embedding_model, chunk_count, size_bytes, error, indexed_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, now())
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
              ON CONFLICT (repository, file_path) DO UPDATE SET
                file_hash = EXCLUDED.file_hash, chunker_version = EXCLUDED.chunker_version,
                embedding_model = EXCLUDED.embedding_model, chunk_count = EXCLUDED.chunk_count,
-               size_bytes = EXCLUDED.size_bytes, error = NULL, indexed_at = now()",
+               size_bytes = EXCLUDED.size_bytes, error = EXCLUDED.error, indexed_at = now()",
         )
         .bind(f.repository)
         .bind(f.file_path)
@@ -331,54 +363,11 @@ impl Store {
         .bind(f.embedding_model)
         .bind(f.chunks.len() as i32)
         .bind(f.size_bytes)
+        .bind(error)
         .execute(&mut *tx)
         .await
         .map_err(q("recording a file"))?;
         tx.commit().await.map_err(q("committing a file"))?;
-        Ok(())
-    }
-
-    /// Records that a file cannot be indexed (binary, too large, ...) and drops its chunks,
-    /// so a stale version is not served. Keyed by hash: the same content is not retried.
-    pub async fn record_skip(
-        &self,
-        repository: &str,
-        file_path: &str,
-        file_hash: &str,
-        chunker_version: i32,
-        embedding_model: &str,
-        error: &str,
-    ) -> Result<(), StoreError> {
-        let mut tx = self
-            .pool
-            .begin()
-            .await
-            .map_err(q("starting a transaction"))?;
-        sqlx::query("DELETE FROM codebase_index WHERE repository = $1 AND file_path = $2")
-            .bind(repository)
-            .bind(file_path)
-            .execute(&mut *tx)
-            .await
-            .map_err(q("deleting a skipped file's chunks"))?;
-        sqlx::query(
-            "INSERT INTO indexed_files (repository, file_path, file_hash, chunker_version,
-               embedding_model, chunk_count, error, indexed_at)
-             VALUES ($1, $2, $3, $4, $5, 0, $6, now())
-             ON CONFLICT (repository, file_path) DO UPDATE SET
-               file_hash = EXCLUDED.file_hash, chunker_version = EXCLUDED.chunker_version,
-               embedding_model = EXCLUDED.embedding_model, chunk_count = 0,
-               error = EXCLUDED.error, indexed_at = now()",
-        )
-        .bind(repository)
-        .bind(file_path)
-        .bind(file_hash)
-        .bind(chunker_version)
-        .bind(embedding_model)
-        .bind(error)
-        .execute(&mut *tx)
-        .await
-        .map_err(q("recording a skipped file"))?;
-        tx.commit().await.map_err(q("committing a skipped file"))?;
         Ok(())
     }
 
