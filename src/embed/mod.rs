@@ -96,7 +96,7 @@ pub struct Chosen {
 
 /// Builds the configured embedder. `indexed_model` is the model id that made the vectors
 /// already in the index, if any: `auto` keeps using it so an index is never re-embedded by
-/// surprise.
+/// surprise. `auto` never chooses the hash embedder, whatever the index holds: it is for tests.
 pub async fn from_config(
     cfg: &EmbedConfig,
     indexed_model: Option<&str>,
@@ -110,10 +110,6 @@ pub async fn from_config(
             Some(m) if m.starts_with("local/") => (
                 EmbedBackend::Local,
                 "the index holds local-model vectors".to_owned(),
-            ),
-            Some(m) if m.starts_with("hash/") => (
-                EmbedBackend::Hash,
-                "the index holds hash vectors".to_owned(),
             ),
             _ => match OllamaEmbedder::probe(cfg).await {
                 Ok(()) => (
