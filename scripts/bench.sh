@@ -7,8 +7,8 @@
 #   scripts/bench.sh [REPO_DIR...]      (default: crate sources from the cargo registry)
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STATE="${CODESEARCH_STATE_DIR:-$ROOT/.codesearch}"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 "$ROOT/scripts/setup.sh"
 "$ROOT/scripts/services.sh" start

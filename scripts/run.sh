@@ -11,9 +11,8 @@
 # CODESEARCH_EMBEDDER=ollama OLLAMA_URL=http://gpu-box:11434 scripts/run.sh ~/src/app
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STATE="${CODESEARCH_STATE_DIR:-$ROOT/.codesearch}"
-say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 "$ROOT/scripts/setup.sh"
 "$ROOT/scripts/services.sh" start

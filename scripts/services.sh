@@ -9,15 +9,12 @@
 # Ports: CODESEARCH_PG_PORT (default 54329), CODESEARCH_NATS_PORT (default 4222).
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STATE="${CODESEARCH_STATE_DIR:-$ROOT/.codesearch}"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PG_PORT="${CODESEARCH_PG_PORT:-54329}"
 NATS_PORT="${CODESEARCH_NATS_PORT:-4222}"
 PGDATA="$STATE/pgdata"
 PGRUN="$STATE/pgrun"
-
-say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
-die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 [ -f "$STATE/tools.env" ] || die "run scripts/setup.sh first"
 # shellcheck source=/dev/null

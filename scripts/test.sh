@@ -6,14 +6,14 @@
 #   scripts/test.sh [extra cargo test arguments]
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STATE="${CODESEARCH_STATE_DIR:-$ROOT/.codesearch}"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 "$ROOT/scripts/setup.sh"
 # shellcheck source=/dev/null
 . "$STATE/tools.env"
 
-printf '\033[1m==> %s\033[0m\n' "running the tests (the first build takes several minutes)" >&2
+say "running the tests (the first build takes several minutes)"
 cd "$ROOT"
 # Doc tests are left out: the doc comments hold JSON examples, not Rust.
 cargo test --locked --lib --bins --tests "$@"

@@ -126,12 +126,13 @@ pub async fn serve(
     };
 
     tokio::pin!(shutdown);
-    let mut indexing = Some(indexing);
+    let mut indexing = indexing;
+    let mut indexing_done = false;
     loop {
         tokio::select! {
             _ = &mut shutdown => break,
-            done = async { indexing.as_mut().expect("guarded by the if").await }, if indexing.is_some() => {
-                indexing = None;
+            done = &mut indexing, if !indexing_done => {
+                indexing_done = true;
                 match done {
                     Ok(Ok(_)) => tracing::info!("initial index complete; serving"),
                     Ok(Err(e)) => tracing::error!(error = format!("{e:#}"), "indexing failed; still serving what is indexed"),
@@ -143,7 +144,7 @@ pub async fn serve(
     tracing::info!("shutting down");
     cancel.cancel();
     let wait = async {
-        if let Some(indexing) = indexing {
+        if !indexing_done {
             let _ = indexing.await;
         }
         match bus.await {

@@ -281,17 +281,9 @@ impl Indexer {
         let mut batch_chunks = 0;
         let mut result: Result<(), IndexError> = Ok(());
         loop {
-            let msg = if batch.is_empty() {
-                scan_rx.recv().await
-            } else {
-                match scan_rx.try_recv() {
-                    Ok(m) => Some(m),
-                    Err(mpsc::error::TryRecvError::Empty) if batch_chunks < EMBED_BATCH_CHUNKS => {
-                        scan_rx.recv().await
-                    }
-                    Err(_) => None,
-                }
-            };
+            // A full batch is embedded below before the next message is taken, so a partial
+            // batch waits here only for more files or for the end of the walk.
+            let msg = scan_rx.recv().await;
             let done = msg.is_none();
             match msg {
                 Some(Scanned::Prepared(p)) => {

@@ -101,7 +101,7 @@ pub async fn from_config(
     cfg: &EmbedConfig,
     indexed_model: Option<&str>,
 ) -> Result<Chosen, EmbedError> {
-    let backend = match cfg.backend {
+    let (backend, reason) = match cfg.backend {
         EmbedBackend::Auto => match indexed_model {
             Some(m) if m.starts_with("ollama/") => (
                 EmbedBackend::Ollama,
@@ -124,7 +124,6 @@ pub async fn from_config(
         },
         explicit => (explicit, "configured".to_owned()),
     };
-    let (backend, reason) = backend;
     let embedder: Arc<dyn Embedder> = match backend {
         EmbedBackend::Ollama => Arc::new(OllamaEmbedder::new(cfg)?),
         EmbedBackend::Local => {
