@@ -74,6 +74,24 @@ pub enum Command {
         /// Only this module (repeatable).
         #[arg(long = "module", short = 'm', value_name = "MODULE")]
         modules: Vec<String>,
+        /// Only this component type (repeatable), e.g. --component-type service.
+        #[arg(long = "component-type", short = 'c', value_name = "TYPE")]
+        component_types: Vec<String>,
+        /// Only this language (repeatable), e.g. --language rust.
+        #[arg(long = "language", short = 'l', value_name = "LANG")]
+        languages: Vec<String>,
+        /// Only this repository.
+        #[arg(long)]
+        repository: Option<String>,
+        /// Only paths matching this glob, e.g. --path 'src/**/*.ts'.
+        #[arg(long = "path", short = 'p', value_name = "GLOB")]
+        path_glob: Option<String>,
+        /// Skip this many results (paging).
+        #[arg(long)]
+        offset: Option<i64>,
+        /// hybrid (default), vector or lexical.
+        #[arg(long)]
+        mode: Option<String>,
         /// Drop results below this cosine similarity.
         #[arg(long)]
         min_similarity: Option<f64>,

@@ -66,6 +66,22 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "CODESEARCH_SEARCH_MAX_QUERY_CHARS",
         "search.max_query_chars",
     ),
+    ("CODESEARCH_SEARCH_MODE", "search.mode"),
+    ("CODESEARCH_SEARCH_RRF_K", "search.rrf_k"),
+    ("CODESEARCH_SEARCH_VECTOR_WEIGHT", "search.vector_weight"),
+    ("CODESEARCH_SEARCH_LEXICAL_WEIGHT", "search.lexical_weight"),
+    (
+        "CODESEARCH_SEARCH_MAX_CHUNKS_PER_FILE",
+        "search.max_chunks_per_file",
+    ),
+    (
+        "CODESEARCH_SEARCH_RESULT_CACHE_ENTRIES",
+        "search.result_cache_entries",
+    ),
+    (
+        "CODESEARCH_SEARCH_QUERY_CACHE_ENTRIES",
+        "search.query_cache_entries",
+    ),
 ];
 
 #[derive(Debug, Error)]
@@ -208,6 +224,32 @@ pub struct SearchConfig {
     pub default_limit: usize,
     pub max_limit: usize,
     pub max_query_chars: usize,
+    pub mode: SearchMode,
+    pub rrf_k: f64,
+    pub vector_weight: f64,
+    pub lexical_weight: f64,
+    pub max_chunks_per_file: usize,
+    pub result_cache_entries: usize,
+    pub query_cache_entries: usize,
+}
+
+/// How a search ranks: by meaning, by words, or both fused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    Hybrid,
+    Vector,
+    Lexical,
+}
+
+impl SearchMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Hybrid => "hybrid",
+            SearchMode::Vector => "vector",
+            SearchMode::Lexical => "lexical",
+        }
+    }
 }
 
 impl Config {
@@ -345,6 +387,11 @@ fn env_value(raw: &str, current: Option<&toml::Value>) -> Result<toml::Value, St
             .parse::<i64>()
             .map(Value::Integer)
             .map_err(|_| format!("expected an integer, got {raw:?}")),
+        Some(Value::Float(_)) => raw
+            .trim()
+            .parse::<f64>()
+            .map(Value::Float)
+            .map_err(|e| e.to_string()),
         Some(Value::Boolean(_)) => match raw.to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" | "on" => Ok(Value::Boolean(true)),
             "0" | "false" | "no" | "off" => Ok(Value::Boolean(false)),

@@ -133,6 +133,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             limit,
             file_types,
             modules,
+            component_types,
+            languages,
+            repository,
+            path_glob,
+            offset,
+            mode,
             min_similarity,
             json,
         } => {
@@ -143,6 +149,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 modules: (!modules.is_empty()).then_some(modules),
                 limit,
                 min_similarity,
+                component_types: (!component_types.is_empty()).then_some(component_types),
+                languages: (!languages.is_empty()).then_some(languages),
+                repository,
+                path_glob,
+                offset,
+                mode,
+                max_per_file: None,
             };
             let client = codesearch::bus::connect(&config.nats).await?;
             let payload = serde_json::to_vec(&request)?;
@@ -239,9 +252,16 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
             println!("     …");
         }
     }
+    if let Some(w) = &reply.warning {
+        eprintln!("warning: {w}");
+    }
     println!(
-        "{} results · query embedding {} ms · search {} ms",
-        reply.total_found, reply.query_embedding_time, reply.search_time
+        "{} results · {} · query embedding {} ms · search {} ms{}",
+        reply.total_found,
+        reply.mode.as_deref().unwrap_or("hybrid"),
+        reply.query_embedding_time,
+        reply.search_time,
+        if reply.cached { " (cached)" } else { "" }
     );
     Ok(ExitCode::SUCCESS)
 }

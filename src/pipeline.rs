@@ -27,6 +27,7 @@ use crate::chunk::{self, CHUNKER_VERSION, Chunk, ChunkOptions, Language};
 use crate::config::IndexConfig;
 use crate::embed::{EmbedError, Embedder, InputKind};
 use crate::scan::{self, Classifier, SkipReason, SourceFile, Walker};
+use crate::search::lexical_text;
 use crate::store::{ChunkRow, FileState, FileWrite, Store, StoreError};
 
 /// Chunks gathered before calling the embedder.
@@ -454,15 +455,21 @@ fn rows_of(p: &Prepared, vectors: Vec<Vec<f32>>) -> Vec<ChunkRow> {
         .zip(&p.inputs)
         .zip(vectors)
         .enumerate()
-        .map(|(i, ((c, (_, hash)), v))| ChunkRow {
-            chunk_index: i as i32,
-            content: c.content.clone(),
-            start_line: c.start_line as i32,
-            end_line: c.end_line as i32,
-            symbol: c.symbol.clone(),
-            kind: c.kind.to_owned(),
-            content_hash: hash.clone(),
-            embedding: Some(v),
+        .map(|(i, ((c, (_, hash)), v))| {
+            let (lexical, lexical_length) =
+                lexical_text(&p.file.rel_path, c.symbol.as_deref(), &c.content);
+            ChunkRow {
+                chunk_index: i as i32,
+                content: c.content.clone(),
+                start_line: c.start_line as i32,
+                end_line: c.end_line as i32,
+                symbol: c.symbol.clone(),
+                kind: c.kind.to_owned(),
+                content_hash: hash.clone(),
+                embedding: Some(v),
+                lexical,
+                lexical_length,
+            }
         })
         .collect()
 }

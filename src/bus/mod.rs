@@ -22,8 +22,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::{NatsConfig, redact_url};
-use crate::search::{SearchError, SearchRequest, SearchService};
-use wire::{ErrorCode, ErrorResponse, SearchResponse, SearchResult};
+use crate::search::{RawSearch, SearchError, SearchRequest, SearchService};
+use wire::{ErrorCode, ErrorResponse, ScoreParts, SearchResponse, SearchResult};
 
 /// Requests handled at once; more wait in the subscription buffer.
 pub const MAX_IN_FLIGHT: usize = 32;
@@ -151,11 +151,20 @@ async fn answer(
     let raw: wire::SearchRequest = serde_json::from_value(value)
         .map_err(|e| bad(format!("request is not a valid search request: {e}")))?;
     let request = SearchRequest::new(
-        &raw.query,
-        raw.file_types,
-        raw.modules,
-        raw.limit,
-        raw.min_similarity,
+        RawSearch {
+            query: raw.query,
+            file_types: raw.file_types,
+            modules: raw.modules,
+            component_types: raw.component_types,
+            languages: raw.languages,
+            repository: raw.repository,
+            path_glob: raw.path_glob,
+            limit: raw.limit,
+            offset: raw.offset,
+            min_similarity: raw.min_similarity,
+            mode: raw.mode,
+            max_per_file: raw.max_per_file,
+        },
         search.config(),
     )
     .map_err(|e| fault(&e))?;
@@ -163,19 +172,29 @@ async fn answer(
     let results: Vec<SearchResult> = outcome
         .hits
         .into_iter()
-        .map(|h| SearchResult {
-            file_path: h.file_path,
-            chunk_index: h.chunk_index,
-            content: h.content,
-            similarity: h.similarity,
-            module: h.module,
-            component_type: h.component_type,
-            start_line: h.start_line,
-            end_line: h.end_line,
-            language: h.language,
-            symbol: h.symbol,
-            repository: Some(h.repository),
-            file_type: h.file_type,
+        .map(|s| {
+            let h = s.hit;
+            SearchResult {
+                file_path: h.file_path,
+                chunk_index: h.chunk_index,
+                content: h.content,
+                similarity: h.similarity.unwrap_or(0.0),
+                module: h.module,
+                component_type: h.component_type,
+                start_line: h.start_line,
+                end_line: h.end_line,
+                language: h.language,
+                symbol: h.symbol,
+                repository: Some(h.repository),
+                file_type: h.file_type,
+                score: Some(s.score),
+                scores: Some(ScoreParts {
+                    vector: h.similarity,
+                    vector_rank: s.vector_rank,
+                    lexical: h.lexical,
+                    lexical_rank: s.lexical_rank,
+                }),
+            }
         })
         .collect();
     Ok(SearchResponse {
@@ -184,6 +203,9 @@ async fn answer(
         results,
         query_embedding_time: outcome.query_embedding_ms,
         search_time: outcome.search_ms,
+        mode: Some(outcome.mode.as_str().to_owned()),
+        warning: outcome.warning,
+        cached: outcome.cached,
     })
 }
 

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 /// { "query": "where do we validate invoice totals",
 ///   "fileTypes": ["ts", "tsx"], "modules": ["backend"], "limit": 5, "minSimilarity": 0.7 }
 /// ```
+/// Additions to the seed contract: `componentTypes`, `languages`, `repository`, `pathGlob`,
+/// `offset`, `mode` (`hybrid` | `vector` | `lexical`) and `maxPerFile`.
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchRequest {
@@ -23,6 +25,20 @@ pub struct SearchRequest {
     pub limit: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_similarity: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component_types: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub languages: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_glob: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_per_file: Option<i64>,
 }
 
 /// A successful reply.
@@ -36,8 +52,9 @@ pub struct SearchRequest {
 ///                  "repository": "billing" } ],
 ///   "totalFound": 1, "queryEmbeddingTime": 12, "searchTime": 4 }
 /// ```
-/// `queryEmbeddingTime` and `searchTime` are milliseconds. `startLine`, `endLine`,
-/// `language`, `symbol`, `repository` and `fileType` are additions to the seed contract.
+/// `queryEmbeddingTime` and `searchTime` are milliseconds. Additions to the seed contract:
+/// `mode` (the mode that answered), `warning`, `cached`; per result `startLine`, `endLine`,
+/// `language`, `symbol`, `repository`, `fileType`, `score` and `scores`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchResponse {
@@ -46,6 +63,13 @@ pub struct SearchResponse {
     pub total_found: usize,
     pub query_embedding_time: u64,
     pub search_time: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Set when the answer is degraded (e.g. lexical only while the embedder is down).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+    #[serde(default)]
+    pub cached: bool,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -54,7 +78,9 @@ pub struct SearchResult {
     pub file_path: String,
     pub chunk_index: i32,
     pub content: String,
-    /// Cosine similarity of the query and the chunk, in [-1, 1].
+    /// Cosine similarity of the query and the chunk, in [-1, 1]. 0 when it is unknown: in
+    /// `lexical` mode without `minSimilarity` (the query is not embedded), or for a chunk
+    /// whose vector is still pending; `scores.vector` is then absent.
     pub similarity: f64,
     pub module: Option<String>,
     pub component_type: Option<String>,
@@ -70,6 +96,26 @@ pub struct SearchResult {
     pub repository: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_type: Option<String>,
+    /// What results are ordered by: the fused score (hybrid), the cosine (vector) or the BM25
+    /// score (lexical).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scores: Option<ScoreParts>,
+}
+
+/// How a result was ranked by each retriever; absent parts did not find it.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScoreParts {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_rank: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lexical: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lexical_rank: Option<usize>,
 }
 
 /// A failed reply; also signalled in the `Nats-Service-Error` and `Nats-Service-Error-Code`

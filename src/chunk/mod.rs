@@ -29,7 +29,7 @@ use std::time::Duration;
 pub use code::CodeLanguage;
 
 /// Version of the chunking rules; part of every file's skip key.
-pub const CHUNKER_VERSION: i32 = 1;
+pub const CHUNKER_VERSION: i32 = 2;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

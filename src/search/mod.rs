@@ -1,18 +1,44 @@
 //! Query to ranked results.
 //!
-//! In: a validated [`SearchRequest`]. Out: hits with cosine similarity, and how long the query
+//! In: a validated [`SearchRequest`]. Out: hits with their scores, and how long the query
 //! embedding and the search took. The adapters (NATS, CLI) go through [`SearchService`] only.
+//!
+//! Two retrievers, fused:
+//! - **vector**: cosine kNN over the chunks' embeddings (pgvector; HNSW once the table is big);
+//! - **lexical**: BM25 over the chunks' words as code search sees them ([`text::words`]:
+//!   identifiers split and kept whole, path and symbol counted twice, English stemming);
+//! - **hybrid** (the default) fuses both lists by reciprocal rank.
+//!
+//! Then one file's chunks beyond `max_per_file` are moved below every other file's, so a long
+//! file cannot crowd the top results. Results are cached until the index changes.
 //! Errors say whose fault they are: [`SearchError::Invalid`] is the caller's; embedder and
 //! database errors are passing faults when their source says so.
 
-use std::sync::Arc;
-use std::time::Instant;
+mod request;
+pub mod text;
 
+use std::collections::HashMap;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use lru::LruCache;
 use thiserror::Error;
 
-use crate::config::SearchConfig;
+pub use self::request::{MAX_DEPTH, RawSearch, SearchRequest};
+pub use self::text::{glob_to_regex, lexical_text, words};
+use crate::config::{SearchConfig, SearchMode};
 use crate::embed::{EmbedError, Embedder, InputKind};
-use crate::store::{Hit, Store, StoreError, VectorQuery};
+use crate::store::{
+    CollectionStats, Hit, LexicalQuery, Store, StoreError, TermWeight, VectorQuery,
+};
+
+/// Query terms found in more chunks than this are "common": they are still scored, but do not
+/// generate candidates, and their count stops here.
+pub const TERM_COUNT_CAP: i64 = 5000;
+/// How long collection statistics (chunk count, average length) are reused while the index
+/// changes.
+const COLLECTION_STATS_TTL: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Error)]
 pub enum SearchError {
@@ -24,183 +50,343 @@ pub enum SearchError {
     Store(#[from] StoreError),
 }
 
-/// A search as the service understands it; built from a wire request by [`SearchRequest::new`].
+/// One result and how it was ranked.
 #[derive(Debug, Clone)]
-pub struct SearchRequest {
-    pub query: String,
-    pub file_types: Option<Vec<String>>,
-    pub modules: Option<Vec<String>>,
-    pub limit: usize,
-    pub min_similarity: f64,
-}
-
-impl SearchRequest {
-    /// Validates the raw fields against the configured limits.
-    pub fn new(
-        query: &str,
-        file_types: Option<Vec<String>>,
-        modules: Option<Vec<String>>,
-        limit: Option<i64>,
-        min_similarity: Option<f64>,
-        cfg: &SearchConfig,
-    ) -> Result<Self, SearchError> {
-        let invalid = |m: String| Err(SearchError::Invalid(m));
-        let query = query.trim();
-        if query.is_empty() {
-            return invalid("query must not be empty".into());
-        }
-        if query.chars().count() > cfg.max_query_chars {
-            return invalid(format!(
-                "query is longer than {} characters",
-                cfg.max_query_chars
-            ));
-        }
-        let limit = match limit {
-            None => cfg.default_limit,
-            Some(n) if n >= 1 && n as u64 <= cfg.max_limit as u64 => n as usize,
-            Some(n) => {
-                return invalid(format!(
-                    "limit must be between 1 and {}, got {n}",
-                    cfg.max_limit
-                ));
-            }
-        };
-        let min_similarity = match min_similarity {
-            None => -1.0,
-            Some(s) if (-1.0..=1.0).contains(&s) => s,
-            Some(s) => return invalid(format!("minSimilarity must be between -1 and 1, got {s}")),
-        };
-        let clean =
-            |name: &str, list: Option<Vec<String>>| -> Result<Option<Vec<String>>, SearchError> {
-                let Some(list) = list else { return Ok(None) };
-                if list.len() > 100 {
-                    return Err(SearchError::Invalid(format!(
-                        "{name} has more than 100 entries"
-                    )));
-                }
-                let list: Vec<String> = list
-                    .into_iter()
-                    .map(|s| s.trim().trim_start_matches('.').to_owned())
-                    .collect();
-                if list.iter().any(String::is_empty) {
-                    return Err(SearchError::Invalid(format!(
-                        "{name} must not contain empty strings"
-                    )));
-                }
-                Ok((!list.is_empty()).then_some(list))
-            };
-        let file_types = clean("fileTypes", file_types)?
-            .map(|l| l.into_iter().map(|s| s.to_ascii_lowercase()).collect());
-        Ok(Self {
-            query: query.to_owned(),
-            file_types,
-            modules: clean("modules", modules)?,
-            limit,
-            min_similarity,
-        })
-    }
+pub struct ScoredHit {
+    pub hit: Hit,
+    /// The score results are ordered by: the fused score in hybrid mode, the cosine similarity
+    /// in vector mode, the BM25 score in lexical mode.
+    pub score: f64,
+    /// 1-based rank in the vector list, when the vector retriever found it.
+    pub vector_rank: Option<usize>,
+    /// 1-based rank in the lexical list, when the lexical retriever found it.
+    pub lexical_rank: Option<usize>,
 }
 
 /// Results and timings of one search.
 #[derive(Debug, Clone)]
 pub struct SearchOutcome {
-    pub hits: Vec<Hit>,
+    pub hits: Vec<ScoredHit>,
+    /// The mode that produced the results (hybrid falls back to lexical while the embedder is
+    /// unavailable).
+    pub mode: SearchMode,
+    /// Why the results are not what was asked for, if they are not.
+    pub warning: Option<String>,
     pub query_embedding_ms: u64,
     pub search_ms: u64,
+    /// Whether the result came from the result cache.
+    pub cached: bool,
 }
 
-/// The search service shared by every front end.
+/// The search service shared by every front end. Cheap to clone.
 #[derive(Clone)]
 pub struct SearchService {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     store: Store,
     embedder: Arc<dyn Embedder>,
     cfg: SearchConfig,
+    results: Option<Mutex<LruCache<String, Cached>>>,
+    queries: Option<Mutex<LruCache<String, Arc<Vec<f32>>>>>,
+    collection: Mutex<Option<(i64, Instant, CollectionStats)>>,
+}
+
+#[derive(Clone)]
+struct Cached {
+    generation: i64,
+    outcome: SearchOutcome,
 }
 
 impl SearchService {
     pub fn new(store: Store, embedder: Arc<dyn Embedder>, cfg: SearchConfig) -> Self {
         Self {
-            store,
-            embedder,
-            cfg,
+            inner: Arc::new(Inner {
+                results: cache(cfg.result_cache_entries),
+                queries: cache(cfg.query_cache_entries),
+                store,
+                embedder,
+                cfg,
+                collection: Mutex::new(None),
+            }),
         }
     }
 
     pub fn config(&self) -> &SearchConfig {
-        &self.cfg
+        &self.inner.cfg
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
     }
 
     pub async fn search(&self, req: &SearchRequest) -> Result<SearchOutcome, SearchError> {
+        let inner = &self.inner;
         let started = Instant::now();
-        let query = [req.query.clone()];
-        let mut vectors = self.embedder.embed(&query, InputKind::Query).await?;
-        let embedding = vectors
-            .pop()
-            .ok_or_else(|| EmbedError::Inference("no vector for the query".into()))?;
-        let query_embedding_ms = started.elapsed().as_millis() as u64;
-        let started = Instant::now();
-        let hits = self
-            .store
-            .vector_search(&VectorQuery {
-                embedding: &embedding,
-                model: self.embedder.model_id(),
-                file_types: req.file_types.as_deref(),
-                modules: req.modules.as_deref(),
-                min_similarity: req.min_similarity,
-                limit: req.limit as i64,
-            })
-            .await?;
-        Ok(SearchOutcome {
-            hits,
-            query_embedding_ms,
-            search_ms: started.elapsed().as_millis() as u64,
-        })
-    }
-}
-
-/// The words of a text as code search sees them: lower-cased, identifiers split at case
-/// changes, digits and underscores (`getUserById` -> get, user, by, id), whole identifiers kept
-/// too (`getuserbyid`).
-pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric() && c != '_')
-        .filter(|t| !t.is_empty())
-        .flat_map(|token| {
-            let parts = split_identifier(token);
-            let whole = (parts.len() > 1).then(|| token.replace('_', "").to_lowercase());
-            parts.into_iter().chain(whole)
-        })
-}
-
-fn split_identifier(token: &str) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut current = String::new();
-    let chars: Vec<char> = token.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if c == '_' {
-            if !current.is_empty() {
-                parts.push(std::mem::take(&mut current));
-            }
-            continue;
+        let generation = inner.store.generation().await?;
+        let key = format!("{req:?}");
+        if let Some(cache) = &inner.results
+            && let Some(hit) = lock(cache).get(&key).cloned()
+            && hit.generation == generation
+        {
+            let mut outcome = hit.outcome;
+            outcome.cached = true;
+            outcome.query_embedding_ms = 0;
+            outcome.search_ms = started.elapsed().as_millis() as u64;
+            return Ok(outcome);
         }
-        let prev = i.checked_sub(1).map(|p| chars[p]);
-        let next = chars.get(i + 1).copied();
-        let boundary = match prev {
-            Some(p) if p.is_lowercase() && c.is_uppercase() => true,
-            Some(p) if p.is_uppercase() && c.is_uppercase() => {
-                next.is_some_and(|n| n.is_lowercase())
-            }
-            Some(p) if p.is_alphabetic() != c.is_alphabetic() => true,
-            _ => false,
+
+        let wants_vector = match req.mode {
+            SearchMode::Hybrid | SearchMode::Vector => true,
+            SearchMode::Lexical => req.min_similarity.is_some(),
         };
-        if boundary && !current.is_empty() {
-            parts.push(std::mem::take(&mut current));
+        let embed_started = Instant::now();
+        let mut mode = req.mode;
+        let mut warning = None;
+        let embedding = if wants_vector {
+            match self.query_embedding(&req.query).await {
+                Ok(v) => Some(v),
+                Err(e) if req.mode == SearchMode::Hybrid && e.is_transient() => {
+                    tracing::warn!(error = %e, "query embedding failed; answering lexically");
+                    warning = Some(format!(
+                        "the embedding model is unavailable ({e}); results are lexical only"
+                    ));
+                    mode = SearchMode::Lexical;
+                    None
+                }
+                Err(e) => return Err(e.into()),
+            }
+        } else {
+            None
+        };
+        let query_embedding_ms = embed_started.elapsed().as_millis() as u64;
+
+        let search_started = Instant::now();
+        let depth = ((req.offset + req.limit) * 4).clamp(40, MAX_DEPTH) as i64;
+        let model = inner.embedder.model_id();
+        let vector = async {
+            match (&embedding, mode) {
+                (Some(e), SearchMode::Hybrid | SearchMode::Vector) => {
+                    inner
+                        .store
+                        .vector_search(&VectorQuery {
+                            embedding: e,
+                            model,
+                            filters: &req.filters,
+                            min_similarity: req.min_similarity.unwrap_or(-1.0),
+                            limit: depth,
+                        })
+                        .await
+                }
+                _ => Ok(Vec::new()),
+            }
+        };
+        let lexical = async {
+            if mode == SearchMode::Vector {
+                return Ok(Vec::new());
+            }
+            let (terms, avg_length) = self.term_weights(&req.query, generation).await?;
+            inner
+                .store
+                .lexical_search(&LexicalQuery {
+                    terms: &terms,
+                    embedding: embedding.as_deref().map(|e| (e.as_slice(), model)),
+                    filters: &req.filters,
+                    avg_length,
+                    limit: depth,
+                })
+                .await
+        };
+        let (vector, lexical) = tokio::join!(vector, lexical);
+        let mut hits = fuse(vector?, lexical?, mode, &inner.cfg);
+        if let Some(min) = req.min_similarity {
+            hits.retain(|h| h.hit.similarity.is_some_and(|s| s >= min));
         }
-        current.extend(c.to_lowercase());
+        let hits = spread(hits, req.max_per_file)
+            .into_iter()
+            .skip(req.offset)
+            .take(req.limit)
+            .collect();
+        let outcome = SearchOutcome {
+            hits,
+            mode,
+            warning,
+            query_embedding_ms,
+            search_ms: search_started.elapsed().as_millis() as u64,
+            cached: false,
+        };
+        // A degraded answer is not cached: the next search should try the embedder again.
+        if let Some(cache) = &inner.results
+            && outcome.warning.is_none()
+        {
+            lock(cache).put(
+                key,
+                Cached {
+                    generation,
+                    outcome: outcome.clone(),
+                },
+            );
+        }
+        Ok(outcome)
     }
-    if !current.is_empty() {
-        parts.push(current);
+
+    /// The query's vector, from the cache when the same query was embedded before.
+    async fn query_embedding(&self, query: &str) -> Result<Arc<Vec<f32>>, EmbedError> {
+        if let Some(cache) = &self.inner.queries
+            && let Some(v) = lock(cache).get(query)
+        {
+            return Ok(v.clone());
+        }
+        let mut vectors = self
+            .inner
+            .embedder
+            .embed(&[query.to_owned()], InputKind::Query)
+            .await?;
+        let v = Arc::new(
+            vectors
+                .pop()
+                .ok_or_else(|| EmbedError::Inference("no vector for the query".into()))?,
+        );
+        if let Some(cache) = &self.inner.queries {
+            lock(cache).put(query.to_owned(), v.clone());
+        }
+        Ok(v)
     }
-    parts
+
+    /// BM25 weights of the query's terms, and the collection's average chunk length.
+    async fn term_weights(
+        &self,
+        query: &str,
+        generation: i64,
+    ) -> Result<(Vec<TermWeight>, f64), StoreError> {
+        let text: Vec<String> = words(query).collect();
+        let stats = self
+            .inner
+            .store
+            .term_stats(&text.join(" "), TERM_COUNT_CAP)
+            .await?;
+        let collection = self.collection_stats(generation).await?;
+        let n = collection.chunks.max(1) as f64;
+        let terms = stats
+            .into_iter()
+            .map(|t| {
+                let count = t.count.unwrap_or(TERM_COUNT_CAP);
+                let df = match t.frequency {
+                    Some(f) => (f64::from(f) * n).max(1.0),
+                    None => count as f64,
+                };
+                TermWeight {
+                    idf: (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0),
+                    selective: t.frequency.is_none() && count < TERM_COUNT_CAP,
+                    term: t.term,
+                }
+            })
+            .filter(|t| t.idf > 0.0)
+            .collect();
+        Ok((terms, collection.avg_length))
+    }
+
+    /// Chunk count and average length, recomputed when the index changed and the last figures
+    /// are older than [`COLLECTION_STATS_TTL`].
+    async fn collection_stats(&self, generation: i64) -> Result<CollectionStats, StoreError> {
+        if let Some((g, at, stats)) = *lock(&self.inner.collection)
+            && (g == generation || at.elapsed() < COLLECTION_STATS_TTL)
+        {
+            return Ok(stats);
+        }
+        let stats = self.inner.store.collection_stats().await?;
+        *lock(&self.inner.collection) = Some((generation, Instant::now(), stats));
+        Ok(stats)
+    }
+}
+
+fn cache<K: std::hash::Hash + Eq, V>(entries: usize) -> Option<Mutex<LruCache<K, V>>> {
+    NonZeroUsize::new(entries).map(|n| Mutex::new(LruCache::new(n)))
+}
+
+/// Locks a cache; a panic while holding it cannot leave the cache inconsistent in a way that
+/// matters (at worst an entry is missing), so a poisoned lock is used as is.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Merges the two ranked lists into one, best first.
+///
+/// Hybrid: reciprocal rank fusion, `Σ weight / (k + rank)` over the lists that found a chunk.
+/// Single modes: the list's own score (cosine, BM25).
+fn fuse(
+    vector: Vec<Hit>,
+    lexical: Vec<Hit>,
+    mode: SearchMode,
+    cfg: &SearchConfig,
+) -> Vec<ScoredHit> {
+    let mut merged: Vec<ScoredHit> = Vec::with_capacity(vector.len() + lexical.len());
+    let mut by_id: HashMap<uuid::Uuid, usize> = HashMap::new();
+    for (rank, hit) in vector.into_iter().enumerate() {
+        by_id.insert(hit.id, merged.len());
+        merged.push(ScoredHit {
+            score: 0.0,
+            vector_rank: Some(rank + 1),
+            lexical_rank: None,
+            hit,
+        });
+    }
+    for (rank, hit) in lexical.into_iter().enumerate() {
+        match by_id.get(&hit.id) {
+            Some(&i) => {
+                merged[i].lexical_rank = Some(rank + 1);
+                merged[i].hit.lexical = hit.lexical;
+            }
+            None => merged.push(ScoredHit {
+                score: 0.0,
+                vector_rank: None,
+                lexical_rank: Some(rank + 1),
+                hit,
+            }),
+        }
+    }
+    for h in &mut merged {
+        h.score = match mode {
+            SearchMode::Hybrid => {
+                let part = |rank: Option<usize>, weight: f64| {
+                    rank.map_or(0.0, |r| weight / (cfg.rrf_k + r as f64))
+                };
+                part(h.vector_rank, cfg.vector_weight) + part(h.lexical_rank, cfg.lexical_weight)
+            }
+            SearchMode::Vector => h.hit.similarity.unwrap_or(-1.0),
+            SearchMode::Lexical => h.hit.lexical.unwrap_or(0.0),
+        };
+    }
+    merged.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.hit.file_path.cmp(&b.hit.file_path))
+            .then_with(|| a.hit.chunk_index.cmp(&b.hit.chunk_index))
+    });
+    merged
+}
+
+/// Keeps the order, except that a file's chunks beyond the first `max_per_file` (and chunks
+/// whose text repeats an earlier result's) move below all others, in their order.
+fn spread(hits: Vec<ScoredHit>, max_per_file: usize) -> Vec<ScoredHit> {
+    let mut per_file: HashMap<(String, String), usize> = HashMap::new();
+    let mut seen_text: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let (mut top, mut rest) = (Vec::with_capacity(hits.len()), Vec::new());
+    for h in hits {
+        let n = per_file
+            .entry((h.hit.repository.clone(), h.hit.file_path.clone()))
+            .or_default();
+        *n += 1;
+        let repeat = !seen_text.insert(h.hit.content.clone());
+        if *n > max_per_file || repeat {
+            rest.push(h);
+        } else {
+            top.push(h);
+        }
+    }
+    top.extend(rest);
+    top
 }
 
 #[cfg(test)]
@@ -208,49 +394,70 @@ mod tests {
     use super::*;
     use crate::config::Config;
 
-    #[test]
-    fn identifiers_split() {
-        let w: Vec<String> = words("getUserById parse_HTTPResponse v2").collect();
-        assert_eq!(
-            w,
-            [
-                "get",
-                "user",
-                "by",
-                "id",
-                "getuserbyid",
-                "parse",
-                "http",
-                "response",
-                "parsehttpresponse",
-                "v",
-                "2",
-                "v2"
-            ]
-        );
+    fn hit(path: &str, chunk: i32, content: &str) -> Hit {
+        Hit {
+            id: uuid::Uuid::new_v4(),
+            repository: "r".into(),
+            file_path: path.into(),
+            chunk_index: chunk,
+            content: content.into(),
+            similarity: Some(0.5),
+            lexical: None,
+            module: None,
+            component_type: None,
+            file_type: None,
+            language: None,
+            symbol: None,
+            start_line: None,
+            end_line: None,
+        }
     }
 
     #[test]
-    fn requests_are_validated() {
+    fn fusion_rewards_agreement() {
         let cfg = Config::defaults().expect("defaults").search;
-        let ok = SearchRequest::new(" find ", Some(vec![".TS".into()]), None, None, None, &cfg)
-            .expect("valid");
-        assert_eq!(ok.query, "find");
-        assert_eq!(ok.limit, 5);
-        assert_eq!(ok.file_types.as_deref(), Some(&["ts".to_string()][..]));
-        for (q, limit, sim) in [
-            ("", None, None),
-            ("x", Some(0), None),
-            ("x", Some(100_000), None),
-            ("x", None, Some(2.0)),
-        ] {
-            assert!(
-                matches!(
-                    SearchRequest::new(q, None, None, limit, sim, &cfg),
-                    Err(SearchError::Invalid(_))
-                ),
-                "{q:?} {limit:?} {sim:?}"
-            );
-        }
+        let a = hit("a", 0, "a");
+        let b = hit("b", 0, "b");
+        let c = hit("c", 0, "c");
+        // a is first in vector only, c first in lexical only, b second in both.
+        let fused = fuse(
+            vec![a.clone(), b.clone()],
+            vec![c.clone(), b.clone()],
+            SearchMode::Hybrid,
+            &cfg,
+        );
+        let order: Vec<&str> = fused.iter().map(|h| h.hit.file_path.as_str()).collect();
+        assert_eq!(order, ["b", "a", "c"]);
+        assert_eq!(fused[0].vector_rank, Some(2));
+        assert_eq!(fused[0].lexical_rank, Some(2));
+    }
+
+    #[test]
+    fn one_file_does_not_crowd_the_top() {
+        let mk = |p: &str, i: i32, c: &str| ScoredHit {
+            hit: hit(p, i, c),
+            score: 0.0,
+            vector_rank: None,
+            lexical_rank: None,
+        };
+        let hits = vec![
+            mk("a", 0, "x"),
+            mk("a", 1, "y"),
+            mk("b", 0, "x"),
+            mk("c", 0, "z"),
+        ];
+        let order: Vec<(String, i32)> = spread(hits, 1)
+            .into_iter()
+            .map(|h| (h.hit.file_path, h.hit.chunk_index))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("a".into(), 0),
+                ("c".into(), 0),
+                ("a".into(), 1),
+                ("b".into(), 0)
+            ]
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use pgvector::Vector;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{PgPool, QueryBuilder, Row};
+use sqlx::{PgPool, Postgres, QueryBuilder, Row};
 use thiserror::Error;
 
 use crate::config::{DatabaseConfig, redact_url};
@@ -86,6 +86,10 @@ pub struct ChunkRow {
     pub kind: String,
     pub content_hash: String,
     pub embedding: Option<Vec<f32>>,
+    /// The chunk's words for lexical search (see [`crate::search::lexical_text`]).
+    pub lexical: String,
+    /// How many words `lexical` has: BM25's document length.
+    pub lexical_length: i32,
 }
 
 /// A file and its chunks, to be written in one transaction.
@@ -105,25 +109,77 @@ pub struct FileWrite<'a> {
     pub chunks: &'a [ChunkRow],
 }
 
-/// A vector query with its filters.
+/// Which rows a search may return. `None` (or an empty list) means no restriction.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Filters {
+    pub file_types: Option<Vec<String>>,
+    pub modules: Option<Vec<String>>,
+    pub component_types: Option<Vec<String>>,
+    pub languages: Option<Vec<String>>,
+    pub repositories: Option<Vec<String>>,
+    /// A POSIX regular expression the relative path must match (see
+    /// [`crate::search::glob_to_regex`]).
+    pub path_regex: Option<String>,
+}
+
+/// A vector query.
 #[derive(Debug, Clone)]
 pub struct VectorQuery<'a> {
     pub embedding: &'a [f32],
     pub model: &'a str,
-    pub file_types: Option<&'a [String]>,
-    pub modules: Option<&'a [String]>,
+    pub filters: &'a Filters,
     pub min_similarity: f64,
     pub limit: i64,
 }
 
-/// One search hit.
+/// A lexical query: the query's terms with their BM25 weights, and how to find candidates.
+#[derive(Debug, Clone)]
+pub struct LexicalQuery<'a> {
+    pub terms: &'a [TermWeight],
+    /// When given, each hit also gets its cosine similarity to this vector.
+    pub embedding: Option<(&'a [f32], &'a str)>,
+    pub filters: &'a Filters,
+    pub avg_length: f64,
+    pub limit: i64,
+}
+
+/// A query term (a lexeme of the `english` configuration) and its inverse document frequency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermWeight {
+    pub term: String,
+    pub idf: f64,
+    /// Whether the term is rare enough to generate candidates from.
+    pub selective: bool,
+}
+
+/// How common one query term is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermStat {
+    pub term: String,
+    /// Share of chunks containing it, when the planner's statistics know it as common.
+    pub frequency: Option<f32>,
+    /// Chunks containing it, counted up to the cap given, when `frequency` is unknown.
+    pub count: Option<i64>,
+}
+
+/// The figures BM25 needs about the whole collection.
+#[derive(Debug, Clone, Copy)]
+pub struct CollectionStats {
+    pub chunks: i64,
+    pub avg_length: f64,
+}
+
+/// One search hit. `similarity` is the cosine similarity to the query (absent when the chunk
+/// has no vector of the query's model yet); `lexical` the BM25 score when it matched lexically.
 #[derive(Debug, Clone)]
 pub struct Hit {
+    pub id: uuid::Uuid,
     pub repository: String,
     pub file_path: String,
     pub chunk_index: i32,
     pub content: String,
-    pub similarity: f64,
+    pub similarity: Option<f64>,
+    pub lexical: Option<f64>,
     pub module: Option<String>,
     pub component_type: Option<String>,
     pub file_type: Option<String>,
@@ -320,11 +376,17 @@ impl Store {
             let mut qb = QueryBuilder::new(
                 "INSERT INTO codebase_index (repository, file_path, chunk_index, chunk_content,
                  embedding, file_type, module, component_type, file_hash, language, start_line,
-                 end_line, symbol, chunk_kind, content_hash, embedding_model, embedding_dim) ",
+                 end_line, symbol, chunk_kind, content_hash, embedding_model, embedding_dim,
+                 lexemes, lexical_length) VALUES ",
             );
-            qb.push_values(slice, |mut b, c| {
+            for (n, c) in slice.iter().enumerate() {
+                if n > 0 {
+                    qb.push(", ");
+                }
                 let has_vector = c.embedding.is_some();
-                b.push_bind(f.repository)
+                let mut row = qb.separated(", ");
+                row.push_unseparated("(");
+                row.push_bind(f.repository)
                     .push_bind(f.file_path)
                     .push_bind(c.chunk_index)
                     .push_bind(&c.content)
@@ -341,7 +403,12 @@ impl Store {
                     .push_bind(&c.content_hash)
                     .push_bind(has_vector.then_some(f.embedding_model))
                     .push_bind(has_vector.then_some(f.embedding_dim));
-            });
+                row.push(format!("to_tsvector('{TEXT_SEARCH_CONFIG}', "))
+                    .push_bind_unseparated(&c.lexical)
+                    .push_unseparated(")")
+                    .push_bind(c.lexical_length)
+                    .push_unseparated(")");
+            }
             qb.build()
                 .execute(&mut *tx)
                 .await
@@ -367,6 +434,7 @@ impl Store {
         .execute(&mut *tx)
         .await
         .map_err(q("recording a file"))?;
+        bump_generation(&mut tx).await?;
         tx.commit().await.map_err(q("committing a file"))?;
         Ok(())
     }
@@ -398,6 +466,7 @@ impl Store {
                 .execute(&mut *tx)
                 .await
                 .map_err(q("deleting vanished files"))?;
+        bump_generation(&mut tx).await?;
         tx.commit().await.map_err(q("committing deletions"))?;
         Ok(done.rows_affected())
     }
@@ -465,46 +534,188 @@ impl Store {
     pub async fn vector_search(&self, query: &VectorQuery<'_>) -> Result<Vec<Hit>, StoreError> {
         // `relaxed_order` iterative scans may return rows slightly out of order: the outer
         // query puts them back in order (pgvector's documented pattern).
-        let rows = sqlx::query(
+        let vector = pad(query.embedding);
+        let mut qb = QueryBuilder::new(format!(
             "WITH nearest AS MATERIALIZED (
-               SELECT repository, file_path, chunk_index, chunk_content, module, component_type,
-                      file_type, language, symbol, start_line, end_line,
-                      embedding <=> $1 AS distance
-               FROM codebase_index
-               WHERE embedding_model = $2 AND embedding IS NOT NULL
-                 AND ($3::text[] IS NULL OR file_type = ANY($3))
-                 AND ($4::text[] IS NULL OR module = ANY($4))
-                 AND 1 - (embedding <=> $1) >= $5
-               ORDER BY embedding <=> $1
-               LIMIT $6)
-             SELECT *, 1 - distance AS similarity FROM nearest ORDER BY distance",
-        )
-        .bind(pad(query.embedding))
-        .bind(query.model)
-        .bind(query.file_types)
-        .bind(query.modules)
-        .bind(query.min_similarity)
-        .bind(query.limit)
+               SELECT {HIT_COLUMNS}, embedding <=> "
+        ));
+        qb.push_bind(vector.clone())
+            .push(
+                " AS distance FROM codebase_index
+               WHERE embedding IS NOT NULL AND embedding_model = ",
+            )
+            .push_bind(query.model.to_owned())
+            .push(" AND 1 - (embedding <=> ")
+            .push_bind(vector.clone())
+            .push(") >= ")
+            .push_bind(query.min_similarity);
+        push_filters(&mut qb, query.filters);
+        qb.push(" ORDER BY embedding <=> ")
+            .push_bind(vector)
+            .push(" LIMIT ")
+            .push_bind(query.limit)
+            .push(
+                ")
+             SELECT *, 1 - distance AS similarity, NULL::float8 AS lexical
+             FROM nearest ORDER BY distance",
+            );
+        let rows = qb
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("searching vectors"))?;
+        Ok(rows.iter().map(hit).collect())
+    }
+
+    /// The distinct lexemes of `text` under the `english` configuration, with how common each
+    /// is: the planner's frequency for lexemes common enough to be in `pg_stats` (kept by
+    /// ANALYZE), otherwise a count of the chunks containing it, stopped at `cap`. A common word
+    /// costs no more than a rare one.
+    pub async fn term_stats(&self, text: &str, cap: i64) -> Result<Vec<TermStat>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "WITH t AS (SELECT DISTINCT lexeme AS term
+                        FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', $1))),
+             mce AS (
+               SELECT e.term, e.freq::float8 AS freq
+               FROM pg_stats s,
+                    unnest(s.most_common_elems::text::text[],
+                           s.most_common_elem_freqs[1:cardinality(s.most_common_elems::text::text[])])
+                      AS e(term, freq)
+               WHERE s.schemaname = current_schema() AND s.tablename = 'codebase_index'
+                 AND s.attname = 'lexemes')
+             SELECT t.term, mce.freq::float4 AS freq,
+               CASE WHEN mce.freq IS NULL THEN
+                 (SELECT count(*) FROM (SELECT 1 FROM codebase_index c
+                    WHERE c.lexemes @@ quote_literal(t.term)::tsquery LIMIT $2) s)
+               END AS df
+             FROM t LEFT JOIN mce USING (term) ORDER BY t.term"
+        ))
+        .bind(text)
+        .bind(cap)
         .fetch_all(&self.pool)
         .await
-        .map_err(q("searching"))?;
+        .map_err(q("reading term statistics"))?;
         Ok(rows
-            .into_iter()
-            .map(|r| Hit {
-                repository: r.get("repository"),
-                file_path: r.get("file_path"),
-                chunk_index: r.get("chunk_index"),
-                content: r.get("chunk_content"),
-                similarity: r.get("similarity"),
-                module: r.get("module"),
-                component_type: r.get("component_type"),
-                file_type: r.get("file_type"),
-                language: r.get("language"),
-                symbol: r.get("symbol"),
-                start_line: r.get("start_line"),
-                end_line: r.get("end_line"),
+            .iter()
+            .map(|r| TermStat {
+                term: r.get("term"),
+                frequency: r.get("freq"),
+                count: r.get("df"),
             })
             .collect())
+    }
+
+    /// Chunk count and average lexical length (a full scan: callers cache it).
+    pub async fn collection_stats(&self) -> Result<CollectionStats, StoreError> {
+        let row = sqlx::query(
+            "SELECT count(*) AS chunks, coalesce(avg(lexical_length), 0)::float8 AS avg_length
+             FROM codebase_index",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(q("reading collection statistics"))?;
+        Ok(CollectionStats {
+            chunks: row.get("chunks"),
+            avg_length: row.get("avg_length"),
+        })
+    }
+
+    /// BM25 over the chunks' lexemes. Candidates are the chunks matching all selective terms,
+    /// then any of them, each capped at [`LEXICAL_CANDIDATES`] rows: what a query costs is
+    /// bounded whatever its words. Term frequency comes from `ts_rank` of the single term
+    /// (Σ 1/i² over its occurrences, a saturating count), length from `lexical_length`.
+    pub async fn lexical_search(&self, query: &LexicalQuery<'_>) -> Result<Vec<Hit>, StoreError> {
+        let selective: Vec<&TermWeight> = query.terms.iter().filter(|t| t.selective).collect();
+        let generating: Vec<&TermWeight> = if selective.is_empty() {
+            query.terms.iter().collect()
+        } else {
+            selective
+        };
+        if generating.is_empty() {
+            return Ok(Vec::new());
+        }
+        let quoted: Vec<String> = generating
+            .iter()
+            .map(|t| format!("'{}'", t.term.replace('\'', "''").replace('\\', "\\\\")))
+            .collect();
+        let all = quoted.join(" & ");
+        let any = quoted.join(" | ");
+        let terms: Vec<String> = query.terms.iter().map(|t| t.term.clone()).collect();
+        let idfs: Vec<f64> = query.terms.iter().map(|t| t.idf).collect();
+
+        let mut qb = QueryBuilder::new(
+            "WITH qt AS (SELECT quote_literal(term)::tsquery AS tq, idf FROM unnest(",
+        );
+        qb.push_bind(terms)
+            .push("::text[], ")
+            .push_bind(idfs)
+            .push("::float8[]) AS q(term, idf)), cand AS ((SELECT id FROM codebase_index WHERE lexemes @@ ")
+            .push_bind(all)
+            .push("::tsquery");
+        push_filters(&mut qb, query.filters);
+        qb.push(" LIMIT ")
+            .push_bind(LEXICAL_CANDIDATES)
+            .push(") UNION (SELECT id FROM codebase_index WHERE lexemes @@ ")
+            .push_bind(any)
+            .push("::tsquery");
+        push_filters(&mut qb, query.filters);
+        qb.push(" LIMIT ")
+            .push_bind(LEXICAL_CANDIDATES)
+            .push(format!(
+                ")), scored AS (
+                   SELECT ci.id, sum(qt.idf * s.tf * ({BM25_K1} + 1)
+                     / (s.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * coalesce(ci.lexical_length, 0) / "
+            ))
+            .push_bind(query.avg_length.max(1.0))
+            .push(format!(
+                "))) AS score
+                   FROM cand JOIN codebase_index ci USING (id) CROSS JOIN qt
+                   CROSS JOIN LATERAL (SELECT {TS_RANK_TO_TF} * ts_rank(ci.lexemes, qt.tq, 0) AS tf) s
+                   WHERE s.tf > 0.5
+                   GROUP BY ci.id ORDER BY score DESC LIMIT "
+            ))
+            .push_bind(query.limit)
+            .push(format!(") SELECT {HIT_COLUMNS_CI}, "));
+        match query.embedding {
+            Some((embedding, model)) => {
+                qb.push("CASE WHEN ci.embedding_model = ")
+                    .push_bind(model.to_owned())
+                    .push(" THEN 1 - (ci.embedding <=> ")
+                    .push_bind(pad(embedding))
+                    .push(") END");
+            }
+            None => {
+                qb.push("NULL::float8");
+            }
+        }
+        qb.push(
+            " AS similarity, scored.score AS lexical
+             FROM scored JOIN codebase_index ci USING (id) ORDER BY scored.score DESC, ci.id",
+        );
+        let rows = qb
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("searching lexically"))?;
+        Ok(rows.iter().map(hit).collect())
+    }
+
+    /// The index generation: it changes whenever any file's rows change.
+    pub async fn generation(&self) -> Result<i64, StoreError> {
+        sqlx::query_scalar("SELECT generation FROM index_generation")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(q("reading the index generation"))
+    }
+
+    /// Refreshes the planner's statistics (and so the common-term frequencies) after a bulk
+    /// load.
+    pub async fn analyze(&self) -> Result<(), StoreError> {
+        sqlx::query("ANALYZE codebase_index")
+            .execute(&self.pool)
+            .await
+            .map_err(q("analyzing the index"))?;
+        Ok(())
     }
 
     /// Chunks, files and the last indexing time.
@@ -523,6 +734,70 @@ impl Store {
             last_indexed: row.get("last_indexed"),
         })
     }
+}
+
+/// Text search configuration of the lexical side: stems English words, drops stop words.
+pub const TEXT_SEARCH_CONFIG: &str = "english";
+/// Rows each candidate query of a lexical search may return.
+pub const LEXICAL_CANDIDATES: i64 = 2000;
+const BM25_K1: f64 = 1.2;
+const BM25_B: f64 = 0.75;
+/// `ts_rank` of a single unweighted term is 0.1 · Σᵢ 1/i² / (π²/6) over its occurrences; this
+/// factor turns it back into Σᵢ 1/i² (1 for one occurrence, 1.25 for two, < 1.65 ever).
+const TS_RANK_TO_TF: f64 = 16.449_340_668_482_264;
+
+const HIT_COLUMNS: &str = "id, repository, file_path, chunk_index, chunk_content, module, \
+     component_type, file_type, language, symbol, start_line, end_line";
+const HIT_COLUMNS_CI: &str = "ci.id, ci.repository, ci.file_path, ci.chunk_index, \
+     ci.chunk_content, ci.module, ci.component_type, ci.file_type, ci.language, ci.symbol, \
+     ci.start_line, ci.end_line";
+
+fn hit(r: &sqlx::postgres::PgRow) -> Hit {
+    Hit {
+        id: r.get("id"),
+        repository: r.get("repository"),
+        file_path: r.get("file_path"),
+        chunk_index: r.get("chunk_index"),
+        content: r.get("chunk_content"),
+        similarity: r.get("similarity"),
+        lexical: r.get("lexical"),
+        module: r.get("module"),
+        component_type: r.get("component_type"),
+        file_type: r.get("file_type"),
+        language: r.get("language"),
+        symbol: r.get("symbol"),
+        start_line: r.get("start_line"),
+        end_line: r.get("end_line"),
+    }
+}
+
+/// Appends ` AND ...` for each filter that restricts something.
+fn push_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
+    let lists = [
+        ("file_type", &f.file_types),
+        ("module", &f.modules),
+        ("component_type", &f.component_types),
+        ("language", &f.languages),
+        ("repository", &f.repositories),
+    ];
+    for (column, list) in lists {
+        if let Some(list) = list.as_ref().filter(|l| !l.is_empty()) {
+            qb.push(format!(" AND {column} = ANY("))
+                .push_bind(list.clone())
+                .push(")");
+        }
+    }
+    if let Some(re) = &f.path_regex {
+        qb.push(" AND file_path ~ ").push_bind(re.clone());
+    }
+}
+
+async fn bump_generation(tx: &mut sqlx::Transaction<'_, Postgres>) -> Result<(), StoreError> {
+    sqlx::query("UPDATE index_generation SET generation = generation + 1")
+        .execute(&mut **tx)
+        .await
+        .map_err(q("bumping the index generation"))?;
+    Ok(())
 }
 
 /// Zero-pads a vector to the column width; cosine distance between padded vectors equals the

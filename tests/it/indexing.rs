@@ -252,7 +252,7 @@ async fn migrations_are_idempotent_and_keep_the_baseline_columns() {
 
 #[tokio::test]
 async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
-    use codesearch::store::{ANN_MIN_ROWS, ChunkRow, FileWrite, VectorQuery};
+    use codesearch::store::{ANN_MIN_ROWS, ChunkRow, FileWrite, Filters, VectorQuery};
     let db = test_db().await;
     let cfg = support::config(&db, "nats://unused");
     let store = Store::connect(&cfg.database).await.expect("connect");
@@ -270,6 +270,8 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
                 kind: "text".into(),
                 content_hash: format!("{f}-{i}"),
                 embedding: Some(hash.embed_one(&format!("alpha beta {} {}", i % 7, f % 5))),
+                lexical: format!("chunk {i} file {f}"),
+                lexical_length: 4,
             })
             .collect();
         let path = format!("f{f}.{}", if f % 10 == 0 { "py" } else { "rs" });
@@ -297,13 +299,15 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
         "built once"
     );
     let query = hash.embed_one("alpha beta 3 1");
-    let py = vec!["py".to_owned()];
+    let py = Filters {
+        file_types: Some(vec!["py".to_owned()]),
+        ..Filters::default()
+    };
     let hits = store
         .vector_search(&VectorQuery {
             embedding: &query,
             model: "hash/v1",
-            file_types: Some(&py),
-            modules: None,
+            filters: &py,
             min_similarity: -1.0,
             limit: 50,
         })

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use codesearch::config::Config;
 use codesearch::embed::{Embedder, InputKind, LocalEmbedder};
 use codesearch::pipeline::Indexer;
-use codesearch::search::{SearchRequest, SearchService};
+use codesearch::search::{RawSearch, SearchRequest, SearchService};
 use codesearch::store::Store;
 use tokio_util::sync::CancellationToken;
 
@@ -74,8 +74,13 @@ async fn a_description_of_a_function_finds_it() {
         ("draw a chart of sales per month", "src/charts.ts"),
         ("send an email to a newly registered user", "src/mail.go"),
     ] {
-        let req = SearchRequest::new(query, None, None, Some(1), None, &cfg.search).expect("valid");
+        let raw = RawSearch {
+            limit: Some(1),
+            mode: Some("vector".into()),
+            ..RawSearch::query(query)
+        };
+        let req = SearchRequest::new(raw, &cfg.search).expect("valid");
         let out = service.search(&req).await.expect("search");
-        assert_eq!(out.hits[0].file_path, expected, "{query}");
+        assert_eq!(out.hits[0].hit.file_path, expected, "{query}");
     }
 }
