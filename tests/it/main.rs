@@ -5,4 +5,5 @@ mod indexing;
 mod local_model;
 mod nats_search;
 mod ollama_client;
+mod retrieval;
 mod support;

@@ -1,0 +1,399 @@
+//! Hybrid retrieval against a real PostgreSQL: lexical BM25 over split identifiers, fusion,
+//! filters, paging, spreading, caching, and the lexical fallback while the embedder is down.
+
+use std::sync::Arc;
+
+use codesearch::config::{Config, SearchMode};
+use codesearch::embed::{Embedder, HashEmbedder, OllamaEmbedder};
+use codesearch::pipeline::Indexer;
+use codesearch::search::{RawSearch, ScoredHit, SearchOutcome, SearchRequest, SearchService};
+use codesearch::store::Store;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{self, TestDb, test_db};
+
+struct Fixture {
+    _db: TestDb,
+    repo: tempfile::TempDir,
+    cfg: Config,
+    store: Store,
+    indexer: Indexer,
+    service: SearchService,
+}
+
+impl Fixture {
+    async fn new(files: &[(&str, &str)]) -> Self {
+        let db = test_db().await;
+        let mut cfg = support::config(&db, "nats://unused");
+        cfg.index.repository = "app".into();
+        let store = Store::connect(&cfg.database).await.expect("connect");
+        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
+        let indexer =
+            Indexer::new(store.clone(), embedder.clone(), cfg.index.clone()).expect("indexer");
+        let service = SearchService::new(store.clone(), embedder, cfg.search.clone());
+        let f = Self {
+            _db: db,
+            repo: support::repo(files),
+            cfg,
+            store,
+            indexer,
+            service,
+        };
+        f.index().await;
+        f
+    }
+
+    async fn index(&self) {
+        self.indexer
+            .index_root(self.repo.path(), None, &CancellationToken::new())
+            .await
+            .expect("index");
+    }
+
+    async fn search(&self, raw: RawSearch) -> SearchOutcome {
+        let req = SearchRequest::new(raw, &self.cfg.search).expect("valid request");
+        self.service.search(&req).await.expect("search")
+    }
+
+    async fn paths(&self, raw: RawSearch) -> Vec<String> {
+        self.search(raw)
+            .await
+            .hits
+            .into_iter()
+            .map(|h| h.hit.file_path)
+            .collect()
+    }
+}
+
+fn lexical(query: &str) -> RawSearch {
+    RawSearch {
+        mode: Some("lexical".into()),
+        limit: Some(10),
+        ..RawSearch::query(query)
+    }
+}
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "src/users/repo.ts",
+        "export class UserRepository {\n  getUserById(id: string) {\n    return this.db.one('select * from users where id = $1', [id]);\n  }\n}\n",
+    ),
+    (
+        "src/http/parse.py",
+        "def parse_http_response(raw):\n    head, body = raw.split(b'\\r\\n\\r\\n', 1)\n    return head, body\n",
+    ),
+    (
+        "src/billing/invoice.service.ts",
+        "export class InvoiceService {\n  validateTotals(lines: number[], total: number) {\n    if (sum(lines) !== total) throw new Error('invoice total mismatch');\n  }\n}\n",
+    ),
+    (
+        "src/billing/handler.go",
+        "package billing\n\n// Handler serves invoice requests.\nfunc Handler(w http.ResponseWriter, r *http.Request) {\n\tw.Write([]byte(\"ok\"))\n}\n",
+    ),
+    (
+        "docs/billing.md",
+        "# Billing\n\nInvoices are validated before they are sent: the total must equal the sum of the lines.\n",
+    ),
+    (
+        "migrations/001_users.sql",
+        "CREATE TABLE users (id TEXT PRIMARY KEY, email TEXT NOT NULL);\n",
+    ),
+];
+
+#[tokio::test]
+async fn identifiers_are_found_by_their_parts_and_whole() {
+    let f = Fixture::new(FILES).await;
+    for query in [
+        "get user by id",
+        "getUserById",
+        "get_user_by_id",
+        "UserRepository",
+    ] {
+        let paths = f.paths(lexical(query)).await;
+        assert_eq!(
+            paths.first().map(String::as_str),
+            Some("src/users/repo.ts"),
+            "{query}"
+        );
+    }
+    for query in [
+        "parse http response",
+        "parseHttpResponse",
+        "HTTP response parsing",
+    ] {
+        let paths = f.paths(lexical(query)).await;
+        assert_eq!(
+            paths.first().map(String::as_str),
+            Some("src/http/parse.py"),
+            "{query}"
+        );
+    }
+    // An error string, stemmed: "mismatched totals" meets "total mismatch".
+    let paths = f.paths(lexical("mismatched invoice totals")).await;
+    assert_eq!(paths[0], "src/billing/invoice.service.ts");
+    // Paths are searchable.
+    let paths = f.paths(lexical("migrations users")).await;
+    assert_eq!(paths[0], "migrations/001_users.sql");
+    // Only stop words: no terms, no results, no error.
+    assert!(f.paths(lexical("the of and")).await.is_empty());
+}
+
+#[tokio::test]
+async fn rare_terms_outweigh_common_ones() {
+    // Forty files say "handler"; one says "refund handler".
+    let mut files: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("src/h{i}.rs"),
+                format!("fn handler_{i}() {{ handler(); handler(); }}\n"),
+            )
+        })
+        .collect();
+    files.push((
+        "src/refund.rs".into(),
+        "fn process() { refund(); handler(); }\n".into(),
+    ));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let f = Fixture::new(&files).await;
+    let paths = f.paths(lexical("refund handler")).await;
+    assert_eq!(paths[0], "src/refund.rs");
+}
+
+#[tokio::test]
+async fn every_mode_reports_its_scores_and_hybrid_fuses_them() {
+    let f = Fixture::new(FILES).await;
+    let out = f
+        .search(RawSearch {
+            limit: Some(10),
+            ..RawSearch::query("validate invoice totals")
+        })
+        .await;
+    assert_eq!(out.mode, SearchMode::Hybrid);
+    assert!(out.warning.is_none());
+    let top: &ScoredHit = &out.hits[0];
+    assert_eq!(top.hit.file_path, "src/billing/invoice.service.ts");
+    assert!(
+        top.vector_rank.is_some() && top.lexical_rank.is_some(),
+        "{top:?}"
+    );
+    assert!(top.hit.similarity.is_some() && top.hit.lexical.is_some());
+    assert!(out.hits.windows(2).all(|w| w[0].score >= w[1].score));
+
+    let out = f
+        .search(RawSearch {
+            mode: Some("vector".into()),
+            ..RawSearch::query("validate invoice totals")
+        })
+        .await;
+    assert!(out.hits.iter().all(|h| h.lexical_rank.is_none()));
+    assert!(out.hits.iter().all(|h| Some(h.score) == h.hit.similarity));
+
+    let out = f.search(lexical("validate invoice totals")).await;
+    assert!(out.hits.iter().all(|h| h.vector_rank.is_none()));
+    assert!(out.hits.iter().all(|h| Some(h.score) == h.hit.lexical));
+    // Lexical mode without minSimilarity does not embed the query.
+    assert!(out.hits.iter().all(|h| h.hit.similarity.is_none()));
+    // With it, the cosine is known and the threshold holds on lexical results too.
+    let out = f
+        .search(RawSearch {
+            min_similarity: Some(0.2),
+            ..lexical("validate invoice totals")
+        })
+        .await;
+    assert!(!out.hits.is_empty());
+    assert!(
+        out.hits
+            .iter()
+            .all(|h| h.hit.similarity.is_some_and(|s| s >= 0.2))
+    );
+}
+
+#[tokio::test]
+async fn filters_and_paging_hold_in_every_mode() {
+    let f = Fixture::new(FILES).await;
+    for mode in ["hybrid", "vector", "lexical"] {
+        let q = |raw: RawSearch| RawSearch {
+            mode: Some(mode.into()),
+            limit: Some(10),
+            ..raw
+        };
+        let base = || RawSearch::query("invoice users total id");
+        let hits = f
+            .search(q(RawSearch {
+                component_types: Some(vec!["service".into()]),
+                ..base()
+            }))
+            .await
+            .hits;
+        assert!(!hits.is_empty(), "{mode}");
+        assert!(
+            hits.iter()
+                .all(|h| h.hit.component_type.as_deref() == Some("service")),
+            "{mode}"
+        );
+
+        let hits = f
+            .search(q(RawSearch {
+                languages: Some(vec!["Go".into()]),
+                ..base()
+            }))
+            .await
+            .hits;
+        assert!(!hits.is_empty(), "{mode}");
+        assert!(
+            hits.iter().all(|h| h.hit.language.as_deref() == Some("go")),
+            "{mode}"
+        );
+
+        let hits = f
+            .search(q(RawSearch {
+                path_glob: Some("src/**/*.ts".into()),
+                ..base()
+            }))
+            .await
+            .hits;
+        let mut paths: Vec<&str> = hits.iter().map(|h| h.hit.file_path.as_str()).collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            ["src/billing/invoice.service.ts", "src/users/repo.ts"],
+            "{mode}"
+        );
+
+        let hits = f
+            .search(q(RawSearch {
+                path_glob: Some("*.sql".into()),
+                ..base()
+            }))
+            .await
+            .hits;
+        assert_eq!(hits.len(), 1, "{mode}");
+
+        let hits = f
+            .search(q(RawSearch {
+                repository: Some("elsewhere".into()),
+                ..base()
+            }))
+            .await
+            .hits;
+        assert!(hits.is_empty(), "{mode}");
+        let all = f
+            .search(q(RawSearch {
+                repository: Some("app".into()),
+                ..base()
+            }))
+            .await
+            .hits;
+        assert!(all.len() >= 3, "{mode}");
+
+        // Paging: offset 1 is the same list without its first result.
+        let paged = f
+            .search(q(RawSearch {
+                offset: Some(1),
+                ..base()
+            }))
+            .await
+            .hits;
+        let ids = |h: &[ScoredHit]| h.iter().map(|h| h.hit.id).collect::<Vec<_>>();
+        let full = f.search(q(base())).await.hits;
+        assert_eq!(ids(&paged), ids(&full)[1..], "{mode}");
+    }
+}
+
+#[tokio::test]
+async fn one_file_does_not_crowd_the_top_results() {
+    // One long file with many matching functions, and two short ones.
+    let mut long = String::new();
+    for i in 0..30 {
+        long.push_str(&format!(
+            "def retry_upload_{i}(payload):\n    \"\"\"Retry the upload of a payload.\"\"\"\n    return upload(payload, attempt={i})\n\n\n"
+        ));
+    }
+    let f = Fixture::new(&[
+        ("big.py", long.as_str()),
+        (
+            "a.py",
+            "def upload_once(payload):\n    return upload(payload)\n",
+        ),
+        ("b.py", "def retry(fn):\n    return fn()\n"),
+    ])
+    .await;
+    for mode in ["hybrid", "lexical", "vector"] {
+        let raw = || RawSearch {
+            mode: Some(mode.into()),
+            limit: Some(3),
+            ..RawSearch::query("retry upload payload")
+        };
+        let mut paths = f.paths(raw()).await;
+        paths.sort();
+        assert_eq!(paths, ["a.py", "b.py", "big.py"], "{mode}");
+        // Asked for more than one per file, the file's chunks come back.
+        let paths = f
+            .paths(RawSearch {
+                max_per_file: Some(3),
+                ..raw()
+            })
+            .await;
+        let n = paths.iter().filter(|p| *p == "big.py").count();
+        assert!(n >= 2, "{mode} {paths:?}");
+        // A filter to that one file still returns `limit` rows: spreading never drops.
+        let paths = f
+            .paths(RawSearch {
+                path_glob: Some("big.py".into()),
+                ..raw()
+            })
+            .await;
+        assert_eq!(paths.len(), 3, "{mode}");
+    }
+}
+
+#[tokio::test]
+async fn cached_results_last_exactly_until_the_index_changes() {
+    let f = Fixture::new(FILES).await;
+    let raw = || lexical("refund policy");
+    assert!(f.search(raw()).await.hits.is_empty());
+    let again = f.search(raw()).await;
+    assert!(again.cached, "a repeated search is served from the cache");
+    support::write(
+        f.repo.path(),
+        "src/refund.ts",
+        "export function refundPolicy() {}\n",
+    );
+    f.index().await;
+    let fresh = f.search(raw()).await;
+    assert!(!fresh.cached, "any write invalidates the cache");
+    assert_eq!(fresh.hits[0].hit.file_path, "src/refund.ts");
+}
+
+#[tokio::test]
+async fn hybrid_answers_lexically_while_the_embedder_is_down() {
+    let f = Fixture::new(FILES).await;
+    // An Ollama that is not there: port 9 (discard) on localhost refuses connections.
+    let mut embed = f.cfg.embed.clone();
+    embed.ollama_url = "http://127.0.0.1:9".into();
+    embed.ollama_timeout_secs = 2;
+    let down: Arc<dyn Embedder> = Arc::new(OllamaEmbedder::new(&embed).expect("client"));
+    let service = SearchService::new(f.store.clone(), down, f.cfg.search.clone());
+    let req = SearchRequest::new(RawSearch::query("getUserById"), &f.cfg.search).expect("valid");
+    let out = service.search(&req).await.expect("lexical answer");
+    assert_eq!(out.mode, SearchMode::Lexical);
+    assert!(
+        out.warning
+            .as_deref()
+            .is_some_and(|w| w.contains("embedding"))
+    );
+    assert_eq!(out.hits[0].hit.file_path, "src/users/repo.ts");
+    // Asked for vectors explicitly, the caller gets the error instead.
+    let req = SearchRequest::new(
+        RawSearch {
+            mode: Some("vector".into()),
+            ..RawSearch::query("getUserById")
+        },
+        &f.cfg.search,
+    )
+    .expect("valid");
+    assert!(service.search(&req).await.is_err());
+}
