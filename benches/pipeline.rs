@@ -96,6 +96,8 @@ async fn main() -> anyhow::Result<()> {
     );
     let mut cfg = Config::from_env(None, &[])?;
     cfg.embed.backend = EmbedBackend::Hash;
+    // Latency of the search itself: repeated queries must not be answered from the cache.
+    cfg.search.result_cache_entries = 0;
     let store = Store::connect(&cfg.database).await?;
     store.migrate().await?;
     sqlx::query("TRUNCATE codebase_index, indexed_files, repositories")

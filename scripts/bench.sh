@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Measures indexing and search on real code (see benches/pipeline.rs) against the local
-# services, which it starts and stops, in the database `codesearch_bench` of the local stack
-# (emptied at each run; the `codesearch` database is not touched). Figures go in
-# docs/BENCHMARKS.md.
+# Benchmarks on real code against the local services, which it starts and stops. Figures go
+# in docs/BENCHMARKS.md. The `codesearch` database that scripts/run.sh serves is not touched.
 #
-#   scripts/bench.sh [REPO_DIR...]      (default: crate sources from the cargo registry)
+#   scripts/bench.sh [pipeline] [REPO_DIR...]
+#       indexing and search speed (benches/pipeline.rs) in the database `codesearch_bench`,
+#       emptied at each run; default corpus: crate sources from the cargo registry
+#   scripts/bench.sh relevance
+#       Recall@5/10 and MRR of lexical, vector and hybrid search on labelled queries
+#       (benches/relevance.rs) in the database `codesearch_relevance`, kept between runs so
+#       that only changed files are embedded again
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -19,9 +23,15 @@ trap '"$ROOT/scripts/services.sh" stop' EXIT
 . "$STATE/tools.env"
 # A database of its own: the benchmark empties it, and its vectors must never reach the
 # `codesearch` database that scripts/run.sh serves.
+BENCH=pipeline
+case "${1:-}" in
+  pipeline | relevance) BENCH=$1; shift ;;
+esac
+DB="codesearch_bench"
+[ "$BENCH" = relevance ] && DB="codesearch_relevance"
 PSQL=("$CODESEARCH_PG_BIN/psql" "$DATABASE_URL" -tAq)
-"${PSQL[@]}" -c "SELECT 1 FROM pg_database WHERE datname = 'codesearch_bench'" | grep -q 1 \
-  || "${PSQL[@]}" -c "CREATE DATABASE codesearch_bench"
-export DATABASE_URL="${DATABASE_URL%/*}/codesearch_bench"
+"${PSQL[@]}" -c "SELECT 1 FROM pg_database WHERE datname = '$DB'" | grep -q 1 \
+  || "${PSQL[@]}" -c "CREATE DATABASE $DB"
+export DATABASE_URL="${DATABASE_URL%/*}/$DB"
 cd "$ROOT"
-cargo bench --locked --bench pipeline -- "$@"
+cargo bench --locked --bench "$BENCH" -- "$@"

@@ -99,6 +99,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show the index (files, chunks, pending vectors, per repository) and whether the
+    /// database, NATS, the daemons and Ollama answer. Exits 1 when the database or NATS is down.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show every running daemon's request figures: requests, errors by code, p50/p95/p99
+    /// latency and cache hit rate (from the NATS service API's $SRV.STATS).
+    Stats {
+        /// Print the raw $SRV.STATS replies.
+        #[arg(long)]
+        json: bool,
+    },
     /// Apply database migrations and exit.
     Migrate,
 }

@@ -67,9 +67,12 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "search.max_query_chars",
     ),
     ("CODESEARCH_SEARCH_MODE", "search.mode"),
+    ("CODESEARCH_HEALTH_INTERVAL_SECS", "health.interval_secs"),
+    ("CODESEARCH_HTTP_ADDR", "health.http_addr"),
     ("CODESEARCH_SEARCH_RRF_K", "search.rrf_k"),
     ("CODESEARCH_SEARCH_VECTOR_WEIGHT", "search.vector_weight"),
     ("CODESEARCH_SEARCH_LEXICAL_WEIGHT", "search.lexical_weight"),
+    ("CODESEARCH_SEARCH_FILE_WEIGHT", "search.file_weight"),
     (
         "CODESEARCH_SEARCH_MAX_CHUNKS_PER_FILE",
         "search.max_chunks_per_file",
@@ -114,6 +117,14 @@ pub struct Config {
     pub index: IndexConfig,
     pub embed: EmbedConfig,
     pub search: SearchConfig,
+    pub health: HealthConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HealthConfig {
+    pub interval_secs: u64,
+    pub http_addr: String,
 }
 
 #[derive(Clone, Deserialize)]
@@ -228,6 +239,7 @@ pub struct SearchConfig {
     pub rrf_k: f64,
     pub vector_weight: f64,
     pub lexical_weight: f64,
+    pub file_weight: f64,
     pub max_chunks_per_file: usize,
     pub result_cache_entries: usize,
     pub query_cache_entries: usize,

@@ -16,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, redact_url};
 use crate::embed::{self, Embedder};
+use crate::health::{IndexState, Metrics};
+use crate::http::HttpState;
 use crate::pipeline::{IndexReport, Indexer};
 use crate::search::SearchService;
 use crate::store::Store;
@@ -112,17 +114,65 @@ pub async fn serve(
     let client = crate::bus::connect(&config.nats).await?;
     tracing::info!(url = %redact_url(&config.nats.url), "connected to NATS");
     let cancel = CancellationToken::new();
+    let metrics = Arc::new(Metrics::new());
+    let active_model = embedder.model_id().to_owned();
     let search = SearchService::new(store.clone(), Arc::clone(&embedder), config.search.clone());
     let bus = tokio::spawn(crate::bus::serve(
         client.clone(),
         search,
         config.nats.clone(),
+        Arc::clone(&metrics),
         cancel.clone(),
     ));
+    let heartbeats = tokio::spawn(crate::health::publish_heartbeats(
+        client.clone(),
+        config.clone(),
+        store.clone(),
+        active_model.clone(),
+        Arc::clone(&metrics),
+        cancel.clone(),
+    ));
+    let http = if config.health.http_addr.trim().is_empty() {
+        None
+    } else {
+        let state = HttpState {
+            metrics: Arc::clone(&metrics),
+            store: store.clone(),
+            nats: client.clone(),
+            config: config.clone(),
+            active_model,
+        };
+        match crate::http::bind(&config.health.http_addr, state, cancel.clone()).await {
+            Ok((addr, task)) => {
+                tracing::info!(%addr, "serving /health, /ready and /metrics");
+                Some(task)
+            }
+            Err(e) => {
+                // Searches matter more than metrics: say so loudly and keep serving.
+                tracing::error!(addr = %config.health.http_addr, error = %e,
+                    "cannot listen for HTTP health and metrics; serving without them");
+                None
+            }
+        }
+    };
     let indexing = {
         let config = config.clone();
         let cancel = cancel.clone();
-        tokio::spawn(async move { index(&config, store, embedder, &roots, &cancel, false).await })
+        let metrics = Arc::clone(&metrics);
+        tokio::spawn(async move {
+            metrics.set_index_state(IndexState::Indexing);
+            let result = index(&config, store, embedder, &roots, &cancel, false).await;
+            match &result {
+                Ok(reports) => {
+                    for r in reports {
+                        metrics.index_run(r.embedded, r.embed_time, None);
+                    }
+                }
+                Err(e) => metrics.index_run(0, Duration::ZERO, Some(format!("{e:#}"))),
+            }
+            metrics.set_index_state(IndexState::Ready);
+            result
+        })
     };
 
     tokio::pin!(shutdown);
@@ -151,6 +201,10 @@ pub async fn serve(
             Ok(Err(e)) => tracing::error!(error = %e, "NATS service failed"),
             Err(e) => tracing::error!(error = %e, "NATS task panicked"),
             Ok(Ok(())) => {}
+        }
+        let _ = heartbeats.await;
+        if let Some(http) = http {
+            let _ = http.await;
         }
     };
     if tokio::time::timeout(SHUTDOWN_GRACE, wait).await.is_err() {

@@ -86,6 +86,24 @@ async fn shutdown_signal() {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Status { json } => {
+            let config = load_config(&cli.global, None)?;
+            let ok = codesearch::report::status(&config, json).await?;
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Command::Stats { json } => {
+            let config = load_config(&cli.global, None)?;
+            let ok = codesearch::report::stats(&config, json).await?;
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
         Command::Migrate => {
             let config = load_config(&cli.global, None)?;
             let store = codesearch::store::Store::connect(&config.database).await?;

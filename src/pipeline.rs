@@ -252,6 +252,8 @@ impl Indexer {
                 let mut written = 0usize;
                 while let Some((p, vectors)) = write_rx.recv().await {
                     let rows = rows_of(&p, vectors);
+                    let (lexical, lexical_length) =
+                        lexical_text(&p.file.rel_path, None, &p.file.text);
                     store
                         .replace_file(&FileWrite {
                             repository: &repository,
@@ -266,6 +268,8 @@ impl Indexer {
                             embedding_model: &model,
                             embedding_dim: dim,
                             chunks: &rows,
+                            lexical: &lexical,
+                            lexical_length,
                         })
                         .await?;
                     written += 1;

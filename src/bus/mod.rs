@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::{NatsConfig, redact_url};
+use crate::health::Metrics;
 use crate::search::{RawSearch, SearchError, SearchRequest, SearchService};
 use wire::{ErrorCode, ErrorResponse, ScoreParts, SearchResponse, SearchResult};
 
@@ -58,11 +59,18 @@ pub async fn serve(
     client: async_nats::Client,
     search: SearchService,
     cfg: NatsConfig,
+    metrics: Arc<Metrics>,
     cancel: CancellationToken,
 ) -> Result<(), BusError> {
+    let figures = Arc::clone(&metrics);
     let service = client
         .service_builder()
         .description("Semantic code search over indexed repositories")
+        // Error replies carry a JSON body (the contract), which the service API counts as
+        // successes: our own figures, errors included, go in each endpoint's `data`.
+        .stats_handler(move |_endpoint, _stats| {
+            serde_json::to_value(figures.search_figures()).unwrap_or_default()
+        })
         .queue_group(&cfg.queue_group)
         .start(SERVICE_NAME, env!("CARGO_PKG_VERSION"))
         .await
@@ -90,9 +98,16 @@ pub async fn serve(
             break;
         };
         let search = search.clone();
+        let metrics = Arc::clone(&metrics);
         tracker.spawn(async move {
             let _permit = permit;
-            let (body, error) = handle(&search, &request.message.payload).await;
+            let started = std::time::Instant::now();
+            let Handled {
+                body,
+                error,
+                cached,
+                query_embedding,
+            } = handle(&search, &request.message.payload).await;
             let mut headers = async_nats::HeaderMap::new();
             if let Some(code) = error {
                 headers.insert("Nats-Service-Error", code.as_str());
@@ -104,6 +119,12 @@ pub async fn serve(
             if let Err(e) = request.respond_with_headers(Ok(body), headers).await {
                 tracing::warn!(error = %e, "could not send a reply");
             }
+            metrics.search_answered(
+                started.elapsed(),
+                error.map(ErrorCode::as_str),
+                cached,
+                query_embedding,
+            );
         });
     }
     tracker.close();
@@ -118,14 +139,33 @@ pub async fn serve(
     Ok(())
 }
 
-/// Answers one request: the reply body, and the error code when it is a failure.
-pub async fn handle(search: &SearchService, payload: &[u8]) -> (Bytes, Option<ErrorCode>) {
+/// One answered request.
+pub struct Handled {
+    pub body: Bytes,
+    /// The error code when the reply is a failure.
+    pub error: Option<ErrorCode>,
+    /// Whether the result came from the result cache.
+    pub cached: bool,
+    /// How long the query embedding took, when one was computed.
+    pub query_embedding: Option<Duration>,
+}
+
+/// Answers one request.
+pub async fn handle(search: &SearchService, payload: &[u8]) -> Handled {
     match answer(search, payload).await {
-        Ok(response) => (to_bytes(&response), None),
-        Err((code, message)) => {
-            let body = to_bytes(&ErrorResponse::new(code, message));
-            (body, Some(code))
-        }
+        Ok(response) => Handled {
+            cached: response.cached,
+            query_embedding: (!response.cached && response.query_embedding_time > 0)
+                .then(|| Duration::from_millis(response.query_embedding_time)),
+            body: to_bytes(&response),
+            error: None,
+        },
+        Err((code, message)) => Handled {
+            body: to_bytes(&ErrorResponse::new(code, message)),
+            error: Some(code),
+            cached: false,
+            query_embedding: None,
+        },
     }
 }
 
@@ -193,6 +233,8 @@ async fn answer(
                     vector_rank: s.vector_rank,
                     lexical: h.lexical,
                     lexical_rank: s.lexical_rank,
+                    file_lexical: s.file_lexical,
+                    file_lexical_rank: s.file_lexical_rank,
                 }),
             }
         })

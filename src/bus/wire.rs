@@ -116,6 +116,10 @@ pub struct ScoreParts {
     pub lexical: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lexical_rank: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_lexical: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_lexical_rank: Option<usize>,
 }
 
 /// A failed reply; also signalled in the `Nats-Service-Error` and `Nats-Service-Error-Code`

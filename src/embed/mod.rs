@@ -13,7 +13,7 @@
 
 mod hash;
 mod local;
-mod ollama;
+pub mod ollama;
 
 use std::sync::Arc;
 

@@ -30,7 +30,7 @@ pub use self::text::{glob_to_regex, lexical_text, words};
 use crate::config::{SearchConfig, SearchMode};
 use crate::embed::{EmbedError, Embedder, InputKind};
 use crate::store::{
-    CollectionStats, Hit, LexicalQuery, Store, StoreError, TermWeight, VectorQuery,
+    CollectionStats, Hit, LexicalQuery, LexicalUnit, Store, StoreError, TermWeight, VectorQuery,
 };
 
 /// Query terms found in more chunks than this are "common": they are still scored, but do not
@@ -59,8 +59,12 @@ pub struct ScoredHit {
     pub score: f64,
     /// 1-based rank in the vector list, when the vector retriever found it.
     pub vector_rank: Option<usize>,
-    /// 1-based rank in the lexical list, when the lexical retriever found it.
+    /// 1-based rank in the lexical list of chunks, when it found this chunk.
     pub lexical_rank: Option<usize>,
+    /// BM25 score of the chunk's file, when the file-level lexical list found the file.
+    pub file_lexical: Option<f64>,
+    /// 1-based rank of the chunk's file in the file-level lexical list.
+    pub file_lexical_rank: Option<usize>,
 }
 
 /// Results and timings of one search.
@@ -90,7 +94,7 @@ struct Inner {
     cfg: SearchConfig,
     results: Option<Mutex<LruCache<String, Cached>>>,
     queries: Option<Mutex<LruCache<String, Arc<Vec<f32>>>>>,
-    collection: Mutex<Option<(i64, Instant, CollectionStats)>>,
+    collection: Mutex<HashMap<LexicalUnit, (i64, Instant, CollectionStats)>>,
 }
 
 #[derive(Clone)]
@@ -108,7 +112,7 @@ impl SearchService {
                 store,
                 embedder,
                 cfg,
-                collection: Mutex::new(None),
+                collection: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -184,22 +188,33 @@ impl SearchService {
         };
         let lexical = async {
             if mode == SearchMode::Vector {
-                return Ok(Vec::new());
+                return Ok((Vec::new(), Vec::new()));
             }
-            let (terms, avg_length) = self.term_weights(&req.query, generation).await?;
-            inner
-                .store
-                .lexical_search(&LexicalQuery {
-                    terms: &terms,
-                    embedding: embedding.as_deref().map(|e| (e.as_slice(), model)),
-                    filters: &req.filters,
-                    avg_length,
-                    limit: depth,
-                })
-                .await
+            let (chunk_terms, file_terms) = tokio::try_join!(
+                self.term_weights(LexicalUnit::Chunks, &req.query, generation),
+                self.term_weights(LexicalUnit::Files, &req.query, generation),
+            )?;
+            let embedding = embedding.as_deref().map(|e| (e.as_slice(), model));
+            let chunk_query = LexicalQuery {
+                terms: &chunk_terms.0,
+                embedding,
+                filters: &req.filters,
+                avg_length: chunk_terms.1,
+                limit: depth,
+            };
+            let file_query = LexicalQuery {
+                terms: &file_terms.0,
+                avg_length: file_terms.1,
+                ..chunk_query.clone()
+            };
+            tokio::try_join!(
+                inner.store.lexical_search(&chunk_query),
+                inner.store.lexical_file_search(&file_query),
+            )
         };
         let (vector, lexical) = tokio::join!(vector, lexical);
-        let mut hits = fuse(vector?, lexical?, mode, &inner.cfg);
+        let (chunks, files) = lexical?;
+        let mut hits = fuse(vector?, chunks, files, mode, &inner.cfg);
         if let Some(min) = req.min_similarity {
             hits.retain(|h| h.hit.similarity.is_some_and(|s| s >= min));
         }
@@ -254,9 +269,11 @@ impl SearchService {
         Ok(v)
     }
 
-    /// BM25 weights of the query's terms, and the collection's average chunk length.
+    /// BM25 weights of the query's terms over chunks or files, and the average document
+    /// length.
     async fn term_weights(
         &self,
+        unit: LexicalUnit,
         query: &str,
         generation: i64,
     ) -> Result<(Vec<TermWeight>, f64), StoreError> {
@@ -264,9 +281,9 @@ impl SearchService {
         let stats = self
             .inner
             .store
-            .term_stats(&text.join(" "), TERM_COUNT_CAP)
+            .term_stats(unit, &text.join(" "), TERM_COUNT_CAP)
             .await?;
-        let collection = self.collection_stats(generation).await?;
+        let collection = self.collection_stats(unit, generation).await?;
         let n = collection.chunks.max(1) as f64;
         let terms = stats
             .into_iter()
@@ -289,14 +306,18 @@ impl SearchService {
 
     /// Chunk count and average length, recomputed when the index changed and the last figures
     /// are older than [`COLLECTION_STATS_TTL`].
-    async fn collection_stats(&self, generation: i64) -> Result<CollectionStats, StoreError> {
-        if let Some((g, at, stats)) = *lock(&self.inner.collection)
+    async fn collection_stats(
+        &self,
+        unit: LexicalUnit,
+        generation: i64,
+    ) -> Result<CollectionStats, StoreError> {
+        if let Some(&(g, at, stats)) = lock(&self.inner.collection).get(&unit)
             && (g == generation || at.elapsed() < COLLECTION_STATS_TTL)
         {
             return Ok(stats);
         }
-        let stats = self.inner.store.collection_stats().await?;
-        *lock(&self.inner.collection) = Some((generation, Instant::now(), stats));
+        let stats = self.inner.store.collection_stats(unit).await?;
+        lock(&self.inner.collection).insert(unit, (generation, Instant::now(), stats));
         Ok(stats)
     }
 }
@@ -311,52 +332,81 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Merges the two ranked lists into one, best first.
+/// Merges the ranked lists into one, best first.
 ///
-/// Hybrid: reciprocal rank fusion, `Σ weight / (k + rank)` over the lists that found a chunk.
-/// Single modes: the list's own score (cosine, BM25).
+/// Vector mode: the cosine similarity. Otherwise reciprocal rank fusion at two levels: a
+/// chunk scores `Σ weight / (k + rank)` over the lists that found it, plus the same sum over
+/// its *file's* best rank in each list, so that evidence spread over a file (many chunks
+/// found, or the file-level BM25 list) lifts the file's best chunk. Lists: vector chunks
+/// (`vector_weight`), lexical chunks (`lexical_weight`) and lexical files (`file_weight`).
 fn fuse(
     vector: Vec<Hit>,
-    lexical: Vec<Hit>,
+    chunks: Vec<Hit>,
+    files: Vec<Hit>,
     mode: SearchMode,
     cfg: &SearchConfig,
 ) -> Vec<ScoredHit> {
-    let mut merged: Vec<ScoredHit> = Vec::with_capacity(vector.len() + lexical.len());
+    type FileKey = (String, String);
+    let key = |h: &Hit| (h.repository.clone(), h.file_path.clone());
+    let mut merged: Vec<ScoredHit> = Vec::new();
     let mut by_id: HashMap<uuid::Uuid, usize> = HashMap::new();
-    for (rank, hit) in vector.into_iter().enumerate() {
-        by_id.insert(hit.id, merged.len());
-        merged.push(ScoredHit {
-            score: 0.0,
-            vector_rank: Some(rank + 1),
-            lexical_rank: None,
-            hit,
-        });
-    }
-    for (rank, hit) in lexical.into_iter().enumerate() {
-        match by_id.get(&hit.id) {
-            Some(&i) => {
-                merged[i].lexical_rank = Some(rank + 1);
-                merged[i].hit.lexical = hit.lexical;
+    // Per list, each file's first (best) rank.
+    let mut file_ranks: [HashMap<FileKey, usize>; 3] = Default::default();
+    let lists = [vector, chunks, files];
+    for (list, hits) in lists.into_iter().enumerate() {
+        let mut files_seen = 0;
+        for (rank, hit) in hits.into_iter().enumerate() {
+            let rank = rank + 1;
+            if let std::collections::hash_map::Entry::Vacant(e) = file_ranks[list].entry(key(&hit))
+            {
+                files_seen += 1;
+                e.insert(files_seen);
             }
-            None => merged.push(ScoredHit {
-                score: 0.0,
-                vector_rank: None,
-                lexical_rank: Some(rank + 1),
-                hit,
-            }),
+            let i = *by_id.entry(hit.id).or_insert_with(|| {
+                merged.push(ScoredHit {
+                    hit: hit.clone(),
+                    score: 0.0,
+                    vector_rank: None,
+                    lexical_rank: None,
+                    file_lexical: None,
+                    file_lexical_rank: None,
+                });
+                merged.len() - 1
+            });
+            let m = &mut merged[i];
+            match list {
+                0 => m.vector_rank = Some(rank),
+                1 => {
+                    m.lexical_rank = Some(rank);
+                    m.hit.lexical = hit.lexical;
+                }
+                _ => {
+                    m.file_lexical_rank = Some(rank);
+                    m.file_lexical = hit.lexical;
+                }
+            }
+            if m.hit.similarity.is_none() {
+                m.hit.similarity = hit.similarity;
+            }
         }
     }
+    let weights = [cfg.vector_weight, cfg.lexical_weight, cfg.file_weight];
+    let rrf = |rank: Option<usize>, w: f64| rank.map_or(0.0, |r| w / (cfg.rrf_k + r as f64));
     for h in &mut merged {
-        h.score = match mode {
-            SearchMode::Hybrid => {
-                let part = |rank: Option<usize>, weight: f64| {
-                    rank.map_or(0.0, |r| weight / (cfg.rrf_k + r as f64))
-                };
-                part(h.vector_rank, cfg.vector_weight) + part(h.lexical_rank, cfg.lexical_weight)
-            }
-            SearchMode::Vector => h.hit.similarity.unwrap_or(-1.0),
-            SearchMode::Lexical => h.hit.lexical.unwrap_or(0.0),
-        };
+        if mode == SearchMode::Vector {
+            h.score = h.hit.similarity.unwrap_or(-1.0);
+            continue;
+        }
+        // The file-level list only ever holds one chunk per file: its rank is the file's.
+        let own = [h.vector_rank, h.lexical_rank, h.file_lexical_rank];
+        let k = key(&h.hit);
+        let chunk: f64 = own.iter().zip(weights).map(|(r, w)| rrf(*r, w)).sum();
+        let file: f64 = file_ranks
+            .iter()
+            .zip(weights)
+            .map(|(ranks, w)| rrf(ranks.get(&k).copied(), w))
+            .sum();
+        h.score = chunk + file;
     }
     merged.sort_by(|a, b| {
         b.score
@@ -423,6 +473,7 @@ mod tests {
         let fused = fuse(
             vec![a.clone(), b.clone()],
             vec![c.clone(), b.clone()],
+            Vec::new(),
             SearchMode::Hybrid,
             &cfg,
         );
@@ -439,6 +490,8 @@ mod tests {
             score: 0.0,
             vector_rank: None,
             lexical_rank: None,
+            file_lexical: None,
+            file_lexical_rank: None,
         };
         let hits = vec![
             mk("a", 0, "x"),

@@ -107,6 +107,9 @@ pub struct FileWrite<'a> {
     pub embedding_model: &'a str,
     pub embedding_dim: i32,
     pub chunks: &'a [ChunkRow],
+    /// The whole file's words for file-level lexical search, and how many there are.
+    pub lexical: &'a str,
+    pub lexical_length: i32,
 }
 
 /// Which rows a search may return. `None` (or an empty list) means no restriction.
@@ -162,9 +165,26 @@ pub struct TermStat {
     pub count: Option<i64>,
 }
 
+/// What lexical search ranks: chunks, or whole files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LexicalUnit {
+    Chunks,
+    Files,
+}
+
+impl LexicalUnit {
+    fn table(self) -> &'static str {
+        match self {
+            LexicalUnit::Chunks => "codebase_index",
+            LexicalUnit::Files => "indexed_files",
+        }
+    }
+}
+
 /// The figures BM25 needs about the whole collection.
 #[derive(Debug, Clone, Copy)]
 pub struct CollectionStats {
+    /// Documents (chunks or files).
     pub chunks: i64,
     pub avg_length: f64,
 }
@@ -187,6 +207,30 @@ pub struct Hit {
     pub symbol: Option<String>,
     pub start_line: Option<i32>,
     pub end_line: Option<i32>,
+}
+
+/// What the index holds, for health and status.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct IndexSummary {
+    pub total_chunks: i64,
+    pub total_files: i64,
+    pub pending: i64,
+    pub errors: i64,
+    pub last_indexed: Option<DateTime<Utc>>,
+    pub repositories: Vec<RepositorySummary>,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct RepositorySummary {
+    pub name: String,
+    pub root: Option<String>,
+    pub files: i64,
+    pub chunks: i64,
+    /// Chunks stored without a vector yet.
+    pub pending: i64,
+    /// Files recorded as not indexed, with a reason (binary, too large, ...).
+    pub errors: i64,
+    pub last_indexed: Option<DateTime<Utc>>,
 }
 
 /// Index size.
@@ -354,6 +398,8 @@ impl Store {
             embedding_model,
             embedding_dim: 0,
             chunks: &[],
+            lexical: "",
+            lexical_length: 0,
         };
         self.write_file(&skipped, Some(error)).await
     }
@@ -416,12 +462,14 @@ impl Store {
         }
         sqlx::query(
             "INSERT INTO indexed_files (repository, file_path, file_hash, chunker_version,
-               embedding_model, chunk_count, size_bytes, error, indexed_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
+               embedding_model, chunk_count, size_bytes, error, indexed_at, lexemes,
+               lexical_length)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), to_tsvector('english', $9), $10)
              ON CONFLICT (repository, file_path) DO UPDATE SET
                file_hash = EXCLUDED.file_hash, chunker_version = EXCLUDED.chunker_version,
                embedding_model = EXCLUDED.embedding_model, chunk_count = EXCLUDED.chunk_count,
-               size_bytes = EXCLUDED.size_bytes, error = EXCLUDED.error, indexed_at = now()",
+               size_bytes = EXCLUDED.size_bytes, error = EXCLUDED.error, indexed_at = now(),
+               lexemes = EXCLUDED.lexemes, lexical_length = EXCLUDED.lexical_length",
         )
         .bind(f.repository)
         .bind(f.file_path)
@@ -431,6 +479,8 @@ impl Store {
         .bind(f.chunks.len() as i32)
         .bind(f.size_bytes)
         .bind(error)
+        .bind(f.lexical)
+        .bind(f.lexical_length)
         .execute(&mut *tx)
         .await
         .map_err(q("recording a file"))?;
@@ -571,7 +621,13 @@ impl Store {
     /// is: the planner's frequency for lexemes common enough to be in `pg_stats` (kept by
     /// ANALYZE), otherwise a count of the chunks containing it, stopped at `cap`. A common word
     /// costs no more than a rare one.
-    pub async fn term_stats(&self, text: &str, cap: i64) -> Result<Vec<TermStat>, StoreError> {
+    pub async fn term_stats(
+        &self,
+        unit: LexicalUnit,
+        text: &str,
+        cap: i64,
+    ) -> Result<Vec<TermStat>, StoreError> {
+        let table = unit.table();
         let rows = sqlx::query(&format!(
             "WITH t AS (SELECT DISTINCT lexeme AS term
                         FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', $1))),
@@ -581,11 +637,11 @@ impl Store {
                     unnest(s.most_common_elems::text::text[],
                            s.most_common_elem_freqs[1:cardinality(s.most_common_elems::text::text[])])
                       AS e(term, freq)
-               WHERE s.schemaname = current_schema() AND s.tablename = 'codebase_index'
+               WHERE s.schemaname = current_schema() AND s.tablename = '{table}'
                  AND s.attname = 'lexemes')
              SELECT t.term, mce.freq::float4 AS freq,
                CASE WHEN mce.freq IS NULL THEN
-                 (SELECT count(*) FROM (SELECT 1 FROM codebase_index c
+                 (SELECT count(*) FROM (SELECT 1 FROM {table} c
                     WHERE c.lexemes @@ quote_literal(t.term)::tsquery LIMIT $2) s)
                END AS df
              FROM t LEFT JOIN mce USING (term) ORDER BY t.term"
@@ -606,11 +662,12 @@ impl Store {
     }
 
     /// Chunk count and average lexical length (a full scan: callers cache it).
-    pub async fn collection_stats(&self) -> Result<CollectionStats, StoreError> {
-        let row = sqlx::query(
+    pub async fn collection_stats(&self, unit: LexicalUnit) -> Result<CollectionStats, StoreError> {
+        let row = sqlx::query(&format!(
             "SELECT count(*) AS chunks, coalesce(avg(lexical_length), 0)::float8 AS avg_length
-             FROM codebase_index",
-        )
+             FROM {} WHERE lexemes IS NOT NULL",
+            unit.table()
+        ))
         .fetch_one(&self.pool)
         .await
         .map_err(q("reading collection statistics"))?;
@@ -622,24 +679,12 @@ impl Store {
 
     /// BM25 over the chunks' lexemes. Candidates are the chunks matching all selective terms,
     /// then any of them, each capped at [`LEXICAL_CANDIDATES`] rows: what a query costs is
-    /// bounded whatever its words. Term frequency comes from `ts_rank` of the single term
-    /// (Σ 1/i² over its occurrences, a saturating count), length from `lexical_length`.
+    /// bounded whatever its words. Term frequency comes from `ts_rank_cd` of the single term,
+    /// length from `lexical_length`.
     pub async fn lexical_search(&self, query: &LexicalQuery<'_>) -> Result<Vec<Hit>, StoreError> {
-        let selective: Vec<&TermWeight> = query.terms.iter().filter(|t| t.selective).collect();
-        let generating: Vec<&TermWeight> = if selective.is_empty() {
-            query.terms.iter().collect()
-        } else {
-            selective
-        };
-        if generating.is_empty() {
+        let Some((all, any)) = candidate_queries(query.terms) else {
             return Ok(Vec::new());
-        }
-        let quoted: Vec<String> = generating
-            .iter()
-            .map(|t| format!("'{}'", t.term.replace('\'', "''").replace('\\', "\\\\")))
-            .collect();
-        let all = quoted.join(" & ");
-        let any = quoted.join(" | ");
+        };
         let terms: Vec<String> = query.terms.iter().map(|t| t.term.clone()).collect();
         let idfs: Vec<f64> = query.terms.iter().map(|t| t.idf).collect();
 
@@ -670,7 +715,7 @@ impl Store {
             .push(format!(
                 "))) AS score
                    FROM cand JOIN codebase_index ci USING (id) CROSS JOIN qt
-                   CROSS JOIN LATERAL (SELECT {TS_RANK_TO_TF} * ts_rank(ci.lexemes, qt.tq, 0) AS tf) s
+                   CROSS JOIN LATERAL (SELECT {TS_RANK_CD_TO_TF} * ts_rank_cd(ci.lexemes, qt.tq, 0) AS tf) s
                    WHERE s.tf > 0.5
                    GROUP BY ci.id ORDER BY score DESC LIMIT "
             ))
@@ -700,6 +745,95 @@ impl Store {
         Ok(rows.iter().map(hit).collect())
     }
 
+    /// BM25 over whole files; each file found is returned as its best-matching chunk (by the
+    /// chunks' own BM25, the first chunk when none matches), with the file's score as
+    /// `lexical`. Filters apply to the file's chunks. Candidates are bounded as in
+    /// [`Store::lexical_search`].
+    pub async fn lexical_file_search(
+        &self,
+        query: &LexicalQuery<'_>,
+    ) -> Result<Vec<Hit>, StoreError> {
+        let Some((all, any)) = candidate_queries(query.terms) else {
+            return Ok(Vec::new());
+        };
+        let terms: Vec<String> = query.terms.iter().map(|t| t.term.clone()).collect();
+        let idfs: Vec<f64> = query.terms.iter().map(|t| t.idf).collect();
+        let filtered = query.filters != &Filters::default();
+        let mut qb = QueryBuilder::new(
+            "WITH qt AS (SELECT quote_literal(term)::tsquery AS tq, idf FROM unnest(",
+        );
+        qb.push_bind(terms)
+            .push("::text[], ")
+            .push_bind(idfs)
+            .push("::float8[]) AS q(term, idf)), cand AS (");
+        for (i, tsq) in [all, any].into_iter().enumerate() {
+            if i > 0 {
+                qb.push(" UNION ");
+            }
+            qb.push("(SELECT f.repository, f.file_path FROM indexed_files f WHERE f.lexemes @@ ")
+                .push_bind(tsq)
+                .push("::tsquery");
+            if filtered {
+                qb.push(
+                    " AND EXISTS (SELECT 1 FROM codebase_index x
+                       WHERE x.repository = f.repository AND x.file_path = f.file_path",
+                );
+                push_filters(&mut qb, query.filters);
+                qb.push(")");
+            }
+            qb.push(" LIMIT ").push_bind(LEXICAL_CANDIDATES).push(")");
+        }
+        qb.push(format!(
+            "), scored AS (
+               SELECT f.repository, f.file_path, sum(qt.idf * s.tf * ({BM25_K1} + 1)
+                 / (s.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * coalesce(f.lexical_length, 0) / "
+        ))
+        .push_bind(query.avg_length.max(1.0))
+        .push(format!(
+            "))) AS score
+               FROM cand JOIN indexed_files f USING (repository, file_path) CROSS JOIN qt
+               CROSS JOIN LATERAL (SELECT {TS_RANK_CD_TO_TF} * ts_rank_cd(f.lexemes, qt.tq, 0) AS tf) s
+               WHERE s.tf > 0.5
+               GROUP BY f.repository, f.file_path ORDER BY score DESC LIMIT "
+        ))
+        .push_bind(query.limit)
+        .push(
+            "), best AS (
+               SELECT DISTINCT ON (x.repository, x.file_path) x.id, scored.score
+               FROM scored JOIN codebase_index x USING (repository, file_path)
+               CROSS JOIN LATERAL (SELECT sum(qt.idf * ts_rank_cd(x.lexemes, qt.tq, 0)) AS cs
+                                   FROM qt) c
+               WHERE TRUE",
+        );
+        push_filters(&mut qb, query.filters);
+        qb.push(format!(
+            " ORDER BY x.repository, x.file_path, c.cs DESC NULLS LAST, x.chunk_index)
+             SELECT {HIT_COLUMNS_CI}, "
+        ));
+        match query.embedding {
+            Some((embedding, model)) => {
+                qb.push("CASE WHEN ci.embedding_model = ")
+                    .push_bind(model.to_owned())
+                    .push(" THEN 1 - (ci.embedding <=> ")
+                    .push_bind(pad(embedding))
+                    .push(") END");
+            }
+            None => {
+                qb.push("NULL::float8");
+            }
+        }
+        qb.push(
+            " AS similarity, best.score AS lexical
+             FROM best JOIN codebase_index ci USING (id) ORDER BY best.score DESC, ci.id",
+        );
+        let rows = qb
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("searching files lexically"))?;
+        Ok(rows.iter().map(hit).collect())
+    }
+
     /// The index generation: it changes whenever any file's rows change.
     pub async fn generation(&self) -> Result<i64, StoreError> {
         sqlx::query_scalar("SELECT generation FROM index_generation")
@@ -716,6 +850,60 @@ impl Store {
             .await
             .map_err(q("analyzing the index"))?;
         Ok(())
+    }
+
+    /// Whether the database answers.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(q("checking the connection"))?;
+        Ok(())
+    }
+
+    /// Files, chunks, pending vectors and errors, per repository and in total.
+    pub async fn index_summary(&self) -> Result<IndexSummary, StoreError> {
+        let rows = sqlx::query(
+            "WITH f AS (
+               SELECT repository, count(*) FILTER (WHERE chunk_count > 0) AS files,
+                      count(*) FILTER (WHERE error IS NOT NULL) AS errors,
+                      max(indexed_at) AS last_indexed
+               FROM indexed_files GROUP BY repository),
+             c AS (
+               SELECT repository, count(*) AS chunks,
+                      count(*) FILTER (WHERE embedding IS NULL) AS pending
+               FROM codebase_index GROUP BY repository)
+             SELECT coalesce(f.repository, c.repository) AS name, r.root_path AS root,
+                    coalesce(f.files, 0) AS files, coalesce(f.errors, 0) AS errors,
+                    f.last_indexed, coalesce(c.chunks, 0) AS chunks,
+                    coalesce(c.pending, 0) AS pending
+             FROM f FULL JOIN c ON c.repository = f.repository
+             LEFT JOIN repositories r ON r.name = coalesce(f.repository, c.repository)
+             ORDER BY name",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("summarising the index"))?;
+        let repositories: Vec<RepositorySummary> = rows
+            .iter()
+            .map(|r| RepositorySummary {
+                name: r.get("name"),
+                root: r.get("root"),
+                files: r.get("files"),
+                chunks: r.get("chunks"),
+                pending: r.get("pending"),
+                errors: r.get("errors"),
+                last_indexed: r.get("last_indexed"),
+            })
+            .collect();
+        Ok(IndexSummary {
+            total_chunks: repositories.iter().map(|r| r.chunks).sum(),
+            total_files: repositories.iter().map(|r| r.files).sum(),
+            pending: repositories.iter().map(|r| r.pending).sum(),
+            errors: repositories.iter().map(|r| r.errors).sum(),
+            last_indexed: repositories.iter().filter_map(|r| r.last_indexed).max(),
+            repositories,
+        })
     }
 
     /// Chunks, files and the last indexing time.
@@ -742,9 +930,10 @@ pub const TEXT_SEARCH_CONFIG: &str = "english";
 pub const LEXICAL_CANDIDATES: i64 = 2000;
 const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
-/// `ts_rank` of a single unweighted term is 0.1 · Σᵢ 1/i² / (π²/6) over its occurrences; this
-/// factor turns it back into Σᵢ 1/i² (1 for one occurrence, 1.25 for two, < 1.65 ever).
-const TS_RANK_TO_TF: f64 = 16.449_340_668_482_264;
+/// `ts_rank_cd` (cover density, no normalization) of a single unweighted term is 0.1 per
+/// occurrence (each occurrence is a cover of weight 0.1): this factor makes it the term
+/// frequency.
+const TS_RANK_CD_TO_TF: f64 = 10.0;
 
 const HIT_COLUMNS: &str = "id, repository, file_path, chunk_index, chunk_content, module, \
      component_type, file_type, language, symbol, start_line, end_line";
@@ -769,6 +958,25 @@ fn hit(r: &sqlx::postgres::PgRow) -> Hit {
         start_line: r.get("start_line"),
         end_line: r.get("end_line"),
     }
+}
+
+/// The `tsquery` texts that select lexical candidates: all selective terms, and any of them
+/// (every term when none is selective). `None` when the query has no terms.
+fn candidate_queries(terms: &[TermWeight]) -> Option<(String, String)> {
+    let selective: Vec<&TermWeight> = terms.iter().filter(|t| t.selective).collect();
+    let generating: Vec<&TermWeight> = if selective.is_empty() {
+        terms.iter().collect()
+    } else {
+        selective
+    };
+    if generating.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> = generating
+        .iter()
+        .map(|t| format!("'{}'", t.term.replace('\\', "\\\\").replace('\'', "''")))
+        .collect();
+    Some((quoted.join(" & "), quoted.join(" | ")))
 }
 
 /// Appends ` AND ...` for each filter that restricts something.

@@ -289,6 +289,8 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
                 embedding_model: "hash/v1",
                 embedding_dim: 384,
                 chunks: &rows,
+                lexical: "",
+                lexical_length: 0,
             })
             .await
             .expect("write");

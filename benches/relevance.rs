@@ -1,0 +1,302 @@
+//! Relevance on real code: Recall@5, Recall@10 and MRR@10 at file level for lexical, vector
+//! and hybrid search, next to a plain file-level BM25 baseline. Run with
+//! `scripts/bench.sh relevance` (it starts the services); the queries and their labels are in
+//! `benches/relevance/queries.toml`.
+//!
+//! The corpora are indexed incrementally into the database given by `DATABASE_URL` (one
+//! repository per corpus), so a second run re-uses the vectors and takes seconds. The embedder
+//! is the configured one (`CODESEARCH_EMBEDDER`, default `auto`: the local model here).
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use codesearch::config::Config;
+use codesearch::daemon;
+use codesearch::pipeline::Indexer;
+use codesearch::scan::Walker;
+use codesearch::search::{RawSearch, SearchRequest, SearchService, words};
+use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Deserialize)]
+struct Labels {
+    corpus: Vec<Corpus>,
+    query: Vec<Query>,
+}
+
+#[derive(Deserialize)]
+struct Corpus {
+    name: String,
+    #[serde(default)]
+    paths: Vec<PathBuf>,
+    /// A crate in the local cargo registry, by name prefix (newest version wins).
+    #[serde(default)]
+    registry_crate: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Query {
+    corpus: String,
+    query: String,
+    relevant: Vec<String>,
+}
+
+/// Sums of the per-query figures.
+#[derive(Default, Clone, Copy)]
+struct Score {
+    r5: f64,
+    r10: f64,
+    mrr: f64,
+    n: usize,
+}
+
+impl Score {
+    fn add(&mut self, ranked: &[String], relevant: &[String]) {
+        let rel: HashSet<&str> = relevant.iter().map(String::as_str).collect();
+        let found = |k: usize| {
+            ranked
+                .iter()
+                .take(k)
+                .filter(|p| rel.contains(p.as_str()))
+                .count() as f64
+                / rel.len() as f64
+        };
+        self.r5 += found(5);
+        self.r10 += found(10);
+        self.mrr += ranked
+            .iter()
+            .take(10)
+            .position(|p| rel.contains(p.as_str()))
+            .map_or(0.0, |i| 1.0 / (i as f64 + 1.0));
+        self.n += 1;
+    }
+
+    fn merge(&mut self, o: Score) {
+        self.r5 += o.r5;
+        self.r10 += o.r10;
+        self.mrr += o.mrr;
+        self.n += o.n;
+    }
+
+    fn row(&self, name: &str) -> String {
+        let n = self.n.max(1) as f64;
+        format!(
+            "  {name:<10} {:>6.3} {:>6.3} {:>6.3}",
+            self.r5 / n,
+            self.r10 / n,
+            self.mrr / n
+        )
+    }
+}
+
+const MODES: [&str; 3] = ["lexical", "vector", "hybrid"];
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let labels: Labels = toml::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/benches/relevance/queries.toml"
+        ))
+        .context("reading benches/relevance/queries.toml")?,
+    )?;
+    let cfg = Config::from_env(None, &[])?;
+    let (store, embedder) = daemon::open(&cfg).await?;
+    println!("embedder: {}", embedder.model_id());
+
+    let mut roots: HashMap<String, Vec<PathBuf>> = HashMap::new();
+    for c in &labels.corpus {
+        let mut paths = c.paths.clone();
+        if let Some(prefix) = &c.registry_crate {
+            paths.extend(registry_crate(prefix));
+        }
+        paths.retain(|p| p.is_dir());
+        if paths.is_empty() {
+            println!("corpus {}: not on this machine, skipped", c.name);
+            continue;
+        }
+        let mut icfg = cfg.index.clone();
+        icfg.repository = c.name.clone();
+        let indexer = Indexer::new(store.clone(), Arc::clone(&embedder), icfg)?;
+        for p in &paths {
+            let started = Instant::now();
+            let r = indexer
+                .index_root(p, None, &CancellationToken::new())
+                .await?;
+            println!(
+                "corpus {}: {} ({} files indexed, {} unchanged, {} chunks embedded, {:.0}s)",
+                c.name,
+                p.display(),
+                r.indexed,
+                r.unchanged,
+                r.embedded,
+                started.elapsed().as_secs_f64()
+            );
+        }
+        roots.insert(c.name.clone(), paths);
+    }
+    store.ensure_ann_index().await?;
+    store.analyze().await?;
+
+    let mut search_cfg = cfg.search.clone();
+    search_cfg.result_cache_entries = 0;
+    let service = SearchService::new(store.clone(), Arc::clone(&embedder), search_cfg.clone());
+
+    let mut per_corpus: Vec<(String, [Score; 4])> = Vec::new();
+    let mut misses: Vec<String> = Vec::new();
+    for c in &labels.corpus {
+        let Some(paths) = roots.get(&c.name) else {
+            continue;
+        };
+        let bm25 = FileBm25::build(paths, &cfg)?;
+        let mut scores = [Score::default(); 4];
+        for q in labels.query.iter().filter(|q| q.corpus == c.name) {
+            for (m, mode) in MODES.iter().enumerate() {
+                let req = SearchRequest::new(
+                    RawSearch {
+                        mode: Some((*mode).into()),
+                        limit: Some(10),
+                        repository: Some(c.name.clone()),
+                        ..RawSearch::query(q.query.clone())
+                    },
+                    &search_cfg,
+                )?;
+                let out = service.search(&req).await?;
+                let mut seen = HashSet::new();
+                let ranked: Vec<String> = out
+                    .hits
+                    .into_iter()
+                    .map(|h| h.hit.file_path)
+                    .filter(|p| seen.insert(p.clone()))
+                    .collect();
+                scores[m].add(&ranked, &q.relevant);
+                if *mode == "hybrid" && !ranked.iter().take(5).any(|p| q.relevant.contains(p)) {
+                    misses.push(format!(
+                        "  [{}] {:?}: wanted {:?}, got {:?}",
+                        c.name,
+                        q.query,
+                        q.relevant,
+                        &ranked[..ranked.len().min(5)]
+                    ));
+                }
+            }
+            scores[3].add(&bm25.rank(&q.query, 10), &q.relevant);
+        }
+        per_corpus.push((c.name.clone(), scores));
+    }
+
+    println!("\nfile-level relevance, limit 10 (R@5, R@10, MRR@10)");
+    let mut total = [Score::default(); 4];
+    for (name, scores) in &per_corpus {
+        println!(
+            "\n{name} ({} queries)\n  {:<10} {:>6} {:>6} {:>6}",
+            scores[0].n, "mode", "R@5", "R@10", "MRR"
+        );
+        for (i, label) in MODES.iter().chain(["bm25-file"].iter()).enumerate() {
+            println!("{}", scores[i].row(label));
+            total[i].merge(scores[i]);
+        }
+    }
+    println!(
+        "\nall ({} queries)\n  {:<10} {:>6} {:>6} {:>6}",
+        total[0].n, "mode", "R@5", "R@10", "MRR"
+    );
+    for (i, label) in MODES.iter().chain(["bm25-file"].iter()).enumerate() {
+        println!("{}", total[i].row(label));
+    }
+    if !misses.is_empty() {
+        println!("\nhybrid misses (no relevant file in the top 5):");
+        for m in misses {
+            println!("{m}");
+        }
+    }
+    Ok(())
+}
+
+/// The newest version of a crate in the local cargo registry.
+fn registry_crate(prefix: &str) -> Option<PathBuf> {
+    let home = std::env::var("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo")
+        });
+    let mut found: Vec<PathBuf> = std::fs::read_dir(home.join("registry/src"))
+        .ok()?
+        .flatten()
+        .filter_map(|index| std::fs::read_dir(index.path()).ok())
+        .flat_map(|entries| entries.flatten().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+/// The baseline: Okapi BM25 (k1 = 1.2, b = 0.75) over whole files, words as code search
+/// splits them, no stemming, no stop words: what a plain keyword engine does.
+struct FileBm25 {
+    docs: Vec<(String, HashMap<String, u32>, usize)>,
+    df: HashMap<String, usize>,
+    avg_len: f64,
+}
+
+impl FileBm25 {
+    fn build(roots: &[PathBuf], cfg: &Config) -> anyhow::Result<Self> {
+        let mut docs = Vec::new();
+        let mut df: HashMap<String, usize> = HashMap::new();
+        for root in roots {
+            let (candidates, _) = Walker::new(root, &cfg.index)?.walk();
+            for c in candidates {
+                let Ok(text) = std::fs::read_to_string(&c.abs_path) else {
+                    continue;
+                };
+                let mut tf: HashMap<String, u32> = HashMap::new();
+                let mut len = 0;
+                for w in words(&text) {
+                    *tf.entry(w).or_default() += 1;
+                    len += 1;
+                }
+                for t in tf.keys() {
+                    *df.entry(t.clone()).or_default() += 1;
+                }
+                docs.push((c.rel_path, tf, len));
+            }
+        }
+        let avg_len = docs.iter().map(|d| d.2).sum::<usize>() as f64 / docs.len().max(1) as f64;
+        Ok(Self { docs, df, avg_len })
+    }
+
+    fn rank(&self, query: &str, k: usize) -> Vec<String> {
+        let n = self.docs.len() as f64;
+        let terms: HashSet<String> = words(query).collect();
+        let mut scored: Vec<(f64, &str)> = self
+            .docs
+            .iter()
+            .map(|(path, tf, len)| {
+                let s: f64 = terms
+                    .iter()
+                    .filter_map(|t| {
+                        let f = f64::from(*tf.get(t)?);
+                        let df = *self.df.get(t)? as f64;
+                        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                        Some(idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * *len as f64 / self.avg_len)))
+                    })
+                    .sum();
+                (s, path.as_str())
+            })
+            .filter(|(s, _)| *s > 0.0)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        scored
+            .into_iter()
+            .take(k)
+            .map(|(_, p)| p.to_owned())
+            .collect()
+    }
+}

@@ -1,0 +1,135 @@
+//! The HTTP side of health: `/health` (alive), `/ready` (database, NATS and embedder
+//! reachable, or which is not) and `/metrics` (Prometheus text format).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::embed::OllamaEmbedder;
+use crate::health::Metrics;
+use crate::store::Store;
+
+/// A readiness check that takes longer than this has failed.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(3);
+
+#[derive(Clone)]
+pub struct HttpState {
+    pub metrics: Arc<Metrics>,
+    pub store: Store,
+    pub nats: async_nats::Client,
+    pub config: Config,
+    pub active_model: String,
+}
+
+/// Binds `addr` and serves until `cancel` fires. Returns the bound address (useful with
+/// port 0) once listening.
+pub async fn bind(
+    addr: &str,
+    state: HttpState,
+    cancel: CancellationToken,
+) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    let app = Router::new()
+        .route("/health", get(health))
+        .route("/ready", get(ready))
+        .route("/metrics", get(metrics))
+        .with_state(state);
+    let task = tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { cancel.cancelled().await })
+            .await;
+        if let Err(e) = served {
+            tracing::error!(error = %e, "the HTTP server failed");
+        }
+    });
+    Ok((local, task))
+}
+
+async fn health(State(s): State<HttpState>) -> Response {
+    axum::Json(json!({
+        "status": "alive",
+        "instanceId": s.metrics.instance_id,
+        "version": env!("CARGO_PKG_VERSION"),
+        "indexState": s.metrics.index_state().as_str(),
+    }))
+    .into_response()
+}
+
+async fn ready(State(s): State<HttpState>) -> Response {
+    let database = match tokio::time::timeout(CHECK_TIMEOUT, s.store.ping()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {CHECK_TIMEOUT:?}")),
+    };
+    let nats = match s.nats.connection_state() {
+        async_nats::connection::State::Connected => Ok(()),
+        other => Err(format!("NATS connection is {other}")),
+    };
+    let embedder = if s.active_model.starts_with("ollama/") {
+        match OllamaEmbedder::probe(&s.config.embed).await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    } else {
+        Ok(())
+    };
+    let checks = [
+        ("database", database),
+        ("nats", nats),
+        ("embedder", embedder),
+    ];
+    let ok = checks.iter().all(|(_, r)| r.is_ok());
+    let body: serde_json::Map<String, serde_json::Value> = checks
+        .into_iter()
+        .map(|(name, r)| {
+            let v = match r {
+                Ok(()) => json!({ "ok": true }),
+                Err(e) => json!({ "ok": false, "error": e }),
+            };
+            (name.to_owned(), v)
+        })
+        .collect();
+    let status = if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (
+        status,
+        axum::Json(json!({ "ready": ok, "embedder": s.active_model, "checks": body })),
+    )
+        .into_response()
+}
+
+async fn metrics(State(s): State<HttpState>) -> Response {
+    let index = match tokio::time::timeout(CHECK_TIMEOUT, s.store.index_summary()).await {
+        Ok(Ok(summary)) => Some(summary),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "metrics: cannot read the index figures");
+            None
+        }
+        Err(_) => None,
+    };
+    let pool = s.store.pool();
+    let body = s
+        .metrics
+        .render(index.as_ref(), (pool.size(), pool.num_idle()));
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        body,
+    )
+        .into_response()
+}

@@ -1,0 +1,235 @@
+//! `codesearch status` and `codesearch stats`: what an operator reads.
+//!
+//! `status` asks the components directly (database, NATS, Ollama) and the running daemons
+//! through the NATS service API (`$SRV.INFO`); `stats` collects `$SRV.STATS` from every daemon
+//! answering on the bus.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::bus::SERVICE_NAME;
+use crate::config::{Config, redact_url};
+use crate::embed::ollama;
+use crate::health::EndpointFigures;
+use crate::store::{IndexSummary, Store};
+
+/// How long to wait for daemons to answer a discovery request.
+const GATHER: Duration = Duration::from_millis(750);
+
+/// Sends `subject` to every listener and gathers the replies that arrive within [`GATHER`].
+async fn gather(client: &async_nats::Client, subject: String) -> anyhow::Result<Vec<Value>> {
+    let inbox = client.new_inbox();
+    let mut sub = client.subscribe(inbox.clone()).await?;
+    client
+        .publish_with_reply(subject, inbox, bytes::Bytes::new())
+        .await?;
+    client.flush().await?;
+    let mut replies = Vec::new();
+    let deadline = tokio::time::sleep(GATHER);
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            _ = &mut deadline => break,
+            m = sub.next() => match m {
+                Some(m) => {
+                    if let Ok(v) = serde_json::from_slice::<Value>(&m.payload) {
+                        replies.push(v);
+                    }
+                }
+                None => break,
+            },
+        }
+    }
+    Ok(replies)
+}
+
+async fn connect_nats(config: &Config) -> Result<async_nats::Client, String> {
+    match tokio::time::timeout(Duration::from_secs(3), crate::bus::connect(&config.nats)).await {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("no connection within 3s".into()),
+    }
+}
+
+/// The state of the index and its components. Returns whether everything is reachable.
+pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
+    let index: Result<(IndexSummary, Option<String>), String> =
+        match Store::connect(&config.database).await {
+            Ok(store) => match (store.index_summary().await, store.indexed_model().await) {
+                (Ok(s), Ok(m)) => Ok((s, m)),
+                (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+            },
+            Err(e) => Err(e.to_string()),
+        };
+    let nats = connect_nats(config).await;
+    let daemons: Vec<Value> = match &nats {
+        Ok(c) => gather(c, format!("$SRV.INFO.{SERVICE_NAME}"))
+            .await
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    let ollama = ollama::list_models(&config.embed.ollama_url, Duration::from_secs(3)).await;
+    let ollama_status = match &ollama {
+        Ok(models)
+            if models
+                .iter()
+                .any(|m| ollama::model_matches(m, &config.embed.ollama_model)) =>
+        {
+            "healthy"
+        }
+        Ok(_) => "degraded",
+        Err(_) => "down",
+    };
+    let ok = index.is_ok() && nats.is_ok();
+
+    if as_json {
+        let v = json!({
+            "index": match &index {
+                Ok((s, model)) => json!({
+                    "status": if s.total_chunks > 0 { "healthy" } else { "empty" },
+                    "embeddingModel": model,
+                    "summary": s,
+                }),
+                Err(e) => json!({ "status": "down", "error": e }),
+            },
+            "database": { "url": redact_url(&config.database.url), "ok": index.is_ok() },
+            "nats": match &nats {
+                Ok(_) => json!({ "url": redact_url(&config.nats.url), "ok": true, "daemons": daemons }),
+                Err(e) => json!({ "url": redact_url(&config.nats.url), "ok": false, "error": e }),
+            },
+            "ollama": match &ollama {
+                Ok(models) => json!({ "url": redact_url(&config.embed.ollama_url), "status": ollama_status, "models": models }),
+                Err(e) => json!({ "url": redact_url(&config.embed.ollama_url), "status": "down", "error": e.to_string() }),
+            },
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ok);
+    }
+
+    match &index {
+        Ok((s, model)) => {
+            println!(
+                "index     {}: {} chunks in {} files, {} pending embedding, {} files not indexed; last indexed {}",
+                if s.total_chunks > 0 {
+                    "healthy"
+                } else {
+                    "empty"
+                },
+                s.total_chunks,
+                s.total_files,
+                s.pending,
+                s.errors,
+                s.last_indexed.map_or("never".into(), |t| t.to_rfc3339()),
+            );
+            println!(
+                "          vectors by {}",
+                model.as_deref().unwrap_or("(none yet)")
+            );
+            if !s.repositories.is_empty() {
+                println!(
+                    "          {:<24} {:>7} {:>8} {:>8} {:>7}  root",
+                    "repository", "files", "chunks", "pending", "errors"
+                );
+                for r in &s.repositories {
+                    println!(
+                        "          {:<24} {:>7} {:>8} {:>8} {:>7}  {}",
+                        r.name,
+                        r.files,
+                        r.chunks,
+                        r.pending,
+                        r.errors,
+                        r.root.as_deref().unwrap_or("")
+                    );
+                }
+            }
+        }
+        Err(e) => println!("index     down: {e}"),
+    }
+    println!(
+        "database  {}  {}",
+        if index.is_ok() { "ok  " } else { "DOWN" },
+        redact_url(&config.database.url)
+    );
+    match &nats {
+        Ok(_) => {
+            println!("nats      ok    {}", redact_url(&config.nats.url));
+            if daemons.is_empty() {
+                println!("          no codesearch daemon answered $SRV.INFO");
+            }
+            for d in &daemons {
+                println!(
+                    "          daemon {} v{}",
+                    d["id"].as_str().unwrap_or("?"),
+                    d["version"].as_str().unwrap_or("?")
+                );
+            }
+        }
+        Err(e) => println!("nats      DOWN  {}: {e}", redact_url(&config.nats.url)),
+    }
+    match &ollama {
+        Ok(models) => println!(
+            "ollama    {ollama_status}  {} ({} models; `{}` {})",
+            redact_url(&config.embed.ollama_url),
+            models.len(),
+            config.embed.ollama_model,
+            if ollama_status == "healthy" {
+                "present".to_owned()
+            } else {
+                format!("missing: run `ollama pull {}`", config.embed.ollama_model)
+            }
+        ),
+        Err(e) => println!("ollama    down  {e}"),
+    }
+    Ok(ok)
+}
+
+/// Per-daemon, per-endpoint request figures from `$SRV.STATS`.
+pub async fn stats(config: &Config, as_json: bool) -> anyhow::Result<bool> {
+    let client = connect_nats(config).await.map_err(|e| {
+        anyhow::anyhow!("cannot reach NATS at {}: {e}", redact_url(&config.nats.url))
+    })?;
+    let replies = gather(&client, format!("$SRV.STATS.{SERVICE_NAME}")).await?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&replies)?);
+        return Ok(!replies.is_empty());
+    }
+    if replies.is_empty() {
+        println!(
+            "no codesearch daemon answered $SRV.STATS on {}",
+            redact_url(&config.nats.url)
+        );
+        return Ok(false);
+    }
+    println!(
+        "{:<34} {:<8} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
+        "daemon", "endpoint", "requests", "errors", "p50 ms", "p95 ms", "p99 ms", "cache hit"
+    );
+    for r in &replies {
+        let id = r["id"].as_str().unwrap_or("?");
+        for e in r["endpoints"].as_array().into_iter().flatten() {
+            let f: EndpointFigures = serde_json::from_value(e["data"].clone()).unwrap_or_default();
+            let hit_rate = if f.requests == 0 {
+                0.0
+            } else {
+                100.0 * f.cache_hits as f64 / f.requests as f64
+            };
+            println!(
+                "{:<34} {:<8} {:>9} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>8.1}%",
+                id,
+                e["name"].as_str().unwrap_or("?"),
+                f.requests,
+                f.errors,
+                f.p50_ms,
+                f.p95_ms,
+                f.p99_ms,
+                hit_rate
+            );
+            for (code, n) in &f.errors_by_code {
+                println!("{:<34} {:<8} {:>9} {:>7}  {code}", "", "", "", n);
+            }
+        }
+    }
+    Ok(true)
+}
