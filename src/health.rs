@@ -560,11 +560,9 @@ pub async fn publish_heartbeats(
             let sent =
                 tokio::time::timeout(PUBLISH_TIMEOUT, client.publish(subject, body.into())).await;
             match sent {
-                Ok(Ok(())) => {
-                    if failing {
-                        tracing::info!("heartbeats are being published again");
-                        failing = false;
-                    }
+                Ok(Ok(())) if failing => {
+                    tracing::info!("heartbeats are being published again");
+                    failing = false;
                 }
                 Ok(Err(e)) if !failing => {
                     tracing::warn!(error = %e, "cannot publish heartbeats");

@@ -207,10 +207,14 @@ impl SearchService {
                 avg_length: file_terms.1,
                 ..chunk_query.clone()
             };
-            tokio::try_join!(
-                inner.store.lexical_search(&chunk_query),
-                inner.store.lexical_file_search(&file_query),
-            )
+            let chunks = async {
+                if mode == SearchMode::Lexical || inner.cfg.lexical_weight > 0.0 {
+                    inner.store.lexical_search(&chunk_query).await
+                } else {
+                    Ok(Vec::new())
+                }
+            };
+            tokio::try_join!(chunks, inner.store.lexical_file_search(&file_query))
         };
         let (vector, lexical) = tokio::join!(vector, lexical);
         let (chunks, files) = lexical?;
@@ -390,7 +394,12 @@ fn fuse(
             }
         }
     }
-    let weights = [cfg.vector_weight, cfg.lexical_weight, cfg.file_weight];
+    // Lexical mode has no vector list and always ranks chunks too (else each file would
+    // only ever show its one best chunk).
+    let weights = match mode {
+        SearchMode::Lexical => [0.0, 1.0, cfg.file_weight],
+        _ => [cfg.vector_weight, cfg.lexical_weight, cfg.file_weight],
+    };
     let rrf = |rank: Option<usize>, w: f64| rank.map_or(0.0, |r| w / (cfg.rrf_k + r as f64));
     for h in &mut merged {
         if mode == SearchMode::Vector {
@@ -465,7 +474,8 @@ mod tests {
 
     #[test]
     fn fusion_rewards_agreement() {
-        let cfg = Config::defaults().expect("defaults").search;
+        let mut cfg = Config::defaults().expect("defaults").search;
+        cfg.lexical_weight = 1.0;
         let a = hit("a", 0, "a");
         let b = hit("b", 0, "b");
         let c = hit("c", 0, "c");
