@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, EmbedBackend};
 use crate::embed::ollama;
-use crate::store::{IndexSummary, Store};
+use crate::store::{IndexSummary, RepositorySummary, Store};
 
 /// Upper bounds (seconds) of the latency histogram buckets.
 const LATENCY_BUCKETS: [f64; 12] = [
@@ -352,57 +352,37 @@ impl Metrics {
             ));
         }
         if let Some(index) = index {
-            metric(
-                &mut out,
-                "codesearch_index_files",
-                "gauge",
-                "Files with chunks in the index, by repository.",
-            );
-            for r in &index.repositories {
-                out.push_str(&format!(
-                    "codesearch_index_files{{repository=\"{}\"}} {}\n",
-                    escape(&r.name),
-                    r.files
-                ));
-            }
-            metric(
-                &mut out,
-                "codesearch_index_chunks",
-                "gauge",
-                "Chunks in the index, by repository.",
-            );
-            for r in &index.repositories {
-                out.push_str(&format!(
-                    "codesearch_index_chunks{{repository=\"{}\"}} {}\n",
-                    escape(&r.name),
-                    r.chunks
-                ));
-            }
-            metric(
-                &mut out,
-                "codesearch_index_chunks_pending_embedding",
-                "gauge",
-                "Chunks stored without a vector yet, by repository.",
-            );
-            for r in &index.repositories {
-                out.push_str(&format!(
-                    "codesearch_index_chunks_pending_embedding{{repository=\"{}\"}} {}\n",
-                    escape(&r.name),
-                    r.pending
-                ));
-            }
-            metric(
-                &mut out,
-                "codesearch_index_files_with_errors",
-                "gauge",
-                "Files recorded as not indexed (skipped or failed), by repository.",
-            );
-            for r in &index.repositories {
-                out.push_str(&format!(
-                    "codesearch_index_files_with_errors{{repository=\"{}\"}} {}\n",
-                    escape(&r.name),
-                    r.errors
-                ));
+            let per_repository: [(&str, &str, RepositoryFigure); 4] = [
+                (
+                    "codesearch_index_files",
+                    "Files with chunks in the index, by repository.",
+                    |r| r.files,
+                ),
+                (
+                    "codesearch_index_chunks",
+                    "Chunks in the index, by repository.",
+                    |r| r.chunks,
+                ),
+                (
+                    "codesearch_index_chunks_pending_embedding",
+                    "Chunks stored without a vector yet, by repository.",
+                    |r| r.pending,
+                ),
+                (
+                    "codesearch_index_files_with_errors",
+                    "Files recorded as not indexed (skipped or failed), by repository.",
+                    |r| r.errors,
+                ),
+            ];
+            for (name, help, value) in per_repository {
+                metric(&mut out, name, "gauge", help);
+                for r in &index.repositories {
+                    out.push_str(&format!(
+                        "{name}{{repository=\"{}\"}} {}\n",
+                        escape(&r.name),
+                        value(r)
+                    ));
+                }
             }
         }
         metric(
@@ -422,6 +402,9 @@ impl Metrics {
         out
     }
 }
+
+/// Reads one figure of a repository's summary.
+type RepositoryFigure = fn(&RepositorySummary) -> i64;
 
 fn escape(label: &str) -> String {
     label

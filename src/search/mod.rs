@@ -186,35 +186,35 @@ impl SearchService {
                 _ => Ok(Vec::new()),
             }
         };
+        let embedding_ref = embedding.as_deref().map(|e| (e.as_slice(), model));
+        let lexical_list = |unit: LexicalUnit| async move {
+            let (terms, avg_length) = self.term_weights(unit, &req.query, generation).await?;
+            let query = LexicalQuery {
+                terms: &terms,
+                embedding: embedding_ref,
+                filters: &req.filters,
+                avg_length,
+                limit: depth,
+            };
+            match unit {
+                LexicalUnit::Chunks => inner.store.lexical_search(&query).await,
+                LexicalUnit::Files => inner.store.lexical_file_search(&query).await,
+            }
+        };
         let lexical = async {
             if mode == SearchMode::Vector {
                 return Ok((Vec::new(), Vec::new()));
             }
-            let (chunk_terms, file_terms) = tokio::try_join!(
-                self.term_weights(LexicalUnit::Chunks, &req.query, generation),
-                self.term_weights(LexicalUnit::Files, &req.query, generation),
-            )?;
-            let embedding = embedding.as_deref().map(|e| (e.as_slice(), model));
-            let chunk_query = LexicalQuery {
-                terms: &chunk_terms.0,
-                embedding,
-                filters: &req.filters,
-                avg_length: chunk_terms.1,
-                limit: depth,
-            };
-            let file_query = LexicalQuery {
-                terms: &file_terms.0,
-                avg_length: file_terms.1,
-                ..chunk_query.clone()
-            };
+            // The chunk list runs only when it counts: always in lexical mode, in hybrid mode
+            // when its weight is not 0.
             let chunks = async {
                 if mode == SearchMode::Lexical || inner.cfg.lexical_weight > 0.0 {
-                    inner.store.lexical_search(&chunk_query).await
+                    lexical_list(LexicalUnit::Chunks).await
                 } else {
                     Ok(Vec::new())
                 }
             };
-            tokio::try_join!(chunks, inner.store.lexical_file_search(&file_query))
+            tokio::try_join!(chunks, lexical_list(LexicalUnit::Files))
         };
         let (vector, lexical) = tokio::join!(vector, lexical);
         let (chunks, files) = lexical?;

@@ -685,16 +685,8 @@ impl Store {
         let Some((all, any)) = candidate_queries(query.terms) else {
             return Ok(Vec::new());
         };
-        let terms: Vec<String> = query.terms.iter().map(|t| t.term.clone()).collect();
-        let idfs: Vec<f64> = query.terms.iter().map(|t| t.idf).collect();
-
-        let mut qb = QueryBuilder::new(
-            "WITH qt AS (SELECT quote_literal(term)::tsquery AS tq, idf FROM unnest(",
-        );
-        qb.push_bind(terms)
-            .push("::text[], ")
-            .push_bind(idfs)
-            .push("::float8[]) AS q(term, idf)), cand AS ((SELECT id FROM codebase_index WHERE lexemes @@ ")
+        let mut qb = terms_cte(query.terms);
+        qb.push(", cand AS ((SELECT id FROM codebase_index WHERE lexemes @@ ")
             .push_bind(all)
             .push("::tsquery");
         push_filters(&mut qb, query.filters);
@@ -721,18 +713,7 @@ impl Store {
             ))
             .push_bind(query.limit)
             .push(format!(") SELECT {HIT_COLUMNS_CI}, "));
-        match query.embedding {
-            Some((embedding, model)) => {
-                qb.push("CASE WHEN ci.embedding_model = ")
-                    .push_bind(model.to_owned())
-                    .push(" THEN 1 - (ci.embedding <=> ")
-                    .push_bind(pad(embedding))
-                    .push(") END");
-            }
-            None => {
-                qb.push("NULL::float8");
-            }
-        }
+        push_similarity(&mut qb, query.embedding);
         qb.push(
             " AS similarity, scored.score AS lexical
              FROM scored JOIN codebase_index ci USING (id) ORDER BY scored.score DESC, ci.id",
@@ -756,16 +737,9 @@ impl Store {
         let Some((all, any)) = candidate_queries(query.terms) else {
             return Ok(Vec::new());
         };
-        let terms: Vec<String> = query.terms.iter().map(|t| t.term.clone()).collect();
-        let idfs: Vec<f64> = query.terms.iter().map(|t| t.idf).collect();
         let filtered = query.filters != &Filters::default();
-        let mut qb = QueryBuilder::new(
-            "WITH qt AS (SELECT quote_literal(term)::tsquery AS tq, idf FROM unnest(",
-        );
-        qb.push_bind(terms)
-            .push("::text[], ")
-            .push_bind(idfs)
-            .push("::float8[]) AS q(term, idf)), cand AS (");
+        let mut qb = terms_cte(query.terms);
+        qb.push(", cand AS (");
         for (i, tsq) in [all, any].into_iter().enumerate() {
             if i > 0 {
                 qb.push(" UNION ");
@@ -810,18 +784,7 @@ impl Store {
             " ORDER BY x.repository, x.file_path, c.cs DESC NULLS LAST, x.chunk_index)
              SELECT {HIT_COLUMNS_CI}, "
         ));
-        match query.embedding {
-            Some((embedding, model)) => {
-                qb.push("CASE WHEN ci.embedding_model = ")
-                    .push_bind(model.to_owned())
-                    .push(" THEN 1 - (ci.embedding <=> ")
-                    .push_bind(pad(embedding))
-                    .push(") END");
-            }
-            None => {
-                qb.push("NULL::float8");
-            }
-        }
+        push_similarity(&mut qb, query.embedding);
         qb.push(
             " AS similarity, best.score AS lexical
              FROM best JOIN codebase_index ci USING (id) ORDER BY best.score DESC, ci.id",
@@ -957,6 +920,35 @@ fn hit(r: &sqlx::postgres::PgRow) -> Hit {
         symbol: r.get("symbol"),
         start_line: r.get("start_line"),
         end_line: r.get("end_line"),
+    }
+}
+
+/// `WITH qt AS (...)`: the query's terms as single-term `tsquery`s with their idf.
+fn terms_cte(terms: &[TermWeight]) -> QueryBuilder<'static, Postgres> {
+    let mut qb = QueryBuilder::new(
+        "WITH qt AS (SELECT quote_literal(term)::tsquery AS tq, idf FROM unnest(",
+    );
+    qb.push_bind(terms.iter().map(|t| t.term.clone()).collect::<Vec<_>>())
+        .push("::text[], ")
+        .push_bind(terms.iter().map(|t| t.idf).collect::<Vec<_>>())
+        .push("::float8[]) AS q(term, idf))");
+    qb
+}
+
+/// The cosine similarity of `ci`'s vector to the query's, when the query was embedded and the
+/// chunk has a vector of the same model; NULL otherwise.
+fn push_similarity(qb: &mut QueryBuilder<'_, Postgres>, embedding: Option<(&[f32], &str)>) {
+    match embedding {
+        Some((embedding, model)) => {
+            qb.push("CASE WHEN ci.embedding_model = ")
+                .push_bind(model.to_owned())
+                .push(" THEN 1 - (ci.embedding <=> ")
+                .push_bind(pad(embedding))
+                .push(") END");
+        }
+        None => {
+            qb.push("NULL::float8");
+        }
     }
 }
 
