@@ -60,6 +60,22 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("CODESEARCH_MODEL_DIR", "embed.model_dir"),
     ("CODESEARCH_LOCAL_MAX_TOKENS", "embed.local_max_tokens"),
     ("CODESEARCH_LOCAL_BATCH_SIZE", "embed.local_batch_size"),
+    ("CODESEARCH_EMBED_CONCURRENCY", "embed.concurrency"),
+    (
+        "CODESEARCH_OLLAMA_MAX_INPUT_CHARS",
+        "embed.ollama_max_input_chars",
+    ),
+    ("CODESEARCH_WATCH", "watch.enabled"),
+    ("CODESEARCH_WATCH_DEBOUNCE_MS", "watch.debounce_ms"),
+    ("CODESEARCH_WATCH_MAX_DELAY_MS", "watch.max_delay_ms"),
+    (
+        "CODESEARCH_RECONCILE_INTERVAL_SECS",
+        "watch.reconcile_interval_secs",
+    ),
+    (
+        "CODESEARCH_BACKFILL_INTERVAL_SECS",
+        "watch.backfill_interval_secs",
+    ),
     ("CODESEARCH_SEARCH_DEFAULT_LIMIT", "search.default_limit"),
     ("CODESEARCH_SEARCH_MAX_LIMIT", "search.max_limit"),
     (
@@ -118,6 +134,17 @@ pub struct Config {
     pub embed: EmbedConfig,
     pub search: SearchConfig,
     pub health: HealthConfig,
+    pub watch: WatchConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchConfig {
+    pub enabled: bool,
+    pub debounce_ms: u64,
+    pub max_delay_ms: u64,
+    pub reconcile_interval_secs: u64,
+    pub backfill_interval_secs: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -227,6 +254,8 @@ pub struct EmbedConfig {
     pub model_dir: PathBuf,
     pub local_max_tokens: usize,
     pub local_batch_size: usize,
+    pub concurrency: usize,
+    pub ollama_max_input_chars: usize,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -342,6 +371,15 @@ impl Config {
         }
         if !(16..=512).contains(&self.embed.local_max_tokens) {
             return bad("embed.local_max_tokens must be between 16 and 512");
+        }
+        if self.embed.concurrency == 0 {
+            return bad("embed.concurrency must be at least 1");
+        }
+        if self.embed.ollama_max_input_chars < 256 {
+            return bad("embed.ollama_max_input_chars must be at least 256");
+        }
+        if self.watch.debounce_ms > self.watch.max_delay_ms {
+            return bad("watch.debounce_ms must not exceed watch.max_delay_ms");
         }
         if self.database.max_connections == 0 {
             return bad("database.max_connections must be at least 1");

@@ -10,8 +10,16 @@
 //!    what changed), and embeds the rest;
 //! 3. a writer replaces each file's chunks in one transaction.
 //!
-//! Files that vanished from disk are deleted first. On cancel, no new batch starts, and the
-//! writer finishes the files it holds: nothing is half-written.
+//! Two entry points share the stages: [`Indexer::index_root`] reconciles a whole root (walk,
+//! sweep of files that vanished from disk, then the stages), and [`Indexer::index_paths`]
+//! handles the paths a watcher reported changed (the same rules, the same stages).
+//!
+//! The embedder never decides whether a file is stored: a file whose chunks cannot be embedded
+//! now (the embedder is down, or its circuit breaker paused it) is written with those vectors
+//! pending, so it is searchable lexically at once, and [`crate::backfill`] embeds the backlog
+//! when the embedder answers. An input the model refuses is recorded on its chunk; the others
+//! get their vectors. On cancel, no new batch starts, and the writer finishes the files it
+//! holds: nothing is half-written.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -20,13 +28,13 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 use thiserror::Error;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::chunk::{self, CHUNKER_VERSION, Chunk, ChunkOptions, Language};
 use crate::config::IndexConfig;
-use crate::embed::{EmbedError, Embedder, InputKind};
-use crate::scan::{self, Classifier, SkipReason, SourceFile, Walker};
+use crate::embed::{Embedder, embed_documents};
+use crate::scan::{self, Candidate, Classifier, SkipReason, Skipped, SourceFile, Walker};
 use crate::search::lexical_text;
 use crate::store::{ChunkRow, FileState, FileWrite, Store, StoreError};
 
@@ -45,8 +53,6 @@ pub enum IndexError {
     Root { path: String, message: String },
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("embedding failed: {0}")]
-    Embed(#[from] EmbedError),
     #[error("indexing task failed: {0}")]
     Task(String),
 }
@@ -64,6 +70,10 @@ pub struct IndexReport {
     pub chunks: usize,
     pub embedded: usize,
     pub reused: usize,
+    /// Chunks stored without a vector, for the backfill (the embedder was unavailable).
+    pub pending: usize,
+    /// Chunks whose input the model refused.
+    pub rejected: usize,
     pub embed_time: Duration,
     pub total_time: Duration,
 }
@@ -96,9 +106,14 @@ enum Scanned {
 
 /// The text given to the model for a chunk: where it lives and what it is, then the code.
 pub fn embedding_input(rel_path: &str, chunk: &Chunk) -> String {
-    match &chunk.symbol {
-        Some(symbol) => format!("{rel_path} · {} {symbol}\n{}", chunk.kind, chunk.content),
-        None => format!("{rel_path}\n{}", chunk.content),
+    input_of(rel_path, chunk.kind, chunk.symbol.as_deref(), &chunk.content)
+}
+
+/// [`embedding_input`] from a chunk's stored parts (the backfill rebuilds inputs this way).
+pub fn input_of(rel_path: &str, kind: &str, symbol: Option<&str>, content: &str) -> String {
+    match symbol {
+        Some(symbol) => format!("{rel_path} · {kind} {symbol}\n{content}"),
+        None => format!("{rel_path}\n{content}"),
     }
 }
 
@@ -109,6 +124,8 @@ pub struct Indexer {
     embedder: Arc<dyn Embedder>,
     cfg: IndexConfig,
     classifier: Classifier,
+    /// Woken whenever a run stored chunks with pending vectors.
+    backlog: Arc<Notify>,
 }
 
 impl Indexer {
@@ -123,11 +140,26 @@ impl Indexer {
             embedder,
             cfg,
             classifier,
+            backlog: Arc::new(Notify::new()),
         })
     }
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    /// Notified after a run that left vectors pending (see [`crate::backfill`]).
+    pub fn backlog(&self) -> Arc<Notify> {
+        Arc::clone(&self.backlog)
+    }
+
+    /// The walker of `root` (canonical), with this indexer's rules.
+    pub fn walker(&self, root: &Path) -> Result<Walker, IndexError> {
+        Ok(Walker::new(root, &self.cfg)?)
     }
 
     fn chunk_options(&self) -> ChunkOptions {
@@ -149,7 +181,7 @@ impl Indexer {
             .unwrap_or_else(|| "root".to_owned())
     }
 
-    /// Brings the index of `root` up to date with the disk.
+    /// Brings the index of `root` up to date with the disk: a full reconcile.
     pub async fn index_root(
         &self,
         root: &Path,
@@ -157,36 +189,69 @@ impl Indexer {
         cancel: &CancellationToken,
     ) -> Result<IndexReport, IndexError> {
         let started = Instant::now();
-        let root = std::fs::canonicalize(root).map_err(|e| IndexError::Root {
-            path: root.display().to_string(),
-            message: e.to_string(),
-        })?;
-        if !root.is_dir() {
-            return Err(IndexError::Root {
-                path: root.display().to_string(),
-                message: "not a directory".into(),
-            });
-        }
+        let root = canonical_root(root)?;
         let repository = self.repository_name(&root);
-        let mut report = IndexReport {
-            repository: repository.clone(),
-            ..Default::default()
-        };
         self.store
             .upsert_repository(&repository, &root.to_string_lossy())
             .await?;
-
         let walker = Walker::new(&root, &self.cfg)?;
         let (candidates, walk_skips) = tokio::task::spawn_blocking(move || walker.walk())
             .await
             .map_err(|e| IndexError::Task(e.to_string()))?;
+        let states = self.store.file_states(&repository).await?;
+        let mut report = self
+            .run(repository, candidates, walk_skips, states, progress, cancel)
+            .await?;
+        report.total_time = started.elapsed();
+        Ok(report)
+    }
+
+    /// Brings the given paths of `root` (relative, `/`-separated; files or directories, present
+    /// or gone) up to date: what a watcher reports. The same rules as a full walk apply.
+    pub async fn index_paths(
+        &self,
+        root: &Path,
+        paths: Vec<String>,
+        cancel: &CancellationToken,
+    ) -> Result<IndexReport, IndexError> {
+        let started = Instant::now();
+        let root = canonical_root(root)?;
+        let repository = self.repository_name(&root);
+        let walker = Walker::new(&root, &self.cfg)?;
+        let changed = paths.clone();
+        let (candidates, walk_skips) =
+            tokio::task::spawn_blocking(move || walker.walk_paths(&changed))
+                .await
+                .map_err(|e| IndexError::Task(e.to_string()))?;
+        let states = self.store.file_states_under(&repository, &paths).await?;
+        let mut report = self
+            .run(repository, candidates, walk_skips, states, None, cancel)
+            .await?;
+        report.total_time = started.elapsed();
+        Ok(report)
+    }
+
+    /// The stages over `candidates`. `states` holds the recorded state of every file the run
+    /// covers: recorded files that are not candidates any more are deleted.
+    async fn run(
+        &self,
+        repository: String,
+        candidates: Vec<Candidate>,
+        walk_skips: Vec<Skipped>,
+        mut states: std::collections::HashMap<String, FileState>,
+        progress: Option<&ProgressBar>,
+        cancel: &CancellationToken,
+    ) -> Result<IndexReport, IndexError> {
+        let mut report = IndexReport {
+            repository: repository.clone(),
+            ..Default::default()
+        };
         for s in &walk_skips {
             tracing::debug!(path = %s.rel_path, reason = %s.reason, "skipped");
             *report.skipped.entry(s.reason.label()).or_default() += 1;
         }
         report.files_seen = candidates.len() + walk_skips.len();
 
-        let mut states = self.store.file_states(&repository).await?;
         let present: HashSet<&str> = candidates.iter().map(|c| c.rel_path.as_str()).collect();
         let vanished: Vec<String> = states
             .keys()
@@ -241,7 +306,7 @@ impl Indexer {
         });
 
         // Stage 3: the writer.
-        let (write_tx, mut write_rx) = mpsc::channel::<(Prepared, Vec<Vec<f32>>)>(WRITE_QUEUE);
+        let (write_tx, mut write_rx) = mpsc::channel::<(Prepared, Vec<Vectored>)>(WRITE_QUEUE);
         let writer = {
             let store = self.store.clone();
             let repository = repository.clone();
@@ -363,75 +428,110 @@ impl Indexer {
         reader.await.map_err(|e| IndexError::Task(e.to_string()))?;
         result?;
         report.indexed = written?;
-        report.total_time = started.elapsed();
+        if report.pending > 0 {
+            self.backlog.notify_one();
+        }
         Ok(report)
     }
 
-    /// Vectors for every chunk of `files`: reused where the store has them, embedded otherwise.
-    /// A transient embedder failure fails only these files (they are retried next run); a
-    /// permanent one (model missing) stops the run.
+    /// Vectors for every chunk of `files`: reused where the store has them, embedded
+    /// otherwise. Never fails on the embedder's account: what it cannot embed now is `None`
+    /// (pending) or refused, with the reason.
     async fn embed_files(
         &self,
         files: Vec<Prepared>,
         report: &mut IndexReport,
-    ) -> Result<Vec<(Prepared, Vec<Vec<f32>>)>, IndexError> {
+    ) -> Result<Vec<(Prepared, Vec<Vectored>)>, IndexError> {
         let hashes: Vec<String> = files
             .iter()
             .flat_map(|p| p.inputs.iter().map(|(_, h)| h.clone()))
             .collect();
-        let mut known = self
+        let known = self
             .store
             .reusable_vectors(self.embedder.model_id(), &hashes)
             .await?;
+        let mut outcome: std::collections::HashMap<String, Vectored> = known
+            .into_iter()
+            .map(|(h, v)| (h, Vectored::Vector(v)))
+            .collect();
         let mut todo: Vec<String> = Vec::new();
         let mut todo_hashes: Vec<String> = Vec::new();
         let mut queued: HashSet<&str> = HashSet::new();
         for p in &files {
             for (input, hash) in &p.inputs {
-                if known.contains_key(hash) {
+                if outcome.contains_key(hash) || !queued.insert(hash) {
                     report.reused += 1;
-                } else if queued.insert(hash) {
+                } else {
                     todo.push(input.clone());
                     todo_hashes.push(hash.clone());
-                } else {
-                    report.reused += 1;
                 }
             }
         }
         if !todo.is_empty() {
             let started = Instant::now();
-            let result = self.embedder.embed(&todo, InputKind::Document).await;
+            let docs = embed_documents(self.embedder.as_ref(), &todo).await;
             report.embed_time += started.elapsed();
-            match result {
-                Ok(vectors) => {
-                    report.embedded += vectors.len();
-                    known.extend(todo_hashes.into_iter().zip(vectors));
-                }
-                Err(e) if e.is_transient() => {
-                    tracing::warn!(error = %e, files = files.len(), "embedding failed; these files will be retried on the next run");
-                    report.failed += files.len();
-                    return Ok(Vec::new());
-                }
-                Err(e) => return Err(e.into()),
+            if let Some(e) = &docs.unavailable {
+                tracing::warn!(error = %e, pending = docs.pending(),
+                    "embedder unavailable; chunks are stored with pending vectors and embedded when it answers");
+            }
+            let mut rejected: std::collections::HashMap<usize, String> =
+                docs.rejected.into_iter().collect();
+            for (i, (hash, v)) in todo_hashes.into_iter().zip(docs.vectors).enumerate() {
+                let value = match (v, rejected.remove(&i)) {
+                    (Some(v), _) => {
+                        report.embedded += 1;
+                        Vectored::Vector(v)
+                    }
+                    (None, Some(error)) => Vectored::Rejected(error),
+                    (None, None) => Vectored::Pending,
+                };
+                outcome.insert(hash, value);
             }
         }
         let mut out = Vec::with_capacity(files.len());
         for p in files {
-            let vectors: Option<Vec<Vec<f32>>> = p
+            let vectors: Vec<Vectored> = p
                 .inputs
                 .iter()
-                .map(|(_, h)| known.get(h).cloned())
+                .map(|(_, h)| outcome.get(h).cloned().unwrap_or(Vectored::Pending))
                 .collect();
-            match vectors {
-                Some(v) => {
-                    report.chunks += p.chunks.len();
-                    out.push((p, v));
+            for v in &vectors {
+                match v {
+                    Vectored::Vector(_) => {}
+                    Vectored::Pending => report.pending += 1,
+                    Vectored::Rejected(_) => report.rejected += 1,
                 }
-                None => report.failed += 1,
             }
+            report.chunks += p.chunks.len();
+            out.push((p, vectors));
         }
         Ok(out)
     }
+}
+
+/// What became of one chunk's vector.
+#[derive(Debug, Clone)]
+enum Vectored {
+    Vector(Vec<f32>),
+    /// The embedder was unavailable: the backfill embeds it later.
+    Pending,
+    /// The model refused the input (the error).
+    Rejected(String),
+}
+
+fn canonical_root(root: &Path) -> Result<std::path::PathBuf, IndexError> {
+    let canonical = std::fs::canonicalize(root).map_err(|e| IndexError::Root {
+        path: root.display().to_string(),
+        message: e.to_string(),
+    })?;
+    if !canonical.is_dir() {
+        return Err(IndexError::Root {
+            path: canonical.display().to_string(),
+            message: "not a directory".into(),
+        });
+    }
+    Ok(canonical)
 }
 
 fn prepare(file: SourceFile, opts: &ChunkOptions) -> Prepared {
@@ -453,7 +553,7 @@ fn prepare(file: SourceFile, opts: &ChunkOptions) -> Prepared {
     }
 }
 
-fn rows_of(p: &Prepared, vectors: Vec<Vec<f32>>) -> Vec<ChunkRow> {
+fn rows_of(p: &Prepared, vectors: Vec<Vectored>) -> Vec<ChunkRow> {
     p.chunks
         .iter()
         .zip(&p.inputs)
@@ -462,6 +562,11 @@ fn rows_of(p: &Prepared, vectors: Vec<Vec<f32>>) -> Vec<ChunkRow> {
         .map(|(i, ((c, (_, hash)), v))| {
             let (lexical, lexical_length) =
                 lexical_text(&p.file.rel_path, c.symbol.as_deref(), &c.content);
+            let (embedding, embed_error) = match v {
+                Vectored::Vector(v) => (Some(v), None),
+                Vectored::Pending => (None, None),
+                Vectored::Rejected(e) => (None, Some(e)),
+            };
             ChunkRow {
                 chunk_index: i as i32,
                 content: c.content.clone(),
@@ -470,7 +575,8 @@ fn rows_of(p: &Prepared, vectors: Vec<Vec<f32>>) -> Vec<ChunkRow> {
                 symbol: c.symbol.clone(),
                 kind: c.kind.to_owned(),
                 content_hash: hash.clone(),
-                embedding: Some(v),
+                embedding,
+                embed_error,
                 lexical,
                 lexical_length,
             }

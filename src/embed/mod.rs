@@ -11,6 +11,7 @@
 //! ([`EmbedError::is_transient`]): a transient error is retried later, a permanent one needs
 //! an operator (pull the model, fix the model directory).
 
+mod guard;
 mod hash;
 mod local;
 pub mod ollama;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use thiserror::Error;
 
+pub use guard::{Documents, Guarded, embed_documents};
 pub use hash::HashEmbedder;
 pub use local::LocalEmbedder;
 pub use ollama::OllamaEmbedder;
@@ -60,14 +62,42 @@ pub enum EmbedError {
     Load { dir: String, message: String },
     #[error("local model failed: {0}")]
     Inference(String),
+    #[error("the embedder is paused after repeated failures (retrying in {retry_in_secs}s); last error: {last}")]
+    CircuitOpen { retry_in_secs: u64, last: String },
 }
 
 impl EmbedError {
     /// A passing fault (server busy, down, slow): the same call may succeed later.
     pub fn is_transient(&self) -> bool {
         match self {
-            EmbedError::Unreachable { .. } | EmbedError::Timeout { .. } => true,
+            EmbedError::Unreachable { .. }
+            | EmbedError::Timeout { .. }
+            | EmbedError::CircuitOpen { .. } => true,
             EmbedError::Server { status, .. } => *status >= 500 || *status == 429,
+            _ => false,
+        }
+    }
+
+    /// The server (or the model) is failing as a whole: counts toward opening the breaker.
+    pub fn is_server_level(&self) -> bool {
+        match self {
+            EmbedError::Unreachable { .. }
+            | EmbedError::Timeout { .. }
+            | EmbedError::ModelMissing { .. }
+            | EmbedError::Load { .. } => true,
+            EmbedError::Server { status, .. } => *status >= 500 || *status == 429,
+            _ => false,
+        }
+    }
+
+    /// The failure may be caused by one of the inputs (Ollama answers 500 for an input that
+    /// makes the model produce NaN, 400 for one it cannot read): worth splitting the batch.
+    pub fn may_be_input_specific(&self) -> bool {
+        match self {
+            EmbedError::Server { status, .. } => {
+                *status == 500 || (400..500).contains(status) && ![408, 429].contains(status)
+            }
+            EmbedError::BadResponse { .. } | EmbedError::Inference(_) => true,
             _ => false,
         }
     }
@@ -80,6 +110,10 @@ pub trait Embedder: Send + Sync {
     fn model_id(&self) -> &str;
     /// Length of every returned vector.
     fn dimension(&self) -> usize;
+    /// Texts per backend call that bulk work should send.
+    fn batch_size(&self) -> usize {
+        32
+    }
     /// Embeds `texts` in order. The vectors have unit length.
     fn embed<'a>(
         &'a self,
@@ -124,18 +158,19 @@ pub async fn from_config(
         },
         explicit => (explicit, "configured".to_owned()),
     };
-    let embedder: Arc<dyn Embedder> = match backend {
-        EmbedBackend::Ollama => Arc::new(OllamaEmbedder::new(cfg)?),
+    let (inner, batch_size): (Box<dyn Embedder>, usize) = match backend {
+        EmbedBackend::Ollama => (Box::new(OllamaEmbedder::new(cfg)?), cfg.ollama_batch_size),
         EmbedBackend::Local => {
-            let cfg = cfg.clone();
-            let model = tokio::task::spawn_blocking(move || LocalEmbedder::load(&cfg))
+            let owned = cfg.clone();
+            let model = tokio::task::spawn_blocking(move || LocalEmbedder::load(&owned))
                 .await
                 .map_err(|e| EmbedError::Inference(e.to_string()))??;
-            Arc::new(model)
+            (Box::new(model), cfg.local_batch_size)
         }
-        EmbedBackend::Hash => Arc::new(HashEmbedder::new(384)),
+        EmbedBackend::Hash => (Box::new(HashEmbedder::new(384)), 64),
         EmbedBackend::Auto => unreachable!("auto is resolved above"),
     };
+    let embedder = Arc::new(Guarded::new(inner, batch_size, cfg.concurrency));
     Ok(Chosen { embedder, reason })
 }
 

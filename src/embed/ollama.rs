@@ -7,8 +7,10 @@
 //! `{embeddings: [[..]]}`, errors as `{"error": "..."}` with a status.
 //!
 //! Transient failures (connection refused, timeout, 5xx, 429) are retried a few times with
-//! backoff inside one call; everything else is returned at once. Every vector's length is
-//! checked.
+//! backoff and jitter inside one call; everything else is returned at once. Every vector's
+//! length is checked. Inputs longer than `ollama_max_input_chars` are cut here. The circuit
+//! breaker, the query-first gate and the isolation of a bad input sit above this client, in
+//! [`super::Guarded`].
 
 use std::time::Duration;
 
@@ -29,6 +31,7 @@ pub struct OllamaEmbedder {
     dimension: usize,
     timeout_secs: u64,
     batch_size: usize,
+    max_input_chars: usize,
     /// nomic-embed-text and its kin were trained with task prefixes.
     prefixes: Option<(&'static str, &'static str)>,
 }
@@ -81,6 +84,7 @@ impl OllamaEmbedder {
             dimension,
             timeout_secs: cfg.ollama_timeout_secs,
             batch_size: cfg.ollama_batch_size,
+            max_input_chars: cfg.ollama_max_input_chars,
             prefixes,
         })
     }
@@ -105,7 +109,8 @@ impl OllamaEmbedder {
             match self.request(&input).await {
                 Err(e) if e.is_transient() && attempt < ATTEMPTS => {
                     tracing::warn!(error = %e, attempt, "embedding request failed; retrying");
-                    tokio::time::sleep(delay).await;
+                    let jitter = delay.mul_f64(f64::from(super::guard::jitter_percent()) / 200.0);
+                    tokio::time::sleep(delay + jitter).await;
                     delay *= 4;
                     attempt += 1;
                 }
@@ -217,16 +222,31 @@ impl Embedder for OllamaEmbedder {
             for batch in texts.chunks(self.batch_size) {
                 let input = batch
                     .iter()
-                    .map(|t| match (self.prefixes, kind) {
-                        (Some((doc, _)), InputKind::Document) => format!("{doc}{t}"),
-                        (Some((_, query)), InputKind::Query) => format!("{query}{t}"),
-                        (None, _) => t.clone(),
+                    .map(|t| {
+                        let t = truncate_chars(t, self.max_input_chars);
+                        match (self.prefixes, kind) {
+                            (Some((doc, _)), InputKind::Document) => format!("{doc}{t}"),
+                            (Some((_, query)), InputKind::Query) => format!("{query}{t}"),
+                            (None, _) => t.to_owned(),
+                        }
                     })
                     .collect();
                 out.extend(self.embed_batch(input).await?);
             }
             Ok(out)
         })
+    }
+}
+
+/// `text` cut to at most `max` characters, on a character boundary. Ollama would cut it too,
+/// silently, at the model's context; cutting here makes it visible and predictable.
+fn truncate_chars(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => {
+            tracing::debug!(chars = text.chars().count(), max, "embedding input truncated");
+            &text[..at]
+        }
+        None => text,
     }
 }
 
@@ -313,6 +333,13 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_inputs_are_cut_on_a_character_boundary() {
+        assert_eq!(truncate_chars("héllo", 2), "hé");
+        assert_eq!(truncate_chars("héllo", 5), "héllo");
+        assert_eq!(truncate_chars("", 3), "");
+    }
 
     #[test]
     fn model_names_match_with_and_without_tags() {

@@ -65,9 +65,13 @@ impl Walker {
             || self.exclude_globs.is_match(rel_path)
     }
 
-    /// Whether a file name is one we index (by extension or by name).
+    /// Whether a file name is one we index (by extension or by name). Editors' temporary
+    /// files never are.
     pub fn is_included_name(&self, rel_path: &str) -> bool {
         let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
+        if is_editor_temp(name) {
+            return false;
+        }
         if self.file_names.contains(name) {
             return true;
         }
@@ -75,10 +79,18 @@ impl Walker {
         !ext.is_empty() && self.extensions.contains(&ext)
     }
 
+    /// Whether a relative path lies inside the configured `include_paths` (all paths do when
+    /// there are none).
+    pub fn is_in_scope(&self, rel_path: &str) -> bool {
+        self.include_paths.is_empty()
+            || self.include_paths.iter().any(|p| {
+                let p = p.trim_matches('/');
+                p.is_empty() || within(rel_path, p)
+            })
+    }
+
     /// Walks the root. Blocking: run it on a blocking thread.
     pub fn walk(&self) -> (Vec<Candidate>, Vec<Skipped>) {
-        let mut candidates = Vec::new();
-        let mut skipped = Vec::new();
         let starts: Vec<PathBuf> = if self.include_paths.is_empty() {
             vec![self.root.clone()]
         } else {
@@ -87,6 +99,36 @@ impl Walker {
                 .map(|p| self.root.join(p))
                 .collect()
         };
+        self.walk_from(starts, |_| true)
+    }
+
+    /// The candidates among `paths` (relative; files or directories, present or not), by
+    /// exactly the rules of [`Walker::walk`]: the walk descends only into the directories on the
+    /// way to a named path, so every `.gitignore` on the way applies. Blocking.
+    pub fn walk_paths(&self, paths: &[String]) -> (Vec<Candidate>, Vec<Skipped>) {
+        let targets: Vec<String> = paths
+            .iter()
+            .map(|p| p.trim_matches('/').to_owned())
+            .filter(|p| !p.is_empty() && !self.is_excluded(p) && self.is_in_scope(p))
+            .collect();
+        if targets.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        // A file is kept when it is a target or inside one; a directory is entered when it is
+        // either, or leads to a target.
+        let wanted = move |rel: &str| targets.iter().any(|t| within(rel, t) || within(t, rel));
+        self.walk_from(vec![self.root.clone()], wanted)
+    }
+
+    /// Walks from each start, visiting only entries whose relative path passes `wanted` (and
+    /// the exclude rules).
+    fn walk_from(
+        &self,
+        starts: Vec<PathBuf>,
+        wanted: impl Fn(&str) -> bool + Clone + Send + Sync + 'static,
+    ) -> (Vec<Candidate>, Vec<Skipped>) {
+        let mut candidates = Vec::new();
+        let mut skipped = Vec::new();
         for start in starts {
             let mut builder = ignore::WalkBuilder::new(&start);
             builder
@@ -100,8 +142,9 @@ impl Walker {
                 // Honour .gitignore even outside a git repository (an unpacked tarball).
                 .require_git(false);
             let this = self.clone();
+            let wanted = wanted.clone();
             builder.filter_entry(move |entry| match this.rel(entry.path()) {
-                Some(rel) if !rel.is_empty() => !this.is_excluded(&rel),
+                Some(rel) if !rel.is_empty() => !this.is_excluded(&rel) && wanted(&rel),
                 _ => true,
             });
             for entry in builder.build() {
@@ -160,6 +203,26 @@ impl Walker {
     }
 }
 
+/// Whether `path` is `dir` or lies inside it (both relative, `/`-separated).
+fn within(path: &str, dir: &str) -> bool {
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// Temporary files editors write beside the real one: vim's `4913` probe, `name~` backups and
+/// `.name.swp` swap files, Emacs' `.#name` locks and `#name#` autosaves, JetBrains'
+/// `name___jb_tmp___` / `name___jb_old___` safe-write copies.
+pub fn is_editor_temp(name: &str) -> bool {
+    name == "4913"
+        || name.ends_with('~')
+        || name.starts_with(".#")
+        || (name.starts_with('#') && name.ends_with('#'))
+        || name.ends_with("___jb_tmp___")
+        || name.ends_with("___jb_old___")
+        || (name.starts_with('.')
+            && [".swp", ".swo", ".swx"].iter().any(|s| name.ends_with(s)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,5 +258,31 @@ mod tests {
         assert_eq!(skipped.len(), 1);
         assert_eq!(skipped[0].rel_path, "src/broken.ts");
         assert_eq!(skipped[0].reason, SkipReason::BrokenSymlink);
+
+        // The same rules for named paths: a changed file, an ignored one, a directory, a gone one.
+        write("src/deep/d.ts", "x");
+        write("src/a.ts~", "x");
+        write("src/.#a.ts", "x");
+        let (cands, _) = w.walk_paths(&[
+            "src/a.ts".into(),
+            "src/a.ts~".into(),
+            "src/.#a.ts".into(),
+            "ignored/c.ts".into(),
+            "node_modules/x/index.js".into(),
+            "src/deep".into(),
+            "src/gone.ts".into(),
+        ]);
+        let paths: Vec<_> = cands.iter().map(|c| c.rel_path.as_str()).collect();
+        assert_eq!(paths, vec!["src/a.ts", "src/deep/d.ts"]);
+    }
+
+    #[test]
+    fn editor_temp_files() {
+        for name in ["4913", "a.rs~", ".#a.rs", "#a.rs#", "a.rs___jb_tmp___", ".a.rs.swp"] {
+            assert!(is_editor_temp(name), "{name}");
+        }
+        for name in ["a.rs", "main.go", ".gitignore", "4914"] {
+            assert!(!is_editor_temp(name), "{name}");
+        }
     }
 }

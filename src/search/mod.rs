@@ -151,7 +151,7 @@ impl SearchService {
         let embedding = if wants_vector {
             match self.query_embedding(&req.query).await {
                 Ok(v) => Some(v),
-                Err(e) if req.mode == SearchMode::Hybrid && e.is_transient() => {
+                Err(e) if req.mode == SearchMode::Hybrid => {
                     tracing::warn!(error = %e, "query embedding failed; answering lexically");
                     warning = Some(format!(
                         "the embedding model is unavailable ({e}); results are lexical only"

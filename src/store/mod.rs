@@ -13,6 +13,7 @@ use pgvector::Vector;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, QueryBuilder, Row};
 use thiserror::Error;
+use uuid::Uuid;
 
 use crate::config::{DatabaseConfig, redact_url};
 
@@ -62,6 +63,18 @@ impl StoreError {
     }
 }
 
+fn file_state(r: sqlx::postgres::PgRow) -> (String, FileState) {
+    (
+        r.get("file_path"),
+        FileState {
+            file_hash: r.get("file_hash"),
+            chunker_version: r.get("chunker_version"),
+            embedding_model: r.get("embedding_model"),
+            error: r.get("error"),
+        },
+    )
+}
+
 fn q(op: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
     move |source| StoreError::Query { op, source }
 }
@@ -85,7 +98,10 @@ pub struct ChunkRow {
     pub symbol: Option<String>,
     pub kind: String,
     pub content_hash: String,
+    /// `None` while the vector is pending (the embedder was unavailable).
     pub embedding: Option<Vec<f32>>,
+    /// Why the model refused this chunk's input, when it did.
+    pub embed_error: Option<String>,
     /// The chunk's words for lexical search (see [`crate::search::lexical_text`]).
     pub lexical: String,
     /// How many words `lexical` has: BM25's document length.
@@ -209,12 +225,25 @@ pub struct Hit {
     pub end_line: Option<i32>,
 }
 
+/// A stored chunk waiting for its vector, with what is needed to rebuild its embedding input.
+#[derive(Debug, Clone)]
+pub struct PendingChunk {
+    pub id: Uuid,
+    pub file_path: String,
+    pub symbol: Option<String>,
+    pub kind: String,
+    pub content: String,
+    pub content_hash: String,
+}
+
 /// What the index holds, for health and status.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct IndexSummary {
     pub total_chunks: i64,
     pub total_files: i64,
     pub pending: i64,
+    #[serde(default)]
+    pub rejected: i64,
     pub errors: i64,
     pub last_indexed: Option<DateTime<Utc>>,
     pub repositories: Vec<RepositorySummary>,
@@ -226,8 +255,11 @@ pub struct RepositorySummary {
     pub root: Option<String>,
     pub files: i64,
     pub chunks: i64,
-    /// Chunks stored without a vector yet.
+    /// Chunks stored without a vector yet, to be embedded by the backfill.
     pub pending: i64,
+    /// Chunks whose input the model refused (see `embed_error`); retried now and then.
+    #[serde(default)]
+    pub rejected: i64,
     /// Files recorded as not indexed, with a reason (binary, too large, ...).
     pub errors: i64,
     pub last_indexed: Option<DateTime<Utc>>,
@@ -317,20 +349,7 @@ impl Store {
         .fetch_all(&self.pool)
         .await
         .map_err(q("reading file states"))?;
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                (
-                    r.get("file_path"),
-                    FileState {
-                        file_hash: r.get("file_hash"),
-                        chunker_version: r.get("chunker_version"),
-                        embedding_model: r.get("embedding_model"),
-                        error: r.get("error"),
-                    },
-                )
-            })
-            .collect())
+        Ok(rows.into_iter().map(file_state).collect())
     }
 
     /// Vectors already computed by `model` for these embedding-input hashes.
@@ -423,7 +442,7 @@ impl Store {
                 "INSERT INTO codebase_index (repository, file_path, chunk_index, chunk_content,
                  embedding, file_type, module, component_type, file_hash, language, start_line,
                  end_line, symbol, chunk_kind, content_hash, embedding_model, embedding_dim,
-                 lexemes, lexical_length) VALUES ",
+                 embed_error, embed_failed_at, lexemes, lexical_length) VALUES ",
             );
             for (n, c) in slice.iter().enumerate() {
                 if n > 0 {
@@ -448,7 +467,13 @@ impl Store {
                     .push_bind(&c.kind)
                     .push_bind(&c.content_hash)
                     .push_bind(has_vector.then_some(f.embedding_model))
-                    .push_bind(has_vector.then_some(f.embedding_dim));
+                    .push_bind(has_vector.then_some(f.embedding_dim))
+                    .push_bind(c.embed_error.as_deref())
+                    .push(if c.embed_error.is_some() {
+                        "now()"
+                    } else {
+                        "NULL"
+                    });
                 row.push(format!("to_tsvector('{TEXT_SEARCH_CONFIG}', "))
                     .push_bind_unseparated(&c.lexical)
                     .push_unseparated(")")
@@ -519,6 +544,116 @@ impl Store {
         bump_generation(&mut tx).await?;
         tx.commit().await.map_err(q("committing deletions"))?;
         Ok(done.rows_affected())
+    }
+
+    /// Chunks whose vector is pending, oldest failure last: never-tried rows first, rows the
+    /// model refused again only once `retry_rejected_after` has passed.
+    pub async fn pending_chunks(
+        &self,
+        limit: i64,
+        retry_rejected_after: Duration,
+    ) -> Result<Vec<PendingChunk>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, file_path, symbol, chunk_kind, chunk_content, content_hash
+             FROM codebase_index
+             WHERE embedding IS NULL
+               AND (embed_failed_at IS NULL OR embed_failed_at < now() - make_interval(secs => $2))
+             ORDER BY embed_failed_at NULLS FIRST
+             LIMIT $1",
+        )
+        .bind(limit)
+        .bind(retry_rejected_after.as_secs_f64())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading chunks with pending vectors"))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| PendingChunk {
+                id: r.get("id"),
+                file_path: r.get("file_path"),
+                symbol: r.get("symbol"),
+                kind: r.get::<Option<String>, _>("chunk_kind").unwrap_or_default(),
+                content: r.get("chunk_content"),
+                content_hash: r.get("content_hash"),
+            })
+            .collect())
+    }
+
+    /// Stores vectors for pending chunks (rows replaced meanwhile are left alone) and records
+    /// the inputs the model refused. Returns how many vectors were stored.
+    pub async fn fill_vectors(
+        &self,
+        model: &str,
+        dimension: i32,
+        vectors: &[(Uuid, Vec<f32>)],
+        rejected: &[(Uuid, String)],
+    ) -> Result<u64, StoreError> {
+        if dimension as usize > VECTOR_WIDTH {
+            return Err(StoreError::TooWide {
+                model: model.to_owned(),
+                dimension: dimension as usize,
+            });
+        }
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(q("starting a transaction"))?;
+        let mut stored = 0;
+        for (id, v) in vectors {
+            stored += sqlx::query(
+                "UPDATE codebase_index SET embedding = $2, embedding_model = $3,
+                   embedding_dim = $4, embed_error = NULL, embed_failed_at = NULL
+                 WHERE id = $1 AND embedding IS NULL",
+            )
+            .bind(id)
+            .bind(pad(v))
+            .bind(model)
+            .bind(dimension)
+            .execute(&mut *tx)
+            .await
+            .map_err(q("storing backfilled vectors"))?
+            .rows_affected();
+        }
+        for (id, error) in rejected {
+            sqlx::query(
+                "UPDATE codebase_index SET embed_error = $2, embed_failed_at = now()
+                 WHERE id = $1 AND embedding IS NULL",
+            )
+            .bind(id)
+            .bind(error)
+            .execute(&mut *tx)
+            .await
+            .map_err(q("recording refused inputs"))?;
+        }
+        if stored > 0 {
+            bump_generation(&mut tx).await?;
+        }
+        tx.commit().await.map_err(q("committing backfilled vectors"))?;
+        Ok(stored)
+    }
+
+    /// The recorded state of the given files and of every file under the given directories.
+    pub async fn file_states_under(
+        &self,
+        repository: &str,
+        paths: &[String],
+    ) -> Result<HashMap<String, FileState>, StoreError> {
+        let prefixes: Vec<String> = paths.iter().map(|p| format!("{p}/")).collect();
+        let rows = sqlx::query(
+            "SELECT file_path, file_hash, chunker_version, embedding_model, error
+             FROM indexed_files
+             WHERE repository = $1
+               AND (file_path = ANY($2)
+                    OR EXISTS (SELECT 1 FROM unnest($3::text[]) p WHERE starts_with(file_path, p)))",
+        )
+        .bind(repository)
+        .bind(paths)
+        .bind(&prefixes)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading file states"))?;
+        Ok(rows.into_iter().map(file_state).collect())
     }
 
     /// The model that made most of the vectors in the index, if any.
@@ -834,12 +969,13 @@ impl Store {
                FROM indexed_files GROUP BY repository),
              c AS (
                SELECT repository, count(*) AS chunks,
-                      count(*) FILTER (WHERE embedding IS NULL) AS pending
+                      count(*) FILTER (WHERE embedding IS NULL AND embed_error IS NULL) AS pending,
+                      count(*) FILTER (WHERE embedding IS NULL AND embed_error IS NOT NULL) AS rejected
                FROM codebase_index GROUP BY repository)
              SELECT coalesce(f.repository, c.repository) AS name, r.root_path AS root,
                     coalesce(f.files, 0) AS files, coalesce(f.errors, 0) AS errors,
                     f.last_indexed, coalesce(c.chunks, 0) AS chunks,
-                    coalesce(c.pending, 0) AS pending
+                    coalesce(c.pending, 0) AS pending, coalesce(c.rejected, 0) AS rejected
              FROM f FULL JOIN c ON c.repository = f.repository
              LEFT JOIN repositories r ON r.name = coalesce(f.repository, c.repository)
              ORDER BY name",
@@ -855,6 +991,7 @@ impl Store {
                 files: r.get("files"),
                 chunks: r.get("chunks"),
                 pending: r.get("pending"),
+                rejected: r.get("rejected"),
                 errors: r.get("errors"),
                 last_indexed: r.get("last_indexed"),
             })
@@ -863,6 +1000,7 @@ impl Store {
             total_chunks: repositories.iter().map(|r| r.chunks).sum(),
             total_files: repositories.iter().map(|r| r.files).sum(),
             pending: repositories.iter().map(|r| r.pending).sum(),
+            rejected: repositories.iter().map(|r| r.rejected).sum(),
             errors: repositories.iter().map(|r| r.errors).sum(),
             last_indexed: repositories.iter().filter_map(|r| r.last_indexed).max(),
             repositories,
