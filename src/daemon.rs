@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, redact_url};
 use crate::embed::{self, Embedder};
-use crate::health::{IndexState, Metrics};
+use crate::health::Metrics;
 use crate::http::HttpState;
 use crate::pipeline::{IndexReport, Indexer};
 use crate::search::SearchService;
@@ -104,7 +104,8 @@ pub async fn index(
     Ok(reports)
 }
 
-/// Serves searches over NATS and keeps `roots` indexed, until `shutdown` resolves.
+/// Serves searches over NATS and keeps `roots` indexed (reconcile, watch, backfill; see
+/// [`crate::live`]), until `shutdown` resolves.
 pub async fn serve(
     config: Config,
     roots: Vec<PathBuf>,
@@ -155,47 +156,34 @@ pub async fn serve(
             }
         }
     };
-    let indexing = {
-        let config = config.clone();
-        let cancel = cancel.clone();
-        let metrics = Arc::clone(&metrics);
-        tokio::spawn(async move {
-            metrics.set_index_state(IndexState::Indexing);
-            let result = index(&config, store, embedder, &roots, &cancel, false).await;
-            match &result {
-                Ok(reports) => {
-                    for r in reports {
-                        metrics.index_run(r.embedded, r.embed_time, None);
-                    }
-                }
-                Err(e) => metrics.index_run(0, Duration::ZERO, Some(format!("{e:#}"))),
-            }
-            metrics.set_index_state(IndexState::Ready);
-            result
-        })
-    };
-
-    tokio::pin!(shutdown);
-    let mut indexing = indexing;
-    let mut indexing_done = false;
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => break,
-            done = &mut indexing, if !indexing_done => {
-                indexing_done = true;
-                match done {
-                    Ok(Ok(_)) => tracing::info!("initial index complete; serving"),
-                    Ok(Err(e)) => tracing::error!(error = format!("{e:#}"), "indexing failed; still serving what is indexed"),
-                    Err(e) => tracing::error!(error = %e, "indexing task panicked"),
-                }
-            }
-        }
+    let indexer = Indexer::new(store.clone(), Arc::clone(&embedder), config.index.clone())?;
+    let mut tasks = Vec::new();
+    for root in roots {
+        tasks.push(tokio::spawn(crate::live::keep_indexed(
+            indexer.clone(),
+            root,
+            config.watch.clone(),
+            Arc::clone(&metrics),
+            cancel.clone(),
+        )));
     }
+    tasks.push(tokio::spawn(crate::backfill::run(
+        store,
+        embedder,
+        indexer.backlog(),
+        Duration::from_secs(config.watch.backfill_interval_secs.max(1)),
+        Arc::clone(&metrics),
+        cancel.clone(),
+    )));
+
+    shutdown.await;
     tracing::info!("shutting down");
     cancel.cancel();
     let wait = async {
-        if !indexing_done {
-            let _ = indexing.await;
+        for task in tasks {
+            if let Err(e) = task.await {
+                tracing::error!(error = %e, "indexing task panicked");
+            }
         }
         match bus.await {
             Ok(Err(e)) => tracing::error!(error = %e, "NATS service failed"),

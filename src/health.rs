@@ -116,6 +116,13 @@ struct State {
     last_index_error: Option<String>,
     embedded_chunks: u64,
     embedding_secs: f64,
+    backfilled_chunks: u64,
+    reconciles: BTreeMap<&'static str, u64>,
+    watch_events: u64,
+    watch_batches: u64,
+    watch_failures: u64,
+    watch_lag: Histogram,
+    last_watch_lag: Option<f64>,
 }
 
 /// Per-endpoint figures as `$SRV.STATS` and `codesearch stats` show them.
@@ -200,6 +207,39 @@ impl Metrics {
             s.index_failures += 1;
             s.last_index_error = error;
         }
+    }
+
+    /// Records vectors filled in by the backfill.
+    pub fn backfilled(&self, embedded: usize, embedding_time: Duration) {
+        let mut s = self.lock();
+        s.backfilled_chunks += embedded as u64;
+        s.embedded_chunks += embedded as u64;
+        s.embedding_secs += embedding_time.as_secs_f64();
+    }
+
+    /// Records the start of a full reconcile, by why it ran.
+    pub fn reconcile_started(&self, reason: &'static str) {
+        *self.lock().reconciles.entry(reason).or_default() += 1;
+    }
+
+    /// Records a batch of watched changes indexed: how many paths, and the time from the first
+    /// change to the batch being searchable (`None` when indexing it failed).
+    pub fn watch_batch(&self, paths: usize, lag: Option<Duration>) {
+        let mut s = self.lock();
+        s.watch_events += paths as u64;
+        match lag {
+            Some(lag) => {
+                s.watch_batches += 1;
+                s.watch_lag.observe(lag.as_secs_f64());
+                s.last_watch_lag = Some(lag.as_secs_f64());
+            }
+            None => s.watch_failures += 1,
+        }
+    }
+
+    /// Milliseconds from a change on disk to the last watched batch being searchable.
+    pub fn last_watch_lag_ms(&self) -> Option<f64> {
+        self.lock().last_watch_lag.map(|s| s * 1000.0)
     }
 
     pub fn search_figures(&self) -> EndpointFigures {
@@ -319,6 +359,59 @@ impl Metrics {
             "codesearch_embedding_seconds_total {}\n",
             s.embedding_secs
         ));
+        metric(
+            &mut out,
+            "codesearch_backfilled_chunks_total",
+            "counter",
+            "Pending vectors filled in after the embedder came back.",
+        );
+        out.push_str(&format!(
+            "codesearch_backfilled_chunks_total {}\n",
+            s.backfilled_chunks
+        ));
+        metric(
+            &mut out,
+            "codesearch_reconcile_runs_total",
+            "counter",
+            "Full reconciles started, by reason (startup, periodic, watcher, recovery).",
+        );
+        for (reason, n) in &s.reconciles {
+            out.push_str(&format!(
+                "codesearch_reconcile_runs_total{{reason=\"{reason}\"}} {n}\n"
+            ));
+        }
+        metric(
+            &mut out,
+            "codesearch_watch_events_total",
+            "counter",
+            "Changed paths reported by the file watcher (after filtering).",
+        );
+        out.push_str(&format!(
+            "codesearch_watch_events_total {}\n",
+            s.watch_events
+        ));
+        metric(
+            &mut out,
+            "codesearch_watch_batches_total",
+            "counter",
+            "Batches of watched changes indexed, and how many failed (a reconcile follows).",
+        );
+        out.push_str(&format!(
+            "codesearch_watch_batches_total{{result=\"ok\"}} {}\n",
+            s.watch_batches
+        ));
+        out.push_str(&format!(
+            "codesearch_watch_batches_total{{result=\"failed\"}} {}\n",
+            s.watch_failures
+        ));
+        metric(
+            &mut out,
+            "codesearch_watch_lag_seconds",
+            "histogram",
+            "Time from a change on disk to its batch being searchable.",
+        );
+        s.watch_lag
+            .render(&mut out, "codesearch_watch_lag_seconds", "");
         metric(
             &mut out,
             "codesearch_index_runs_total",
@@ -478,6 +571,8 @@ pub async fn index_heartbeat(store: &Store, metrics: &Metrics) -> Heartbeat {
                 "last_indexed": s.last_indexed,
                 "state": metrics.index_state().as_str(),
                 "chunks_pending_embedding": s.pending,
+                "chunks_rejected_by_model": s.rejected,
+                "watcher_lag_ms": metrics.last_watch_lag_ms(),
                 "files_with_errors": s.errors,
                 "repositories": s.repositories,
             });

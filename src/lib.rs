@@ -10,11 +10,15 @@
 //!                        all-MiniLM-L6-v2; vectors reused by input hash
 //!                  ─► store: PostgreSQL + pgvector, one transaction a file  (store)
 //!  agent hosts ── NATS request/reply ─► search: query vector, kNN, filters  (search, bus)
+//!  file changes ─► watch: debounced batches ─► pipeline (changed paths)     (watch, live)
+//!  pending vectors ─► backfill, once the embedder answers                    (backfill)
 //! ```
 //!
-//! Module map: [`config`] (layered settings), [`scan`], [`chunk`], [`embed`], [`store`],
-//! [`search`], [`pipeline`] (the stages joined by bounded channels), [`daemon`] (wiring and
-//! shutdown), [`bus`] (the NATS adapter and its wire contract), [`cli`].
+//! Module map: [`config`] (layered settings), [`scan`], [`chunk`], [`embed`] (backends and the
+//! guard in front of them), [`store`], [`search`], [`pipeline`] (the stages joined by bounded
+//! channels), [`watch`] (file events to batches of paths), [`live`] (one root kept indexed:
+//! reconcile, watch, recover), [`backfill`], [`daemon`] (wiring and shutdown), [`bus`] (the
+//! NATS adapter and its wire contract), [`health`], [`http`], [`cli`].
 //!
 //! Invariants:
 //! - A file's chunks change in one transaction, with its `indexed_files` row: a search never
@@ -22,8 +26,12 @@
 //! - A file is re-indexed only when its (content sha256, [`chunk::CHUNKER_VERSION`], model)
 //!   key changes; a chunk is re-embedded only when its embedding input is new for the model.
 //! - Vectors of different models are never compared: every row names its model.
+//! - The embedder never decides whether a file is stored: chunks it cannot embed now are
+//!   stored with their vectors pending and filled in by [`backfill`].
+//! - A full reconcile is the truth; the watcher is a hint that makes it rarely needed.
 //! - Adapters talk to [`search::SearchService`], never to the store.
 
+pub mod backfill;
 pub mod bus;
 pub mod chunk;
 pub mod cli;
@@ -32,8 +40,10 @@ pub mod daemon;
 pub mod embed;
 pub mod health;
 pub mod http;
+pub mod live;
 pub mod pipeline;
 pub mod report;
 pub mod scan;
 pub mod search;
 pub mod store;
+pub mod watch;

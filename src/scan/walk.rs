@@ -120,6 +120,42 @@ impl Walker {
         self.walk_from(vec![self.root.clone()], wanted)
     }
 
+    /// The directories under `start` (itself included) that a walk enters: the ones a watcher
+    /// needs. Ignored and excluded directories are left out. Blocking.
+    pub fn directories(&self, start: &Path) -> Vec<PathBuf> {
+        self.builder(start, |_| true)
+            .build()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))
+            .map(ignore::DirEntry::into_path)
+            .collect()
+    }
+
+    /// A walk from `start` with the configured rules, entering only what passes `wanted`.
+    fn builder(
+        &self,
+        start: &Path,
+        wanted: impl Fn(&str) -> bool + Send + Sync + 'static,
+    ) -> ignore::WalkBuilder {
+        let mut builder = ignore::WalkBuilder::new(start);
+        builder
+            .follow_links(false)
+            .hidden(false)
+            .git_ignore(self.respect_gitignore)
+            .git_global(self.respect_gitignore)
+            .git_exclude(self.respect_gitignore)
+            .ignore(self.respect_gitignore)
+            .parents(self.respect_gitignore)
+            // Honour .gitignore even outside a git repository (an unpacked tarball).
+            .require_git(false);
+        let this = self.clone();
+        builder.filter_entry(move |entry| match this.rel(entry.path()) {
+            Some(rel) if !rel.is_empty() => !this.is_excluded(&rel) && wanted(&rel),
+            _ => true,
+        });
+        builder
+    }
+
     /// Walks from each start, visiting only entries whose relative path passes `wanted` (and
     /// the exclude rules).
     fn walk_from(
@@ -130,23 +166,7 @@ impl Walker {
         let mut candidates = Vec::new();
         let mut skipped = Vec::new();
         for start in starts {
-            let mut builder = ignore::WalkBuilder::new(&start);
-            builder
-                .follow_links(false)
-                .hidden(false)
-                .git_ignore(self.respect_gitignore)
-                .git_global(self.respect_gitignore)
-                .git_exclude(self.respect_gitignore)
-                .ignore(self.respect_gitignore)
-                .parents(self.respect_gitignore)
-                // Honour .gitignore even outside a git repository (an unpacked tarball).
-                .require_git(false);
-            let this = self.clone();
-            let wanted = wanted.clone();
-            builder.filter_entry(move |entry| match this.rel(entry.path()) {
-                Some(rel) if !rel.is_empty() => !this.is_excluded(&rel) && wanted(&rel),
-                _ => true,
-            });
+            let builder = self.builder(&start, wanted.clone());
             for entry in builder.build() {
                 let entry = match entry {
                     Ok(e) => e,

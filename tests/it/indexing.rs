@@ -270,6 +270,7 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
                 kind: "text".into(),
                 content_hash: format!("{f}-{i}"),
                 embedding: Some(hash.embed_one(&format!("alpha beta {} {}", i % 7, f % 5))),
+                embed_error: None,
                 lexical: format!("chunk {i} file {f}"),
                 lexical_length: 4,
             })

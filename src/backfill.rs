@@ -1,0 +1,147 @@
+//! Embeds the chunks stored with pending vectors.
+//!
+//! The indexer stores a file's chunks even when the embedder cannot embed them (it is down,
+//! or its circuit breaker paused it): lexical search finds them at once. This task finds those
+//! rows and gives them vectors as soon as the embedder answers, without a restart or a
+//! re-index. It wakes when a run leaves vectors pending and every `interval` besides; while
+//! the embedder stays unavailable each look costs one cheap query (the breaker answers without
+//! calling the server).
+//!
+//! A stored row's embedding input is rebuilt from its parts ([`crate::pipeline::input_of`]);
+//! vectors already stored for the same input are copied rather than recomputed. A row replaced
+//! meanwhile by a newer version of its file is left alone (the update matches on `id` and a
+//! NULL vector). Inputs the model refuses are recorded and tried again after
+//! [`RETRY_REJECTED_AFTER`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+use crate::embed::{Embedder, embed_documents};
+use crate::health::Metrics;
+use crate::pipeline::input_of;
+use crate::store::{Store, StoreError};
+
+/// Rows read per round.
+const ROUND: i64 = 256;
+/// How long an input the model refused waits before it is tried again.
+pub const RETRY_REJECTED_AFTER: Duration = Duration::from_secs(3600);
+
+/// What one drain did.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Drained {
+    pub stored: u64,
+    pub embedded: usize,
+    pub embed_time: Duration,
+    pub rejected: usize,
+    /// Rows left because the embedder was unavailable.
+    pub waiting: bool,
+}
+
+/// Runs until `cancel` fires: drains the backlog whenever woken or every `interval`.
+pub async fn run(
+    store: Store,
+    embedder: Arc<dyn Embedder>,
+    wake: Arc<Notify>,
+    interval: Duration,
+    metrics: Arc<Metrics>,
+    cancel: CancellationToken,
+) {
+    loop {
+        match drain(&store, embedder.as_ref(), &cancel).await {
+            Ok(d) => {
+                metrics.backfilled(d.embedded, d.embed_time);
+                if d.stored > 0 {
+                    tracing::info!(
+                        vectors = d.stored,
+                        embedded = d.embedded,
+                        "pending vectors filled"
+                    );
+                }
+                if d.rejected > 0 {
+                    tracing::warn!(
+                        chunks = d.rejected,
+                        "the model refused some chunks; recorded in codebase_index.embed_error"
+                    );
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "backfill of pending vectors failed; will retry"),
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = wake.notified() => {}
+            _ = tokio::time::sleep(interval) => {}
+        }
+    }
+}
+
+/// Embeds pending rows until none is left, the embedder is unavailable, or `cancel` fires.
+pub async fn drain(
+    store: &Store,
+    embedder: &dyn Embedder,
+    cancel: &CancellationToken,
+) -> Result<Drained, StoreError> {
+    let mut total = Drained::default();
+    let model = embedder.model_id();
+    let dimension = embedder.dimension() as i32;
+    while !cancel.is_cancelled() {
+        let rows = store.pending_chunks(ROUND, RETRY_REJECTED_AFTER).await?;
+        if rows.is_empty() {
+            break;
+        }
+        let hashes: Vec<String> = rows.iter().map(|r| r.content_hash.clone()).collect();
+        let known = store.reusable_vectors(model, &hashes).await?;
+        // One model call per distinct input.
+        let mut todo: Vec<String> = Vec::new();
+        let mut slot: HashMap<&str, usize> = HashMap::new();
+        for r in &rows {
+            if !known.contains_key(&r.content_hash) && !slot.contains_key(r.content_hash.as_str())
+            {
+                slot.insert(&r.content_hash, todo.len());
+                todo.push(input_of(
+                    &r.file_path,
+                    &r.kind,
+                    r.symbol.as_deref(),
+                    &r.content,
+                ));
+            }
+        }
+        let started = Instant::now();
+        let docs = embed_documents(embedder, &todo).await;
+        total.embed_time += started.elapsed();
+        let rejected_at: HashMap<usize, String> = docs.rejected.iter().cloned().collect();
+        let mut vectors: Vec<(Uuid, Vec<f32>)> = Vec::new();
+        let mut rejected: Vec<(Uuid, String)> = Vec::new();
+        for r in &rows {
+            if let Some(v) = known.get(&r.content_hash) {
+                vectors.push((r.id, v.clone()));
+                continue;
+            }
+            let i = slot[r.content_hash.as_str()];
+            match (&docs.vectors[i], rejected_at.get(&i)) {
+                (Some(v), _) => vectors.push((r.id, v.clone())),
+                (None, Some(e)) => rejected.push((r.id, e.clone())),
+                (None, None) => {}
+            }
+        }
+        let embedded = docs.vectors.iter().filter(|v| v.is_some()).count();
+        let stored = store
+            .fill_vectors(model, dimension, &vectors, &rejected)
+            .await?;
+        total.stored += stored;
+        total.embedded += embedded;
+        total.rejected += rejected.len();
+        if docs.unavailable.is_some() {
+            total.waiting = true;
+            break;
+        }
+        if vectors.is_empty() && rejected.is_empty() {
+            break; // nothing could change: do not spin
+        }
+    }
+    Ok(total)
+}

@@ -1,0 +1,185 @@
+//! Keeps one root indexed while the daemon serves: reconcile, then follow the watcher.
+//!
+//! 1. The watcher starts first, so nothing changed during the start-up reconcile is missed.
+//! 2. A full reconcile (walk, hash compare, sweep) runs at start-up, whenever the watcher lost
+//!    events or failed, every `reconcile_interval_secs`, and after any failure (the database
+//!    restarting, say), retried with backoff until it succeeds. It is the truth.
+//! 3. In between, each batch of changed paths from the watcher is indexed through the same
+//!    stages ([`Indexer::index_paths`]); a failed batch turns into a reconcile.
+//!
+//! Nothing here gives up: errors are logged, counted in [`Metrics`], and retried.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::WatchConfig;
+use crate::health::{IndexState, Metrics};
+use crate::pipeline::{IndexReport, Indexer};
+use crate::watch::{Change, INOTIFY_ADVICE, RootWatcher};
+
+/// Longest wait between two attempts of a failing reconcile.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Runs until `cancel` fires.
+pub async fn keep_indexed(
+    indexer: Indexer,
+    root: PathBuf,
+    cfg: WatchConfig,
+    metrics: Arc<Metrics>,
+    cancel: CancellationToken,
+) {
+    let mut watcher = if cfg.enabled {
+        start_watcher(&indexer, &root, &cfg).await
+    } else {
+        None
+    };
+    let periodic = (cfg.reconcile_interval_secs > 0)
+        .then(|| Duration::from_secs(cfg.reconcile_interval_secs));
+    let mut due: Option<&'static str> = Some("startup");
+    let mut backoff = Duration::from_secs(1);
+    let mut next_periodic = periodic.map(|p| tokio::time::Instant::now() + p);
+    loop {
+        if let Some(reason) = due {
+            metrics.reconcile_started(reason);
+            metrics.set_index_state(IndexState::Indexing);
+            let result = indexer.index_root(&root, None, &cancel).await;
+            metrics.set_index_state(IndexState::Ready);
+            match result {
+                Ok(report) => {
+                    metrics.index_run(report.embedded, report.embed_time, None);
+                    log_reconcile(reason, &report);
+                    due = None;
+                    backoff = Duration::from_secs(1);
+                    if let Err(e) = indexer.store().ensure_ann_index().await {
+                        tracing::warn!(error = %e, "cannot build the vector index yet");
+                    }
+                }
+                Err(e) => {
+                    metrics.index_run(0, Duration::ZERO, Some(e.to_string()));
+                    tracing::error!(root = %root.display(), error = %e, retry_in_secs = backoff.as_secs(),
+                        "reconcile failed; retrying");
+                    due = Some("recovery");
+                    tokio::select! {
+                        _ = cancel.cancelled() => return,
+                        _ = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    continue;
+                }
+            }
+            if watcher.is_none() && cfg.enabled {
+                // The watcher could not start (or died): try again after each reconcile.
+                watcher = start_watcher(&indexer, &root, &cfg).await;
+            }
+        }
+        if cancel.is_cancelled() {
+            return;
+        }
+        let change = async {
+            match watcher.as_mut() {
+                Some(w) => w.next().await,
+                None => std::future::pending().await,
+            }
+        };
+        let tick = async {
+            match next_periodic {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tick => {
+                due = Some("periodic");
+                next_periodic = periodic.map(|p| tokio::time::Instant::now() + p);
+            }
+            change = change => match change {
+                None => {
+                    tracing::warn!(root = %root.display(), "the file watcher stopped; reconciling and restarting it");
+                    watcher = None;
+                    due = Some("watcher");
+                }
+                Some(Change::Rescan { reason }) => {
+                    tracing::warn!(root = %root.display(), %reason, "file events were lost; reconciling");
+                    due = Some("watcher");
+                }
+                Some(Change::Paths { paths, since }) => {
+                    let count = paths.len();
+                    match indexer.index_paths(&root, paths, &cancel).await {
+                        Ok(report) => {
+                            metrics.watch_batch(count, Some(since.elapsed()));
+                            metrics.index_run(report.embedded, report.embed_time, None);
+                            tracing::info!(
+                                paths = count,
+                                indexed = report.indexed,
+                                removed = report.removed,
+                                embedded = report.embedded,
+                                pending = report.pending,
+                                lag_ms = since.elapsed().as_millis() as u64,
+                                "changes indexed"
+                            );
+                        }
+                        Err(e) => {
+                            metrics.watch_batch(count, None);
+                            tracing::warn!(error = %e, paths = count, "indexing changed files failed; a reconcile will catch up");
+                            due = Some("recovery");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn start_watcher(indexer: &Indexer, root: &PathBuf, cfg: &WatchConfig) -> Option<RootWatcher> {
+    let walker = match std::fs::canonicalize(root)
+        .map_err(|e| e.to_string())
+        .and_then(|r| indexer.walker(&r).map_err(|e| e.to_string()))
+    {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::error!(root = %root.display(), error = %e, "cannot watch");
+            return None;
+        }
+    };
+    let cfg = cfg.clone();
+    let started = tokio::task::spawn_blocking(move || RootWatcher::start(walker, &cfg)).await;
+    match started {
+        Ok(Ok(w)) => {
+            tracing::info!(root = %root.display(), directories = w.watched(), "watching for changes");
+            Some(w)
+        }
+        Ok(Err(e)) => {
+            let advice = matches!(e.kind, notify::ErrorKind::MaxFilesWatch)
+                .then_some(INOTIFY_ADVICE)
+                .unwrap_or("changes are picked up by the periodic reconcile only");
+            tracing::error!(root = %root.display(), error = %e, advice, "cannot watch for changes");
+            None
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "watcher start-up panicked");
+            None
+        }
+    }
+}
+
+fn log_reconcile(reason: &str, r: &IndexReport) {
+    tracing::info!(
+        reason,
+        repository = %r.repository,
+        indexed = r.indexed,
+        unchanged = r.unchanged,
+        skipped = r.skipped_total(),
+        removed = r.removed,
+        chunks = r.chunks,
+        embedded = r.embedded,
+        reused = r.reused,
+        pending = r.pending,
+        rejected = r.rejected,
+        secs = r.total_time.as_secs_f64(),
+        "reconcile complete"
+    );
+}
