@@ -99,8 +99,7 @@ pub async fn drain(
         let mut todo: Vec<String> = Vec::new();
         let mut slot: HashMap<&str, usize> = HashMap::new();
         for r in &rows {
-            if !known.contains_key(&r.content_hash) && !slot.contains_key(r.content_hash.as_str())
-            {
+            if !known.contains_key(&r.content_hash) && !slot.contains_key(r.content_hash.as_str()) {
                 slot.insert(&r.content_hash, todo.len());
                 todo.push(input_of(
                     &r.file_path,

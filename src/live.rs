@@ -36,8 +36,8 @@ pub async fn keep_indexed(
     } else {
         None
     };
-    let periodic = (cfg.reconcile_interval_secs > 0)
-        .then(|| Duration::from_secs(cfg.reconcile_interval_secs));
+    let periodic =
+        (cfg.reconcile_interval_secs > 0).then(|| Duration::from_secs(cfg.reconcile_interval_secs));
     let mut due: Option<&'static str> = Some("startup");
     let mut backoff = Duration::from_secs(1);
     let mut next_periodic = periodic.map(|p| tokio::time::Instant::now() + p);
@@ -134,7 +134,11 @@ pub async fn keep_indexed(
     }
 }
 
-async fn start_watcher(indexer: &Indexer, root: &PathBuf, cfg: &WatchConfig) -> Option<RootWatcher> {
+async fn start_watcher(
+    indexer: &Indexer,
+    root: &PathBuf,
+    cfg: &WatchConfig,
+) -> Option<RootWatcher> {
     let walker = match std::fs::canonicalize(root)
         .map_err(|e| e.to_string())
         .and_then(|r| indexer.walker(&r).map_err(|e| e.to_string()))

@@ -106,7 +106,12 @@ enum Scanned {
 
 /// The text given to the model for a chunk: where it lives and what it is, then the code.
 pub fn embedding_input(rel_path: &str, chunk: &Chunk) -> String {
-    input_of(rel_path, chunk.kind, chunk.symbol.as_deref(), &chunk.content)
+    input_of(
+        rel_path,
+        chunk.kind,
+        chunk.symbol.as_deref(),
+        &chunk.content,
+    )
 }
 
 /// [`embedding_input`] from a chunk's stored parts (the backfill rebuilds inputs this way).

@@ -72,7 +72,9 @@ impl RootWatcher {
         let flag = Arc::clone(&overflowed);
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
             let signals: Vec<Signal> = match event {
-                Ok(e) if e.need_rescan() => vec![Signal::Lost("the OS event queue overflowed".into())],
+                Ok(e) if e.need_rescan() => {
+                    vec![Signal::Lost("the OS event queue overflowed".into())]
+                }
                 Ok(e) if matches!(e.kind, EventKind::Access(_)) => Vec::new(),
                 Ok(e) => e.paths.into_iter().map(Signal::Path).collect(),
                 Err(e) => vec![Signal::Lost(format!("watch error: {e}"))],

@@ -127,6 +127,10 @@ pub async fn embed_documents(embedder: &dyn Embedder, texts: &[String]) -> Docum
         vectors: vec![None; texts.len()],
         ..Default::default()
     };
+    // Inputs that failed alone. Only a server that embedded something else in this call is
+    // known to be up: then they are refused; otherwise they are pending like the rest.
+    let mut suspects: Vec<(usize, EmbedError)> = Vec::new();
+    let mut any_success = false;
     let order = by_length(texts);
     // Groups still to embed; a failed group is split and its halves go to the back, so the
     // breaker sees successes of clean halves between failures of the guilty ones.
@@ -138,6 +142,7 @@ pub async fn embed_documents(embedder: &dyn Embedder, texts: &[String]) -> Docum
         let inputs: Vec<String> = group.iter().map(|&i| texts[i].clone()).collect();
         match embedder.embed(&inputs, InputKind::Document).await {
             Ok(vectors) => {
+                any_success = true;
                 for (&i, v) in group.iter().zip(vectors) {
                     out.vectors[i] = Some(v);
                 }
@@ -147,16 +152,21 @@ pub async fn embed_documents(embedder: &dyn Embedder, texts: &[String]) -> Docum
                 queue.push_back(left.to_vec());
                 queue.push_back(right.to_vec());
             }
-            Err(e) if e.may_be_input_specific() => {
-                tracing::warn!(error = %e, chars = texts[group[0]].len(), "the embedder rejected one input; it is recorded and its neighbours go on");
-                out.rejected.push((group[0], e.to_string()));
-            }
+            Err(e) if e.may_be_input_specific() => suspects.push((group[0], e)),
             Err(e) => {
                 // The server, not the input: everything not embedded yet stays pending.
                 out.unavailable = Some(e);
                 break;
             }
         }
+    }
+    if any_success {
+        for (i, e) in suspects {
+            tracing::warn!(error = %e, chars = texts[i].len(), "the embedder refused one input; it is recorded and its neighbours go on");
+            out.rejected.push((i, e.to_string()));
+        }
+    } else if let Some((_, e)) = suspects.pop() {
+        out.unavailable.get_or_insert(e);
     }
     out
 }
@@ -219,8 +229,8 @@ impl Gate {
             {
                 let mut s = self.lock();
                 // A query's own count is in `queries_waiting`: only bulk work yields to it.
-                let may_run = s.running < self.limit
-                    && (waiting.is_some() || s.queries_waiting == 0);
+                let may_run =
+                    s.running < self.limit && (waiting.is_some() || s.queries_waiting == 0);
                 if may_run {
                     s.running += 1;
                     drop(s);
@@ -283,7 +293,9 @@ impl Breaker {
                         FIRST_COOLDOWN
                     };
                     // Jitter, so several daemons do not retry one server in step.
-                    let jitter = s.cooldown.mul_f64(0.2 * f64::from(jitter_percent()) / 100.0);
+                    let jitter = s
+                        .cooldown
+                        .mul_f64(0.2 * f64::from(jitter_percent()) / 100.0);
                     s.open_until = Some(Instant::now() + s.cooldown + jitter);
                     tracing::warn!(error = %e, cooldown_secs = s.cooldown.as_secs(),
                         "embedder failing; pausing calls to it (searches answer lexically, indexing stores chunks with pending vectors)");
@@ -407,7 +419,11 @@ mod tests {
         let e = guarded.embed(&["x".into()], InputKind::Query).await;
         assert!(matches!(e, Err(EmbedError::CircuitOpen { .. })), "{e:?}");
         assert!(e.is_err_and(|e| e.is_transient()));
-        assert_eq!(inner.calls.load(Ordering::SeqCst), calls, "no call while open");
+        assert_eq!(
+            inner.calls.load(Ordering::SeqCst),
+            calls,
+            "no call while open"
+        );
         // Documents while open: all pending, nothing rejected.
         let docs = embed_documents(&guarded, &["a".into(), "b".into()]).await;
         assert_eq!(docs.pending(), 2);

@@ -62,7 +62,9 @@ pub enum EmbedError {
     Load { dir: String, message: String },
     #[error("local model failed: {0}")]
     Inference(String),
-    #[error("the embedder is paused after repeated failures (retrying in {retry_in_secs}s); last error: {last}")]
+    #[error(
+        "the embedder is paused after repeated failures (retrying in {retry_in_secs}s); last error: {last}"
+    )]
     CircuitOpen { retry_in_secs: u64, last: String },
 }
 

@@ -243,7 +243,11 @@ impl Embedder for OllamaEmbedder {
 fn truncate_chars(text: &str, max: usize) -> &str {
     match text.char_indices().nth(max) {
         Some((at, _)) => {
-            tracing::debug!(chars = text.chars().count(), max, "embedding input truncated");
+            tracing::debug!(
+                chars = text.chars().count(),
+                max,
+                "embedding input truncated"
+            );
             &text[..at]
         }
         None => text,

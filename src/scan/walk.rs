@@ -239,8 +239,7 @@ pub fn is_editor_temp(name: &str) -> bool {
         || (name.starts_with('#') && name.ends_with('#'))
         || name.ends_with("___jb_tmp___")
         || name.ends_with("___jb_old___")
-        || (name.starts_with('.')
-            && [".swp", ".swo", ".swx"].iter().any(|s| name.ends_with(s)))
+        || (name.starts_with('.') && [".swp", ".swo", ".swx"].iter().any(|s| name.ends_with(s)))
 }
 
 #[cfg(test)]
@@ -298,7 +297,14 @@ mod tests {
 
     #[test]
     fn editor_temp_files() {
-        for name in ["4913", "a.rs~", ".#a.rs", "#a.rs#", "a.rs___jb_tmp___", ".a.rs.swp"] {
+        for name in [
+            "4913",
+            "a.rs~",
+            ".#a.rs",
+            "#a.rs#",
+            "a.rs___jb_tmp___",
+            ".a.rs.swp",
+        ] {
             assert!(is_editor_temp(name), "{name}");
         }
         for name in ["a.rs", "main.go", ".gitignore", "4914"] {

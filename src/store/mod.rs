@@ -629,7 +629,9 @@ impl Store {
         if stored > 0 {
             bump_generation(&mut tx).await?;
         }
-        tx.commit().await.map_err(q("committing backfilled vectors"))?;
+        tx.commit()
+            .await
+            .map_err(q("committing backfilled vectors"))?;
         Ok(stored)
     }
 

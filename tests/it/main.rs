@@ -3,6 +3,7 @@
 
 mod health;
 mod indexing;
+mod live;
 mod local_model;
 mod nats_search;
 mod ollama_client;

@@ -107,8 +107,8 @@ fn pg_command(program: &Path) -> Command {
 struct Cluster {
     /// Admin URL without a database name.
     base_url: String,
-    /// Held open for the life of the process: the watchdog stops PostgreSQL when it closes.
-    _watchdog: Mutex<Option<(Child, ChildStdin)>>,
+    /// Held for the life of the process: its shell stops PostgreSQL when the process exits.
+    _server: Mutex<Option<Postgres>>,
 }
 
 fn cluster() -> &'static Cluster {
@@ -121,11 +121,34 @@ fn cluster() -> &'static Cluster {
                 .unwrap_or(url);
             let c = Cluster {
                 base_url,
-                _watchdog: Mutex::new(None),
+                _server: Mutex::new(None),
             };
             create_template(&c.base_url);
             return c;
         }
+        let pg = Postgres::start();
+        let c = Cluster {
+            base_url: pg.base_url.clone(),
+            _server: Mutex::new(Some(pg)),
+        };
+        create_template(&c.base_url);
+        c
+    })
+}
+
+/// A PostgreSQL server of our own. A shell holds it: it stops and starts the server when told
+/// on its stdin, and stops it and removes its directory when stdin closes (however this
+/// process exits).
+pub struct Postgres {
+    pub base_url: String,
+    port: u16,
+    dir: PathBuf,
+    shell: Child,
+    commands: Option<ChildStdin>,
+}
+
+impl Postgres {
+    pub fn start() -> Self {
         let t = tools();
         let dir = tempfile::Builder::new()
             .prefix("codesearch-pg-")
@@ -155,8 +178,6 @@ fn cluster() -> &'static Cluster {
             String::from_utf8_lossy(&out.stderr)
         );
         let port = free_port();
-        // The watchdog: PostgreSQL runs in the background; when our end of the pipe closes
-        // (this process exits, however it exits), `read` returns and it is stopped.
         let postgres = pg_command(&t.pg_bin.join("postgres"));
         let mut argv: Vec<String> = std::iter::once(postgres.get_program())
             .chain(postgres.get_args())
@@ -180,43 +201,106 @@ fn cluster() -> &'static Cluster {
             .iter()
             .map(|a| shell_quote(a)),
         );
+        let q = shell_quote(&dir.display().to_string());
         let script = format!(
-            "{} >{}/postgres.log 2>&1 & pid=$!; read _; kill -INT $pid; wait $pid; rm -rf {}",
+            "up() {{ {} >>{q}/postgres.log 2>&1 & pid=$!; }}; up; \
+             while read cmd; do case $cmd in stop) kill -INT $pid; wait $pid;; start) up;; esac; done; \
+             kill -INT $pid; wait $pid; rm -rf {q}",
             argv.join(" "),
-            shell_quote(&dir.display().to_string()),
-            shell_quote(&dir.display().to_string()),
         );
-        let mut child = Command::new("sh")
+        let mut shell = Command::new("sh")
             .arg("-c")
             .arg(script)
             .stdin(Stdio::piped())
             .spawn()
             .expect("start postgres");
-        let stdin = child.stdin.take().expect("piped stdin");
+        let commands = shell.stdin.take();
+        let pg = Self {
+            base_url: format!("postgres://postgres@127.0.0.1:{port}"),
+            port,
+            dir,
+            shell,
+            commands,
+        };
+        pg.wait_ready();
+        pg
+    }
+
+    fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let ready = Command::new(t.pg_bin.join("pg_isready"))
-                .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres"])
+            let ready = Command::new(tools().pg_bin.join("pg_isready"))
+                .args([
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    &self.port.to_string(),
+                    "-U",
+                    "postgres",
+                ])
                 .stdout(Stdio::null())
                 .status()
                 .is_ok_and(|s| s.success());
             if ready {
-                break;
+                return;
             }
             assert!(
                 Instant::now() < deadline,
                 "PostgreSQL did not start; see {}/postgres.log",
-                dir.display()
+                self.dir.display()
             );
             std::thread::sleep(Duration::from_millis(100));
         }
-        let c = Cluster {
-            base_url: format!("postgres://postgres@127.0.0.1:{port}"),
-            _watchdog: Mutex::new(Some((child, stdin))),
-        };
-        create_template(&c.base_url);
-        c
-    })
+    }
+
+    /// Stops the server (fast shutdown: connections are cut) and waits until it is down.
+    pub fn stop(&mut self) {
+        use std::io::Write;
+        let shell = self.commands.as_mut().expect("running");
+        writeln!(shell, "stop").expect("tell the shell");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+            assert!(Instant::now() < deadline, "PostgreSQL did not stop");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Starts it again on the same port and data, and waits until it answers.
+    pub fn restart(&mut self) {
+        use std::io::Write;
+        let shell = self.commands.as_mut().expect("running");
+        writeln!(shell, "start").expect("tell the shell");
+        self.wait_ready();
+    }
+
+    /// A migrated database on this server.
+    pub async fn database(&self) -> TestDb {
+        use sqlx::Connection;
+        let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = sqlx::PgConnection::connect(&format!("{}/postgres", self.base_url))
+            .await
+            .expect("connect to postgres");
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut admin)
+            .await
+            .expect("create database");
+        let url = format!("{}/{name}", self.base_url);
+        let pool = sqlx::PgPool::connect(&url).await.expect("connect");
+        codesearch::store::Store::from_pool(pool.clone())
+            .migrate()
+            .await
+            .expect("migrate");
+        pool.close().await;
+        TestDb { url }
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        // Closing stdin makes the shell stop the server and remove the directory.
+        drop(self.commands.take());
+        let _ = self.shell.wait();
+    }
 }
 
 fn shell_quote(s: &str) -> String {
@@ -300,8 +384,31 @@ pub fn nats() -> Nats {
     if let Ok(url) = std::env::var("CODESEARCH_TEST_NATS_URL") {
         return Nats { url, child: None };
     }
+    let (child, port) = spawn_nats("-1");
+    Nats {
+        url: format!("nats://127.0.0.1:{port}"),
+        child: Some(child),
+    }
+}
+
+impl Nats {
+    /// Kills the server (as a crash would) and starts a new one on the same port.
+    pub fn restart(&mut self) {
+        let Some(mut old) = self.child.take() else {
+            panic!("cannot restart a NATS server the tests did not start");
+        };
+        let _ = old.kill();
+        let _ = old.wait();
+        let port = self.url.rsplit(':').next().expect("port").to_owned();
+        let (child, _) = spawn_nats(&port);
+        self.child = Some(child);
+    }
+}
+
+/// Starts nats-server on `port` ("-1": any) and returns it with the port it listens on.
+fn spawn_nats(port: &str) -> (Child, String) {
     let mut child = Command::new(&tools().nats_server)
-        .args(["-a", "127.0.0.1", "-p", "-1"])
+        .args(["-a", "127.0.0.1", "-p", port])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -318,11 +425,7 @@ pub fn nats() -> Nats {
     }
     // Keep draining its log so it never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    let port = port.expect("nats-server printed its port");
-    Nats {
-        url: format!("nats://127.0.0.1:{port}"),
-        child: Some(child),
-    }
+    (child, port.expect("nats-server printed its port"))
 }
 
 /// The default configuration pointed at test services, with the hash embedder.
@@ -333,6 +436,8 @@ pub fn config(db: &TestDb, nats_url: &str) -> Config {
     c.nats.url = nats_url.to_owned();
     c.embed.backend = codesearch::config::EmbedBackend::Hash;
     c.embed.model_dir = tools().model_dir.clone();
+    // Tests run in parallel: never fight over the default port.
+    c.health.http_addr = "127.0.0.1:0".into();
     c
 }
 

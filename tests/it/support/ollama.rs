@@ -27,6 +27,9 @@ pub enum Mode {
     WrongDimension,
     /// Never answers.
     Hang,
+    /// Healthy, except that a batch holding an input with the word `poison` gets the 500
+    /// Ollama sends when the model produces NaN for an input.
+    Poison,
 }
 
 #[derive(Default)]
@@ -124,6 +127,13 @@ async fn embed(State(s): State<Shared>, Json(body): Json<Value>) -> Response {
     };
     let dim = match mode {
         Mode::Healthy => 768,
+        Mode::Poison if inputs.iter().any(|t| t.contains("poison")) => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "failed to encode response: json: unsupported value: NaN",
+            );
+        }
+        Mode::Poison => 768,
         Mode::WrongDimension => 1024,
         Mode::ModelMissing => {
             return error(
