@@ -9,6 +9,10 @@
 #       Recall@5/10 and MRR of lexical, vector and hybrid search on labelled queries
 #       (benches/relevance.rs) in the database `codesearch_relevance`, kept between runs so
 #       that only changed files are embedded again
+#   scripts/bench.sh live [REPO_DIR]
+#       the live daemon with the local model (benches/live.rs): embeddings requested by a
+#       one-function edit, save-to-searchable latency, a 1,000-file burst; in the database
+#       `codesearch_live`, emptied at each run
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -25,10 +29,11 @@ trap '"$ROOT/scripts/services.sh" stop' EXIT
 # `codesearch` database that scripts/run.sh serves.
 BENCH=pipeline
 case "${1:-}" in
-  pipeline | relevance) BENCH=$1; shift ;;
+  pipeline | relevance | live) BENCH=$1; shift ;;
 esac
 DB="codesearch_bench"
 [ "$BENCH" = relevance ] && DB="codesearch_relevance"
+[ "$BENCH" = live ] && DB="codesearch_live"
 PSQL=("$CODESEARCH_PG_BIN/psql" "$DATABASE_URL" -tAq)
 "${PSQL[@]}" -c "SELECT 1 FROM pg_database WHERE datname = '$DB'" | grep -q 1 \
   || "${PSQL[@]}" -c "CREATE DATABASE $DB"
