@@ -9,7 +9,8 @@
 //! 2. re-index of the unchanged corpus, as a share of the cold time;
 //! 3. the local model's chunks/s on a sample of the corpus' real chunks;
 //! 4. search latency over NATS at the corpus' size (hash query embedding, which costs
-//!    microseconds), client round trip and server `searchTime`.
+//!    microseconds), client round trip and server `searchTime`, then `codesearch stats` for
+//!    the same load (the server's percentiles, to compare with the client's).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -263,6 +264,10 @@ async fn main() -> anyhow::Result<()> {
         percentile(&server_ms, 0.5),
         percentile(&server_ms, 0.95)
     );
+    // What an operator sees for the same load: `codesearch stats` (the daemon's own figures
+    // over $SRV.STATS, request to reply, warm-up requests included).
+    println!("\n[codesearch stats after the load]");
+    codesearch::report::stats(&cfg, false).await?;
     let _ = stop_tx.send(());
     server.await??;
     Ok(())

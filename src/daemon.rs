@@ -86,7 +86,8 @@ pub async fn index(
             unchanged = report.unchanged,
             skipped = report.skipped_total(),
             removed = report.removed,
-            failed = report.failed,
+            pending = report.pending,
+            rejected = report.rejected,
             chunks = report.chunks,
             embedded = report.embedded,
             reused = report.reused,
@@ -111,6 +112,14 @@ pub async fn serve(
     roots: Vec<PathBuf>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
+    // A mistyped root is an error now, not a reconcile retried forever.
+    for root in &roots {
+        anyhow::ensure!(
+            root.is_dir(),
+            "{} is not a readable directory",
+            root.display()
+        );
+    }
     let (store, embedder) = open(&config).await?;
     let client = crate::bus::connect(&config.nats).await?;
     tracing::info!(url = %redact_url(&config.nats.url), "connected to NATS");

@@ -130,12 +130,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 std::io::stderr().is_terminal(),
             )
             .await?;
-            let mut failed = false;
+            let mut incomplete = false;
             for r in &reports {
                 print_report(r);
-                failed |= r.failed > 0;
+                incomplete |= r.pending > 0;
             }
-            Ok(if failed || cancel.is_cancelled() {
+            Ok(if incomplete || cancel.is_cancelled() {
                 ExitCode::FAILURE
             } else {
                 ExitCode::SUCCESS
@@ -216,14 +216,13 @@ fn print_report(r: &IndexReport) {
         String::new()
     };
     println!(
-        "{}: {} files indexed ({} chunks), {} unchanged, {} skipped{skipped}, {} removed, {} failed",
+        "{}: {} files indexed ({} chunks), {} unchanged, {} skipped{skipped}, {} removed",
         r.repository,
         r.indexed,
         r.chunks,
         r.unchanged,
         r.skipped_total(),
         r.removed,
-        r.failed
     );
     println!(
         "  embedded {} chunks in {embed_secs:.1}s{rate}, reused {}; other work {:.1}s; total {secs:.1}s",
@@ -231,6 +230,18 @@ fn print_report(r: &IndexReport) {
         r.reused,
         (secs - embed_secs).max(0.0),
     );
+    if r.pending > 0 {
+        println!(
+            "  {} chunks stored without vectors (the embedder was unavailable): searchable by words now; `codesearch serve` embeds them once it answers",
+            r.pending
+        );
+    }
+    if r.rejected > 0 {
+        println!(
+            "  {} chunks the model refused (recorded in codebase_index.embed_error)",
+            r.rejected
+        );
+    }
 }
 
 fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {

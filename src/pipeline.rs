@@ -66,7 +66,6 @@ pub struct IndexReport {
     pub unchanged: usize,
     pub skipped: BTreeMap<&'static str, usize>,
     pub removed: u64,
-    pub failed: usize,
     pub chunks: usize,
     pub embedded: usize,
     pub reused: usize,

@@ -420,6 +420,14 @@ fn fuse(
     merged.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
+            // A tie inside one file (its best vector chunk against the chunk that matched the
+            // query's words, each ranked first in its list) goes to the words: for a query
+            // naming an identifier, that chunk is the one asked for.
+            .then_with(|| {
+                b.file_lexical_rank
+                    .is_some()
+                    .cmp(&a.file_lexical_rank.is_some())
+            })
             .then_with(|| a.hit.file_path.cmp(&b.hit.file_path))
             .then_with(|| a.hit.chunk_index.cmp(&b.hit.chunk_index))
     });
@@ -491,6 +499,24 @@ mod tests {
         assert_eq!(order, ["b", "a", "c"]);
         assert_eq!(fused[0].vector_rank, Some(2));
         assert_eq!(fused[0].lexical_rank, Some(2));
+    }
+
+    #[test]
+    fn inside_a_file_the_chunk_matching_the_words_wins_a_tie() {
+        let cfg = Config::defaults().expect("defaults").search;
+        // The file is first in both lists, through different chunks: the vector list's best
+        // is chunk 0, the lexical file list's representative is chunk 7 (the new function).
+        let by_meaning = hit("f.py", 0, "def old(): ...");
+        let by_words = hit("f.py", 7, "def saveprobe_handler(): ...");
+        let hits = fuse(
+            vec![by_meaning.clone()],
+            Vec::new(),
+            vec![by_words.clone()],
+            SearchMode::Hybrid,
+            &cfg,
+        );
+        assert_eq!(hits[0].score, hits[1].score);
+        assert_eq!(hits[0].hit.id, by_words.id);
     }
 
     #[test]

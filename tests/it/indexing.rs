@@ -60,7 +60,7 @@ async fn indexes_then_skips_unchanged_reembeds_only_edits_and_sweeps_deletions()
         .await
         .expect("index");
     assert_eq!(first.indexed, 4);
-    assert_eq!(first.failed, 0);
+    assert_eq!(first.pending, 0);
     assert!(first.embedded > 0);
 
     // The baseline columns are filled as DESIGN.md describes.
@@ -193,7 +193,7 @@ async fn bad_files_are_skipped_with_a_reason_and_lose_nothing_else() {
     assert_eq!(report.skipped.get("binary"), Some(&1));
     assert_eq!(report.skipped.get("not utf-8"), Some(&1));
     assert_eq!(report.skipped.get("broken symlink"), Some(&1));
-    assert_eq!(report.failed, 0);
+    assert_eq!(report.pending, 0);
     assert_eq!(
         rows(
             &store,
