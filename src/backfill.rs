@@ -120,7 +120,9 @@ pub async fn drain(
                 vectors.push((r.id, v.clone()));
                 continue;
             }
-            let i = slot[r.content_hash.as_str()];
+            let Some(&i) = slot.get(r.content_hash.as_str()) else {
+                continue; // every row not reused has a slot: nothing to do otherwise
+            };
             match (&docs.vectors[i], rejected_at.get(&i)) {
                 (Some(v), _) => vectors.push((r.id, v.clone())),
                 (None, Some(e)) => rejected.push((r.id, e.clone())),
