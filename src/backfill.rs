@@ -13,17 +13,16 @@
 //! NULL vector). Inputs the model refuses are recorded and tried again after
 //! [`RETRY_REJECTED_AFTER`].
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use crate::embed::{Embedder, embed_documents};
+use crate::embed::Embedder;
 use crate::health::Metrics;
-use crate::pipeline::input_of;
+use crate::pipeline::{Vectored, input_of, vectors_for};
 use crate::store::{Store, StoreError};
 
 /// Rows read per round.
@@ -93,50 +92,33 @@ pub async fn drain(
         if rows.is_empty() {
             break;
         }
-        let hashes: Vec<String> = rows.iter().map(|r| r.content_hash.clone()).collect();
-        let known = store.reusable_vectors(model, &hashes).await?;
-        // One model call per distinct input.
-        let mut todo: Vec<String> = Vec::new();
-        let mut slot: HashMap<&str, usize> = HashMap::new();
-        for r in &rows {
-            if !known.contains_key(&r.content_hash) && !slot.contains_key(r.content_hash.as_str()) {
-                slot.insert(&r.content_hash, todo.len());
-                todo.push(input_of(
-                    &r.file_path,
-                    &r.kind,
-                    r.symbol.as_deref(),
-                    &r.content,
-                ));
-            }
-        }
-        let started = Instant::now();
-        let docs = embed_documents(embedder, &todo).await;
-        total.embed_time += started.elapsed();
-        let rejected_at: HashMap<usize, String> = docs.rejected.iter().cloned().collect();
+        let texts: Vec<String> = rows
+            .iter()
+            .map(|r| input_of(&r.file_path, &r.kind, r.symbol.as_deref(), &r.content))
+            .collect();
+        let inputs: Vec<(&str, &str)> = rows
+            .iter()
+            .zip(&texts)
+            .map(|(r, t)| (r.content_hash.as_str(), t.as_str()))
+            .collect();
+        let got = vectors_for(store, embedder, &inputs).await?;
+        total.embed_time += got.embed_time;
         let mut vectors: Vec<(Uuid, Vec<f32>)> = Vec::new();
         let mut rejected: Vec<(Uuid, String)> = Vec::new();
         for r in &rows {
-            if let Some(v) = known.get(&r.content_hash) {
-                vectors.push((r.id, v.clone()));
-                continue;
-            }
-            let Some(&i) = slot.get(r.content_hash.as_str()) else {
-                continue; // every row not reused has a slot: nothing to do otherwise
-            };
-            match (&docs.vectors[i], rejected_at.get(&i)) {
-                (Some(v), _) => vectors.push((r.id, v.clone())),
-                (None, Some(e)) => rejected.push((r.id, e.clone())),
-                (None, None) => {}
+            match got.by_hash.get(&r.content_hash) {
+                Some(Vectored::Vector(v)) => vectors.push((r.id, v.clone())),
+                Some(Vectored::Rejected(e)) => rejected.push((r.id, e.clone())),
+                Some(Vectored::Pending) | None => {}
             }
         }
-        let embedded = docs.vectors.iter().filter(|v| v.is_some()).count();
         let stored = store
             .fill_vectors(model, dimension, &vectors, &rejected)
             .await?;
         total.stored += stored;
-        total.embedded += embedded;
+        total.embedded += got.embedded;
         total.rejected += rejected.len();
-        if docs.unavailable.is_some() {
+        if got.unavailable.is_some() {
             total.waiting = true;
             break;
         }

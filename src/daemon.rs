@@ -80,20 +80,7 @@ pub async fn index(
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
-        tracing::info!(
-            repository = %report.repository,
-            indexed = report.indexed,
-            unchanged = report.unchanged,
-            skipped = report.skipped_total(),
-            removed = report.removed,
-            pending = report.pending,
-            rejected = report.rejected,
-            chunks = report.chunks,
-            embedded = report.embedded,
-            reused = report.reused,
-            secs = report.total_time.as_secs_f64(),
-            "index pass complete"
-        );
+        report.log("index");
         reports.push(report);
         if cancel.is_cancelled() {
             break;

@@ -9,7 +9,7 @@
 //!
 //! Nothing here gives up: errors are logged, counted in [`Metrics`], and retried.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::WatchConfig;
 use crate::health::{IndexState, Metrics};
-use crate::pipeline::{IndexReport, Indexer};
+use crate::pipeline::Indexer;
 use crate::watch::{Change, INOTIFY_ADVICE, RootWatcher};
 
 /// Longest wait between two attempts of a failing reconcile.
@@ -50,7 +50,7 @@ pub async fn keep_indexed(
             match result {
                 Ok(report) => {
                     metrics.index_run(report.embedded, report.embed_time, None);
-                    log_reconcile(reason, &report);
+                    report.log(reason);
                     due = None;
                     backoff = Duration::from_secs(1);
                     if let Err(e) = indexer.store().ensure_ann_index().await {
@@ -134,11 +134,7 @@ pub async fn keep_indexed(
     }
 }
 
-async fn start_watcher(
-    indexer: &Indexer,
-    root: &PathBuf,
-    cfg: &WatchConfig,
-) -> Option<RootWatcher> {
+async fn start_watcher(indexer: &Indexer, root: &Path, cfg: &WatchConfig) -> Option<RootWatcher> {
     let walker = match std::fs::canonicalize(root)
         .map_err(|e| e.to_string())
         .and_then(|r| indexer.walker(&r).map_err(|e| e.to_string()))
@@ -168,22 +164,4 @@ async fn start_watcher(
             None
         }
     }
-}
-
-fn log_reconcile(reason: &str, r: &IndexReport) {
-    tracing::info!(
-        reason,
-        repository = %r.repository,
-        indexed = r.indexed,
-        unchanged = r.unchanged,
-        skipped = r.skipped_total(),
-        removed = r.removed,
-        chunks = r.chunks,
-        embedded = r.embedded,
-        reused = r.reused,
-        pending = r.pending,
-        rejected = r.rejected,
-        secs = r.total_time.as_secs_f64(),
-        "reconcile complete"
-    );
 }

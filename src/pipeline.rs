@@ -81,6 +81,25 @@ impl IndexReport {
     pub fn skipped_total(&self) -> usize {
         self.skipped.values().sum()
     }
+
+    /// Logs the pass: `reason` says which (`index`, or why a reconcile ran).
+    pub fn log(&self, reason: &str) {
+        tracing::info!(
+            reason,
+            repository = %self.repository,
+            indexed = self.indexed,
+            unchanged = self.unchanged,
+            skipped = self.skipped_total(),
+            removed = self.removed,
+            chunks = self.chunks,
+            embedded = self.embedded,
+            reused = self.reused,
+            pending = self.pending,
+            rejected = self.rejected,
+            secs = self.total_time.as_secs_f64(),
+            "index pass complete"
+        );
+    }
 }
 
 /// A file read and chunked, waiting for vectors.
@@ -446,53 +465,19 @@ impl Indexer {
         files: Vec<Prepared>,
         report: &mut IndexReport,
     ) -> Result<Vec<(Prepared, Vec<Vectored>)>, IndexError> {
-        let hashes: Vec<String> = files
+        let inputs: Vec<(&str, &str)> = files
             .iter()
-            .flat_map(|p| p.inputs.iter().map(|(_, h)| h.clone()))
+            .flat_map(|p| p.inputs.iter().map(|(i, h)| (h.as_str(), i.as_str())))
             .collect();
-        let known = self
-            .store
-            .reusable_vectors(self.embedder.model_id(), &hashes)
-            .await?;
-        let mut outcome: std::collections::HashMap<String, Vectored> = known
-            .into_iter()
-            .map(|(h, v)| (h, Vectored::Vector(v)))
-            .collect();
-        let mut todo: Vec<String> = Vec::new();
-        let mut todo_hashes: Vec<String> = Vec::new();
-        let mut queued: HashSet<&str> = HashSet::new();
-        for p in &files {
-            for (input, hash) in &p.inputs {
-                if outcome.contains_key(hash) || !queued.insert(hash) {
-                    report.reused += 1;
-                } else {
-                    todo.push(input.clone());
-                    todo_hashes.push(hash.clone());
-                }
-            }
+        let got = vectors_for(&self.store, self.embedder.as_ref(), &inputs).await?;
+        report.embedded += got.embedded;
+        report.reused += got.reused;
+        report.embed_time += got.embed_time;
+        if let Some(e) = &got.unavailable {
+            tracing::warn!(error = %e,
+                "embedder unavailable; chunks are stored with pending vectors and embedded when it answers");
         }
-        if !todo.is_empty() {
-            let started = Instant::now();
-            let docs = embed_documents(self.embedder.as_ref(), &todo).await;
-            report.embed_time += started.elapsed();
-            if let Some(e) = &docs.unavailable {
-                tracing::warn!(error = %e, pending = docs.pending(),
-                    "embedder unavailable; chunks are stored with pending vectors and embedded when it answers");
-            }
-            let mut rejected: std::collections::HashMap<usize, String> =
-                docs.rejected.into_iter().collect();
-            for (i, (hash, v)) in todo_hashes.into_iter().zip(docs.vectors).enumerate() {
-                let value = match (v, rejected.remove(&i)) {
-                    (Some(v), _) => {
-                        report.embedded += 1;
-                        Vectored::Vector(v)
-                    }
-                    (None, Some(error)) => Vectored::Rejected(error),
-                    (None, None) => Vectored::Pending,
-                };
-                outcome.insert(hash, value);
-            }
-        }
+        let outcome = got.by_hash;
         let mut out = Vec::with_capacity(files.len());
         for p in files {
             let vectors: Vec<Vectored> = p
@@ -514,9 +499,74 @@ impl Indexer {
     }
 }
 
+/// Vectors for embedding inputs, keyed by the input's hash.
+pub(crate) struct Vectors {
+    pub by_hash: std::collections::HashMap<String, Vectored>,
+    /// Inputs sent to the model, and inputs answered from the store or a duplicate.
+    pub embedded: usize,
+    pub reused: usize,
+    pub embed_time: Duration,
+    /// Why some inputs are pending, if any are.
+    pub unavailable: Option<crate::embed::EmbedError>,
+}
+
+/// Vectors for `(hash, input)` pairs: copied from the store where it holds one for this model
+/// and input, embedded otherwise (each distinct input once, bad inputs isolated). Never fails
+/// on the embedder's account: what it cannot embed now is [`Vectored::Pending`].
+pub(crate) async fn vectors_for(
+    store: &Store,
+    embedder: &dyn Embedder,
+    inputs: &[(&str, &str)],
+) -> Result<Vectors, StoreError> {
+    let hashes: Vec<String> = inputs.iter().map(|(h, _)| (*h).to_owned()).collect();
+    let mut by_hash: std::collections::HashMap<String, Vectored> = store
+        .reusable_vectors(embedder.model_id(), &hashes)
+        .await?
+        .into_iter()
+        .map(|(h, v)| (h, Vectored::Vector(v)))
+        .collect();
+    let mut todo: Vec<String> = Vec::new();
+    let mut todo_hashes: Vec<&str> = Vec::new();
+    let mut queued: HashSet<&str> = HashSet::new();
+    for &(hash, input) in inputs {
+        if !by_hash.contains_key(hash) && queued.insert(hash) {
+            todo.push(input.to_owned());
+            todo_hashes.push(hash);
+        }
+    }
+    let mut out = Vectors {
+        by_hash: std::collections::HashMap::new(),
+        embedded: 0,
+        reused: inputs.len() - todo.len(),
+        embed_time: Duration::ZERO,
+        unavailable: None,
+    };
+    if !todo.is_empty() {
+        let started = Instant::now();
+        let docs = embed_documents(embedder, &todo).await;
+        out.embed_time = started.elapsed();
+        let mut rejected: std::collections::HashMap<usize, String> =
+            docs.rejected.into_iter().collect();
+        for (i, (hash, v)) in todo_hashes.into_iter().zip(docs.vectors).enumerate() {
+            let value = match (v, rejected.remove(&i)) {
+                (Some(v), _) => {
+                    out.embedded += 1;
+                    Vectored::Vector(v)
+                }
+                (None, Some(error)) => Vectored::Rejected(error),
+                (None, None) => Vectored::Pending,
+            };
+            by_hash.insert(hash.to_owned(), value);
+        }
+        out.unavailable = docs.unavailable;
+    }
+    out.by_hash = by_hash;
+    Ok(out)
+}
+
 /// What became of one chunk's vector.
 #[derive(Debug, Clone)]
-enum Vectored {
+pub(crate) enum Vectored {
     Vector(Vec<f32>),
     /// The embedder was unavailable: the backfill embeds it later.
     Pending,

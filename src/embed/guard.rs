@@ -326,10 +326,12 @@ mod tests {
 
     use super::*;
 
-    /// Fails inputs containing "poison" with a 500, or everything while `down`.
+    /// Fails inputs containing "poison" with a 500, or everything while `down`. Clones share
+    /// their counters, so a test keeps one while the guard owns another.
+    #[derive(Clone, Default)]
     struct Flaky {
-        calls: AtomicUsize,
-        down: std::sync::atomic::AtomicBool,
+        calls: Arc<AtomicUsize>,
+        down: Arc<std::sync::atomic::AtomicBool>,
     }
 
     impl Embedder for Flaky {
@@ -364,34 +366,10 @@ mod tests {
         }
     }
 
-    fn flaky() -> Arc<Flaky> {
-        Arc::new(Flaky {
-            calls: AtomicUsize::new(0),
-            down: false.into(),
-        })
-    }
-
-    struct Shared(Arc<Flaky>);
-    impl Embedder for Shared {
-        fn model_id(&self) -> &str {
-            self.0.model_id()
-        }
-        fn dimension(&self) -> usize {
-            2
-        }
-        fn embed<'a>(
-            &'a self,
-            texts: &'a [String],
-            kind: InputKind,
-        ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-            self.0.embed(texts, kind)
-        }
-    }
-
     #[tokio::test]
     async fn one_poisoned_input_fails_alone() {
-        let inner = flaky();
-        let guarded = Guarded::new(Box::new(Shared(inner.clone())), 4, 1);
+        let inner = Flaky::default();
+        let guarded = Guarded::new(Box::new(inner.clone()), 4, 1);
         let mut texts: Vec<String> = (0..16).map(|i| format!("fn f{i}() {{}}")).collect();
         texts[5] = "fn poison() {}".into();
         let docs = embed_documents(&guarded, &texts).await;
@@ -408,9 +386,9 @@ mod tests {
 
     #[tokio::test]
     async fn breaker_opens_then_lets_a_trial_through() {
-        let inner = flaky();
+        let inner = Flaky::default();
         inner.down.store(true, Ordering::SeqCst);
-        let guarded = Guarded::new(Box::new(Shared(inner.clone())), 4, 1);
+        let guarded = Guarded::new(Box::new(inner.clone()), 4, 1);
         for _ in 0..TRIP_AFTER {
             let e = guarded.embed(&["x".into()], InputKind::Query).await;
             assert!(matches!(e, Err(EmbedError::Unreachable { .. })));
