@@ -92,9 +92,7 @@ async fn main() -> anyhow::Result<()> {
     cfg.health.http_addr = String::new();
     let store = Store::connect(&cfg.database).await?;
     store.migrate().await?;
-    sqlx::query("TRUNCATE codebase_index, indexed_files, repositories")
-        .execute(store.pool())
-        .await?;
+    store.clear().await?;
     println!("corpus: a copy of {}", source.display());
 
     // 1. Embeddings requested by a one-function edit of the largest file.

@@ -101,9 +101,7 @@ async fn main() -> anyhow::Result<()> {
     cfg.search.result_cache_entries = 0;
     let store = Store::connect(&cfg.database).await?;
     store.migrate().await?;
-    sqlx::query("TRUNCATE codebase_index, indexed_files, repositories")
-        .execute(store.pool())
-        .await?;
+    store.clear().await?;
 
     println!("corpus: {} repositories", repos.len());
     for r in &repos {
@@ -126,6 +124,8 @@ async fn main() -> anyhow::Result<()> {
     let ann_started = Instant::now();
     let built = store.ensure_ann_index().await?;
     let ann = ann_started.elapsed();
+    // As the daemon does after a pass that changed this many files.
+    store.analyze().await?;
     let non_model = cold.saturating_sub(embed_time).as_secs_f64();
     println!("\n[cold index, everything but the model]");
     println!(

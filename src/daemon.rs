@@ -87,7 +87,8 @@ pub async fn index(
         }
     }
     if !cancel.is_cancelled() {
-        indexer.store().ensure_ann_index().await?;
+        let changed = reports.iter().map(|r| r.indexed + r.removed as usize).sum();
+        indexer.store().after_index_pass(changed).await?;
     }
     Ok(reports)
 }

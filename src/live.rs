@@ -53,8 +53,9 @@ pub async fn keep_indexed(
                     report.log(reason);
                     due = None;
                     backoff = Duration::from_secs(1);
-                    if let Err(e) = indexer.store().ensure_ann_index().await {
-                        tracing::warn!(error = %e, "cannot build the vector index yet");
+                    let changed = report.indexed + report.removed as usize;
+                    if let Err(e) = indexer.store().after_index_pass(changed).await {
+                        tracing::warn!(error = %e, "index upkeep failed; next pass retries");
                     }
                 }
                 Err(e) => {

@@ -26,6 +26,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use indicatif::ProgressBar;
 use thiserror::Error;
 use tokio::sync::{Notify, mpsc};
@@ -44,6 +45,8 @@ const EMBED_BATCH_CHUNKS: usize = 64;
 const PREPARED_QUEUE: usize = 32;
 /// Embedded files waiting for the writer.
 const WRITE_QUEUE: usize = 16;
+/// Files written to the database at once.
+const WRITERS: usize = 4;
 
 #[derive(Debug, Error)]
 pub enum IndexError {
@@ -337,29 +340,40 @@ impl Indexer {
             let dim = self.embedder.dimension() as i32;
             let progress = progress.cloned();
             tokio::spawn(async move {
+                let write = |(p, vectors): (Prepared, Vec<Vectored>)| {
+                    let (store, repository, model) = (&store, &repository, &model);
+                    async move {
+                        let rows = rows_of(&p, vectors);
+                        let (lexical, lexical_length) =
+                            lexical_text(&p.file.rel_path, None, &p.file.text);
+                        store
+                            .replace_file(&FileWrite {
+                                repository,
+                                file_path: &p.file.rel_path,
+                                file_hash: &p.file.sha256,
+                                file_type: &p.file.file_type,
+                                language: &p.language,
+                                module: p.file.module.as_deref(),
+                                component_type: p.file.component_type.as_deref(),
+                                size_bytes: p.file.text.len() as i64,
+                                chunker_version: CHUNKER_VERSION,
+                                embedding_model: model,
+                                embedding_dim: dim,
+                                chunks: &rows,
+                                lexical: &lexical,
+                                lexical_length,
+                            })
+                            .await
+                    }
+                };
+                // Files are independent: a few transactions at once keep the database's
+                // cores busy while this side waits for a round trip.
+                let mut writes = futures::stream::poll_fn(|cx| write_rx.poll_recv(cx))
+                    .map(write)
+                    .buffer_unordered(WRITERS);
                 let mut written = 0usize;
-                while let Some((p, vectors)) = write_rx.recv().await {
-                    let rows = rows_of(&p, vectors);
-                    let (lexical, lexical_length) =
-                        lexical_text(&p.file.rel_path, None, &p.file.text);
-                    store
-                        .replace_file(&FileWrite {
-                            repository: &repository,
-                            file_path: &p.file.rel_path,
-                            file_hash: &p.file.sha256,
-                            file_type: &p.file.file_type,
-                            language: &p.language,
-                            module: p.file.module.as_deref(),
-                            component_type: p.file.component_type.as_deref(),
-                            size_bytes: p.file.text.len() as i64,
-                            chunker_version: CHUNKER_VERSION,
-                            embedding_model: &model,
-                            embedding_dim: dim,
-                            chunks: &rows,
-                            lexical: &lexical,
-                            lexical_length,
-                        })
-                        .await?;
+                while let Some(done) = writes.next().await {
+                    done?;
                     written += 1;
                     if let Some(bar) = &progress {
                         bar.inc(1);

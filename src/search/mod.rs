@@ -36,6 +36,9 @@ use crate::store::{
 /// Query terms found in more chunks than this are "common": they are still scored, but do not
 /// generate candidates, and their count stops here.
 pub const TERM_COUNT_CAP: i64 = 5000;
+/// Files are counted further: a file query reads each term's best postings whatever its
+/// count, and the count only sets the term's weight.
+pub const FILE_TERM_COUNT_CAP: i64 = 50_000;
 /// How long collection statistics (chunk count, average length) are reused while the index
 /// changes.
 const COLLECTION_STATS_TTL: Duration = Duration::from_secs(30);
@@ -195,6 +198,7 @@ impl SearchService {
                 filters: &req.filters,
                 avg_length,
                 limit: depth,
+                best_chunks: (req.offset + req.limit) as i64,
             };
             match unit {
                 LexicalUnit::Chunks => inner.store.lexical_search(&query).await,
@@ -282,17 +286,21 @@ impl SearchService {
         generation: i64,
     ) -> Result<(Vec<TermWeight>, f64), StoreError> {
         let text: Vec<String> = words(query).collect();
+        let cap = match unit {
+            LexicalUnit::Chunks => TERM_COUNT_CAP,
+            LexicalUnit::Files => FILE_TERM_COUNT_CAP,
+        };
         let stats = self
             .inner
             .store
-            .term_stats(unit, &text.join(" "), TERM_COUNT_CAP)
+            .term_stats(unit, &text.join(" "), cap)
             .await?;
         let collection = self.collection_stats(unit, generation).await?;
         let n = collection.chunks.max(1) as f64;
         let terms = stats
             .into_iter()
             .map(|t| {
-                let count = t.count.unwrap_or(TERM_COUNT_CAP);
+                let count = t.count.unwrap_or(cap);
                 let df = match t.frequency {
                     Some(f) => (f64::from(f) * n).max(1.0),
                     None => count as f64,

@@ -23,6 +23,8 @@ pub const VECTOR_WIDTH: usize = 768;
 /// Below this many vectors an exact scan is as fast as an approximate index, and a bulk load
 /// without the index is much faster: the HNSW index is built once the table reaches it.
 pub const ANN_MIN_ROWS: i64 = 2000;
+/// Files an index pass must change for the planner's statistics to be refreshed at once.
+const ANALYZE_AFTER_FILES: usize = 200;
 const ANN_INDEX: &str = "idx_codebase_index_embedding_hnsw";
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -158,8 +160,12 @@ pub struct LexicalQuery<'a> {
     /// When given, each hit also gets its cosine similarity to this vector.
     pub embedding: Option<(&'a [f32], &'a str)>,
     pub filters: &'a Filters,
+    /// BM25's average document length (chunk search; file postings carry their own
+    /// normalization).
     pub avg_length: f64,
     pub limit: i64,
+    /// File search: how many of the best files get their best-matching chunk found.
+    pub best_chunks: i64,
 }
 
 /// A query term (a lexeme of the `english` configuration) and its inverse document frequency.
@@ -186,15 +192,6 @@ pub struct TermStat {
 pub enum LexicalUnit {
     Chunks,
     Files,
-}
-
-impl LexicalUnit {
-    fn table(self) -> &'static str {
-        match self {
-            LexicalUnit::Chunks => "codebase_index",
-            LexicalUnit::Files => "indexed_files",
-        }
-    }
 }
 
 /// The figures BM25 needs about the whole collection.
@@ -430,71 +427,103 @@ impl Store {
             .begin()
             .await
             .map_err(q("starting a transaction"))?;
+        // Everything written here is derived from a file on disk, in one transaction. A crash
+        // may lose the last few commits whole (never part of one): the file's recorded state
+        // is then the previous one, and the next reconcile indexes it again. Not waiting for
+        // the WAL flush makes a cold index markedly faster.
+        sqlx::query("SET LOCAL synchronous_commit = off")
+            .execute(&mut *tx)
+            .await
+            .map_err(q("starting a transaction"))?;
         sqlx::query("DELETE FROM codebase_index WHERE repository = $1 AND file_path = $2")
             .bind(f.repository)
             .bind(f.file_path)
             .execute(&mut *tx)
             .await
             .map_err(q("deleting a file's old chunks"))?;
-        // Bind parameters are limited to 65535 per statement: insert in slices.
-        for slice in f.chunks.chunks(1000) {
-            let mut qb = QueryBuilder::new(
-                "INSERT INTO codebase_index (repository, file_path, chunk_index, chunk_content,
-                 embedding, file_type, module, component_type, file_hash, language, start_line,
-                 end_line, symbol, chunk_kind, content_hash, embedding_model, embedding_dim,
-                 embed_error, embed_failed_at, lexemes, lexical_length) VALUES ",
-            );
-            for (n, c) in slice.iter().enumerate() {
-                if n > 0 {
-                    qb.push(", ");
-                }
-                let has_vector = c.embedding.is_some();
-                let mut row = qb.separated(", ");
-                row.push_unseparated("(");
-                row.push_bind(f.repository)
-                    .push_bind(f.file_path)
-                    .push_bind(c.chunk_index)
-                    .push_bind(&c.content)
-                    .push_bind(c.embedding.as_deref().map(pad))
-                    .push_bind(f.file_type)
-                    .push_bind(f.module)
-                    .push_bind(f.component_type)
-                    .push_bind(f.file_hash)
-                    .push_bind(f.language)
-                    .push_bind(c.start_line)
-                    .push_bind(c.end_line)
-                    .push_bind(c.symbol.as_deref())
-                    .push_bind(&c.kind)
-                    .push_bind(&c.content_hash)
-                    .push_bind(has_vector.then_some(f.embedding_model))
-                    .push_bind(has_vector.then_some(f.embedding_dim))
-                    .push_bind(c.embed_error.as_deref())
-                    .push(if c.embed_error.is_some() {
-                        "now()"
-                    } else {
-                        "NULL"
-                    });
-                row.push(format!("to_tsvector('{TEXT_SEARCH_CONFIG}', "))
-                    .push_bind_unseparated(&c.lexical)
-                    .push_unseparated(")")
-                    .push_bind(c.lexical_length)
-                    .push_unseparated(")");
-            }
-            qb.build()
-                .execute(&mut *tx)
-                .await
-                .map_err(q("inserting chunks"))?;
-        }
-        sqlx::query(
+        // One statement whatever the number of chunks: the columns as arrays, so the plan
+        // is prepared once per connection instead of once per distinct row count.
+        let chunks = f.chunks;
+        sqlx::query(&format!(
+            "INSERT INTO codebase_index (repository, file_path, chunk_index, chunk_content,
+               embedding, file_type, module, component_type, file_hash, language, start_line,
+               end_line, symbol, chunk_kind, content_hash, embedding_model, embedding_dim,
+               embed_error, embed_failed_at, lexemes, lexical_length)
+             SELECT $1, $2, c.chunk_index, c.content, c.embedding, $3, $4, $5, $6, $7,
+               c.start_line, c.end_line, c.symbol, c.kind, c.content_hash,
+               CASE WHEN c.embedding IS NOT NULL THEN $8 END,
+               CASE WHEN c.embedding IS NOT NULL THEN $9 END,
+               c.embed_error, CASE WHEN c.embed_error IS NOT NULL THEN now() END,
+               to_tsvector('{TEXT_SEARCH_CONFIG}', c.lexical), c.lexical_length
+             FROM unnest($10::int4[], $11::text[], $12::vector[], $13::int4[], $14::int4[],
+                         $15::text[], $16::text[], $17::text[], $18::text[], $19::text[],
+                         $20::int4[])
+               AS c(chunk_index, content, embedding, start_line, end_line, symbol, kind,
+                    content_hash, embed_error, lexical, lexical_length)"
+        ))
+        .bind(f.repository)
+        .bind(f.file_path)
+        .bind(f.file_type)
+        .bind(f.module)
+        .bind(f.component_type)
+        .bind(f.file_hash)
+        .bind(f.language)
+        .bind(f.embedding_model)
+        .bind(f.embedding_dim)
+        .bind(chunks.iter().map(|c| c.chunk_index).collect::<Vec<_>>())
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.content.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.embedding.as_deref().map(pad))
+                .collect::<Vec<_>>(),
+        )
+        .bind(chunks.iter().map(|c| c.start_line).collect::<Vec<_>>())
+        .bind(chunks.iter().map(|c| c.end_line).collect::<Vec<_>>())
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.symbol.as_deref())
+                .collect::<Vec<_>>(),
+        )
+        .bind(chunks.iter().map(|c| c.kind.as_str()).collect::<Vec<_>>())
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.content_hash.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.embed_error.as_deref())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.lexical.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(chunks.iter().map(|c| c.lexical_length).collect::<Vec<_>>())
+        .execute(&mut *tx)
+        .await
+        .map_err(q("inserting chunks"))?;
+        let file_id: i64 = sqlx::query_scalar(
             "INSERT INTO indexed_files (repository, file_path, file_hash, chunker_version,
-               embedding_model, chunk_count, size_bytes, error, indexed_at, lexemes,
-               lexical_length)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), to_tsvector('english', $9), $10)
+               embedding_model, chunk_count, size_bytes, error, indexed_at, lexical_length)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), $9)
              ON CONFLICT (repository, file_path) DO UPDATE SET
                file_hash = EXCLUDED.file_hash, chunker_version = EXCLUDED.chunker_version,
                embedding_model = EXCLUDED.embedding_model, chunk_count = EXCLUDED.chunk_count,
                size_bytes = EXCLUDED.size_bytes, error = EXCLUDED.error, indexed_at = now(),
-               lexemes = EXCLUDED.lexemes, lexical_length = EXCLUDED.lexical_length",
+               lexical_length = EXCLUDED.lexical_length
+             RETURNING id",
         )
         .bind(f.repository)
         .bind(f.file_path)
@@ -504,11 +533,30 @@ impl Store {
         .bind(f.chunks.len() as i32)
         .bind(f.size_bytes)
         .bind(error)
-        .bind(f.lexical)
         .bind(f.lexical_length)
-        .execute(&mut *tx)
+        .fetch_one(&mut *tx)
         .await
         .map_err(q("recording a file"))?;
+        sqlx::query("DELETE FROM file_terms WHERE file_id = $1")
+            .bind(file_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(q("deleting a file's old postings"))?;
+        if !f.lexical.is_empty() {
+            // One posting per distinct lexeme; its term frequency is its number of positions.
+            sqlx::query(&format!(
+                "INSERT INTO file_terms (file_id, term, impact)
+                 SELECT $1, t.lexeme, {}
+                 FROM unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', $2)) t",
+                impact_sql("cardinality(t.positions)", "$3")
+            ))
+            .bind(file_id)
+            .bind(f.lexical)
+            .bind(f.lexical_length)
+            .execute(&mut *tx)
+            .await
+            .map_err(q("recording a file's postings"))?;
+        }
         bump_generation(&mut tx).await?;
         tx.commit().await.map_err(q("committing a file"))?;
         Ok(())
@@ -534,6 +582,15 @@ impl Store {
             .execute(&mut *tx)
             .await
             .map_err(q("deleting vanished files' chunks"))?;
+        sqlx::query(
+            "DELETE FROM file_terms WHERE file_id IN (
+               SELECT id FROM indexed_files WHERE repository = $1 AND file_path = ANY($2))",
+        )
+        .bind(repository)
+        .bind(paths)
+        .execute(&mut *tx)
+        .await
+        .map_err(q("deleting vanished files' postings"))?;
         let done =
             sqlx::query("DELETE FROM indexed_files WHERE repository = $1 AND file_path = ANY($2)")
                 .bind(repository)
@@ -669,6 +726,16 @@ impl Store {
         .map_err(q("reading the indexed model"))
     }
 
+    /// Upkeep after an index pass that changed `changed_files` files: fresh planner
+    /// statistics after a bulk change, and the vector index once the table is big enough.
+    pub async fn after_index_pass(&self, changed_files: usize) -> Result<(), StoreError> {
+        if changed_files >= ANALYZE_AFTER_FILES {
+            self.analyze().await?;
+        }
+        self.ensure_ann_index().await?;
+        Ok(())
+    }
+
     /// Builds the HNSW index once the table holds [`ANN_MIN_ROWS`] vectors (and rebuilds it if
     /// an interrupted build left it invalid). Returns whether it built one. Built concurrently:
     /// searches and writes go on meanwhile.
@@ -755,39 +822,57 @@ impl Store {
     }
 
     /// The distinct lexemes of `text` under the `english` configuration, with how common each
-    /// is: the planner's frequency for lexemes common enough to be in `pg_stats` (kept by
-    /// ANALYZE), otherwise a count of the chunks containing it, stopped at `cap`. A common word
-    /// costs no more than a rare one.
+    /// is: the planner's estimate for lexemes common enough to be in `pg_stats` (kept by
+    /// ANALYZE), otherwise a count of the chunks (files) containing it, stopped at `cap`. A
+    /// common word costs no more than a rare one.
     pub async fn term_stats(
         &self,
         unit: LexicalUnit,
         text: &str,
         cap: i64,
     ) -> Result<Vec<TermStat>, StoreError> {
-        let table = unit.table();
-        let rows = sqlx::query(&format!(
-            "WITH t AS (SELECT DISTINCT lexeme AS term
-                        FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', $1))),
-             mce AS (
-               SELECT e.term, e.freq::float8 AS freq
-               FROM pg_stats s,
-                    unnest(s.most_common_elems::text::text[],
-                           s.most_common_elem_freqs[1:cardinality(s.most_common_elems::text::text[])])
-                      AS e(term, freq)
-               WHERE s.schemaname = current_schema() AND s.tablename = '{table}'
-                 AND s.attname = 'lexemes')
-             SELECT t.term, mce.freq::float4 AS freq,
-               CASE WHEN mce.freq IS NULL THEN
-                 (SELECT count(*) FROM (SELECT 1 FROM {table} c
-                    WHERE c.lexemes @@ quote_literal(t.term)::tsquery LIMIT $2) s)
-               END AS df
-             FROM t LEFT JOIN mce USING (term) ORDER BY t.term"
-        ))
-        .bind(text)
-        .bind(cap)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(q("reading term statistics"))?;
+        let sql = match unit {
+            LexicalUnit::Chunks => format!(
+                "WITH t AS (SELECT DISTINCT lexeme AS term
+                            FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', $1))),
+                 mce AS (
+                   SELECT e.term, e.freq::float8 AS freq
+                   FROM pg_stats s,
+                        unnest(s.most_common_elems::text::text[],
+                               s.most_common_elem_freqs[1:cardinality(s.most_common_elems::text::text[])])
+                          AS e(term, freq)
+                   WHERE s.schemaname = current_schema() AND s.tablename = 'codebase_index'
+                     AND s.attname = 'lexemes')
+                 SELECT t.term, mce.freq::float4 AS freq,
+                   CASE WHEN mce.freq IS NULL THEN
+                     (SELECT count(*) FROM (SELECT 1 FROM codebase_index c
+                        WHERE c.lexemes @@ quote_literal(t.term)::tsquery LIMIT $2) s)
+                   END AS df
+                 FROM t LEFT JOIN mce USING (term) ORDER BY t.term"
+            ),
+            // A file has one posting per term: the most common terms' share of the postings
+            // times their number is their file count.
+            LexicalUnit::Files => format!(
+                "WITH t AS (SELECT DISTINCT lexeme AS term
+                            FROM unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', $1))),
+                 mcv AS (
+                   SELECT v.term, (v.freq * c.reltuples)::int8 AS df
+                   FROM pg_stats s JOIN pg_class c ON c.oid = 'file_terms'::regclass,
+                        unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS v(term, freq)
+                   WHERE s.schemaname = current_schema() AND s.tablename = 'file_terms'
+                     AND s.attname = 'term' AND c.reltuples > 0)
+                 SELECT t.term, NULL::float4 AS freq,
+                   coalesce(mcv.df, (SELECT count(*) FROM (SELECT 1 FROM file_terms p
+                                       WHERE p.term = t.term LIMIT $2) s)) AS df
+                 FROM t LEFT JOIN mcv USING (term) ORDER BY t.term"
+            ),
+        };
+        let rows = sqlx::query(&sql)
+            .bind(text)
+            .bind(cap)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("reading term statistics"))?;
         Ok(rows
             .iter()
             .map(|r| TermStat {
@@ -798,16 +883,22 @@ impl Store {
             .collect())
     }
 
-    /// Chunk count and average lexical length (a full scan: callers cache it).
+    /// Document count and average lexical length (a full scan: callers cache it).
     pub async fn collection_stats(&self, unit: LexicalUnit) -> Result<CollectionStats, StoreError> {
-        let row = sqlx::query(&format!(
-            "SELECT count(*) AS chunks, coalesce(avg(lexical_length), 0)::float8 AS avg_length
-             FROM {} WHERE lexemes IS NOT NULL",
-            unit.table()
-        ))
-        .fetch_one(&self.pool)
-        .await
-        .map_err(q("reading collection statistics"))?;
+        let sql = match unit {
+            LexicalUnit::Chunks => {
+                "SELECT count(*) AS chunks, coalesce(avg(lexical_length), 0)::float8 AS avg_length
+                 FROM codebase_index WHERE lexemes IS NOT NULL"
+            }
+            LexicalUnit::Files => {
+                "SELECT count(*) AS chunks, coalesce(avg(lexical_length), 0)::float8 AS avg_length
+                 FROM indexed_files WHERE error IS NULL"
+            }
+        };
+        let row = sqlx::query(sql)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(q("reading collection statistics"))?;
         Ok(CollectionStats {
             chunks: row.get("chunks"),
             avg_length: row.get("avg_length"),
@@ -863,64 +954,73 @@ impl Store {
         Ok(rows.iter().map(hit).collect())
     }
 
-    /// BM25 over whole files; each file found is returned as its best-matching chunk (by the
-    /// chunks' own BM25, the first chunk when none matches), with the file's score as
-    /// `lexical`. Filters apply to the file's chunks. Candidates are bounded as in
-    /// [`Store::lexical_search`].
+    /// BM25 over whole files, from the postings of `file_terms`: each query term contributes
+    /// its [`FILE_POSTINGS_PER_TERM`] best postings, so a query costs the same whatever the
+    /// size of the index (a file outside a common term's best postings misses only that
+    /// term's small share of its score). Filters apply to the file's chunks.
+    ///
+    /// Each file found is returned as one chunk with the file's score as `lexical`: for the
+    /// first `query.best_chunks` files the chunk matching the query's words best (by the
+    /// chunks' own BM25), for the others their first chunk, which is cheaper.
     pub async fn lexical_file_search(
         &self,
         query: &LexicalQuery<'_>,
     ) -> Result<Vec<Hit>, StoreError> {
-        let Some((all, any)) = candidate_queries(query.terms) else {
+        if query.terms.is_empty() {
             return Ok(Vec::new());
-        };
-        let filtered = query.filters != &Filters::default();
-        let mut qb = terms_cte(query.terms);
-        qb.push(", cand AS (");
-        for (i, tsq) in [all, any].into_iter().enumerate() {
-            if i > 0 {
-                qb.push(" UNION ");
-            }
-            qb.push("(SELECT f.repository, f.file_path FROM indexed_files f WHERE f.lexemes @@ ")
-                .push_bind(tsq)
-                .push("::tsquery");
-            if filtered {
-                qb.push(
-                    " AND EXISTS (SELECT 1 FROM codebase_index x
-                       WHERE x.repository = f.repository AND x.file_path = f.file_path",
-                );
-                push_filters(&mut qb, query.filters);
-                qb.push(")");
-            }
-            qb.push(" LIMIT ").push_bind(LEXICAL_CANDIDATES).push(")");
         }
-        qb.push(format!(
-            "), scored AS (
-               SELECT f.repository, f.file_path, sum(qt.idf * s.tf * ({BM25_K1} + 1)
-                 / (s.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * coalesce(f.lexical_length, 0) / "
-        ))
-        .push_bind(query.avg_length.max(1.0))
-        .push(format!(
-            "))) AS score
-               FROM cand JOIN indexed_files f USING (repository, file_path) CROSS JOIN qt
-               CROSS JOIN LATERAL (SELECT {TS_RANK_CD_TO_TF} * ts_rank_cd(f.lexemes, qt.tq, 0) AS tf) s
-               WHERE s.tf > 0.5
-               GROUP BY f.repository, f.file_path ORDER BY score DESC LIMIT "
-        ))
-        .push_bind(query.limit)
+        let filtered = query.filters != &Filters::default();
+        let mut qb = QueryBuilder::new("WITH q AS (SELECT term, idf FROM unnest(");
+        qb.push_bind(
+            query
+                .terms
+                .iter()
+                .map(|t| t.term.clone())
+                .collect::<Vec<_>>(),
+        )
+        .push("::text[], ")
+        .push_bind(query.terms.iter().map(|t| t.idf).collect::<Vec<_>>())
         .push(
-            "), best AS (
-               SELECT DISTINCT ON (x.repository, x.file_path) x.id, scored.score
-               FROM scored JOIN codebase_index x USING (repository, file_path)
-               CROSS JOIN LATERAL (SELECT sum(qt.idf * ts_rank_cd(x.lexemes, qt.tq, 0)) AS cs
-                                   FROM qt) c
-               WHERE TRUE",
+            "::float8[]) AS q(term, idf)),
+                 scored AS (
+                   SELECT p.file_id, sum(q.idf * p.impact) AS score
+                   FROM q CROSS JOIN LATERAL (
+                     SELECT p.file_id, p.impact FROM file_terms p",
         );
+        if filtered {
+            qb.push(
+                " JOIN indexed_files f ON f.id = p.file_id
+                 WHERE p.term = q.term AND EXISTS (SELECT 1 FROM codebase_index x
+                   WHERE x.repository = f.repository AND x.file_path = f.file_path",
+            );
+            push_filters(&mut qb, query.filters);
+            qb.push(")");
+        } else {
+            qb.push(" WHERE p.term = q.term");
+        }
+        qb.push(" ORDER BY p.impact DESC LIMIT ")
+            .push_bind(FILE_POSTINGS_PER_TERM)
+            .push(") p GROUP BY p.file_id ORDER BY score DESC LIMIT ")
+            .push_bind(query.limit)
+            .push(
+                "), ranked AS (
+                   SELECT f.repository, f.file_path, s.score,
+                          row_number() OVER (ORDER BY s.score DESC, f.id) AS r
+                   FROM scored s JOIN indexed_files f ON f.id = s.file_id),
+                 best AS (
+                   SELECT ranked.score, b.id FROM ranked CROSS JOIN LATERAL (
+                     SELECT x.id FROM codebase_index x
+                     WHERE x.repository = ranked.repository AND x.file_path = ranked.file_path",
+            );
         push_filters(&mut qb, query.filters);
-        qb.push(format!(
-            " ORDER BY x.repository, x.file_path, c.cs DESC NULLS LAST, x.chunk_index)
-             SELECT {HIT_COLUMNS_CI}, "
-        ));
+        qb.push(" ORDER BY CASE WHEN ranked.r <= ")
+            .push_bind(query.best_chunks)
+            .push(
+                " THEN (SELECT sum(q.idf * ts_rank_cd(x.lexemes, quote_literal(q.term)::tsquery, 0))
+                        FROM q) END DESC NULLS LAST, x.chunk_index
+                     LIMIT 1) b)",
+            )
+            .push(format!(" SELECT {HIT_COLUMNS_CI}, "));
         push_similarity(&mut qb, query.embedding);
         qb.push(
             " AS similarity, best.score AS lexical
@@ -934,6 +1034,20 @@ impl Store {
         Ok(rows.iter().map(hit).collect())
     }
 
+    /// Empties the index as if freshly installed: every row, and the vector index (which
+    /// TRUNCATE would keep, making the next cold index pay for HNSW inserts). For benchmarks.
+    pub async fn clear(&self) -> Result<(), StoreError> {
+        sqlx::query("TRUNCATE codebase_index, indexed_files, file_terms, repositories")
+            .execute(&self.pool)
+            .await
+            .map_err(q("emptying the index"))?;
+        sqlx::query(&format!("DROP INDEX IF EXISTS {ANN_INDEX}"))
+            .execute(&self.pool)
+            .await
+            .map_err(q("dropping the vector index"))?;
+        Ok(())
+    }
+
     /// The index generation: it changes whenever any file's rows change.
     pub async fn generation(&self) -> Result<i64, StoreError> {
         sqlx::query_scalar("SELECT generation FROM index_generation")
@@ -943,9 +1057,10 @@ impl Store {
     }
 
     /// Refreshes the planner's statistics (and so the common-term frequencies) after a bulk
-    /// load.
+    /// load. Autovacuum would too, but only a minute or more later: meanwhile queries over
+    /// a freshly loaded table may be planned as if it were empty.
     pub async fn analyze(&self) -> Result<(), StoreError> {
-        sqlx::query("ANALYZE codebase_index")
+        sqlx::query("ANALYZE codebase_index, indexed_files, file_terms")
             .execute(&self.pool)
             .await
             .map_err(q("analyzing the index"))?;
@@ -1029,10 +1144,27 @@ impl Store {
 
 /// Text search configuration of the lexical side: stems English words, drops stop words.
 pub const TEXT_SEARCH_CONFIG: &str = "english";
-/// Rows each candidate query of a lexical search may return.
+/// Text search configuration of the file postings.
+pub const FILE_TEXT_SEARCH_CONFIG: &str = "english";
+/// Rows each candidate query of a lexical search of chunks may return.
 pub const LEXICAL_CANDIDATES: i64 = 2000;
+/// Postings each query term contributes to a lexical search of files, best first.
+pub const FILE_POSTINGS_PER_TERM: i64 = 2000;
 const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
+/// The document length file postings are normalized to, in words: BM25's average length,
+/// fixed so that a posting's weight does not depend on when it was written. (A constant in
+/// place of the collection's average is the same ranking function with other `k1` and `b`.)
+const FILE_REFERENCE_LENGTH: f64 = 1000.0;
+
+/// SQL for a posting's BM25 weight without idf, from its term frequency and document length.
+/// Migration 0006 spells out the same formula.
+fn impact_sql(tf: &str, length: &str) -> String {
+    format!(
+        "({tf} * {k1p1} / ({tf} + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * {length}::float8 / {FILE_REFERENCE_LENGTH})))::real",
+        k1p1 = BM25_K1 + 1.0
+    )
+}
 /// `ts_rank_cd` (cover density, no normalization) of a single unweighted term is 0.1 per
 /// occurrence (each occurrence is a cover of weight 0.1): this factor makes it the term
 /// frequency.
