@@ -147,6 +147,8 @@ async fn main() -> anyhow::Result<()> {
 
     let mut per_corpus: Vec<(String, [Score; 4])> = Vec::new();
     let mut misses: Vec<String> = Vec::new();
+    // Queries where hybrid ranks the first relevant file below the baseline.
+    let mut behind: Vec<String> = Vec::new();
     for c in &labels.corpus {
         let Some(paths) = roots.get(&c.name) else {
             continue;
@@ -154,6 +156,7 @@ async fn main() -> anyhow::Result<()> {
         let bm25 = FileBm25::build(paths, &cfg)?;
         let mut scores = [Score::default(); 4];
         for q in labels.query.iter().filter(|q| q.corpus == c.name) {
+            let mut hybrid_ranked = Vec::new();
             for (m, mode) in MODES.iter().enumerate() {
                 let req = SearchRequest::new(
                     RawSearch {
@@ -173,6 +176,9 @@ async fn main() -> anyhow::Result<()> {
                     .filter(|p| seen.insert(p.clone()))
                     .collect();
                 scores[m].add(&ranked, &q.relevant);
+                if *mode == "hybrid" {
+                    hybrid_ranked = ranked.clone();
+                }
                 if *mode == "hybrid" && !ranked.iter().take(5).any(|p| q.relevant.contains(p)) {
                     misses.push(format!(
                         "  [{}] {:?}: wanted {:?}, got {:?}",
@@ -183,7 +189,20 @@ async fn main() -> anyhow::Result<()> {
                     ));
                 }
             }
-            scores[3].add(&bm25.rank(&q.query, 10), &q.relevant);
+            let baseline = bm25.rank(&q.query, 10);
+            scores[3].add(&baseline, &q.relevant);
+            let first = |ranked: &[String]| ranked.iter().position(|p| q.relevant.contains(p));
+            if let (Some(b), h) = (first(&baseline), first(&hybrid_ranked))
+                && h.is_none_or(|h| h > b)
+            {
+                behind.push(format!(
+                    "  [{}] {:?}: first relevant at {} (bm25-file: {})",
+                    c.name,
+                    q.query,
+                    h.map_or("none".into(), |h| (h + 1).to_string()),
+                    b + 1
+                ));
+            }
         }
         per_corpus.push((c.name.clone(), scores));
     }
@@ -206,6 +225,12 @@ async fn main() -> anyhow::Result<()> {
     );
     for (i, label) in MODES.iter().chain(["bm25-file"].iter()).enumerate() {
         println!("{}", total[i].row(label));
+    }
+    if !behind.is_empty() {
+        println!("\nhybrid behind bm25-file:");
+        for b in behind {
+            println!("{b}");
+        }
     }
     if !misses.is_empty() {
         println!("\nhybrid misses (no relevant file in the top 5):");

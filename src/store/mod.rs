@@ -1013,13 +1013,23 @@ impl Store {
                      WHERE x.repository = ranked.repository AND x.file_path = ranked.file_path",
             );
         push_filters(&mut qb, query.filters);
-        qb.push(" ORDER BY CASE WHEN ranked.r <= ")
+        qb.push(
+            " ORDER BY (SELECT sum(q.idf * ts_rank_cd(x.lexemes, quote_literal(q.term)::tsquery, 0))
+                        FROM q) DESC NULLS LAST, x.chunk_index
+                     LIMIT 1) b
+                   WHERE ranked.r <= ",
+        )
+        .push_bind(query.best_chunks)
+        .push(
+            " UNION ALL
+                   SELECT ranked.score, b.id FROM ranked CROSS JOIN LATERAL (
+                     SELECT x.id FROM codebase_index x
+                     WHERE x.repository = ranked.repository AND x.file_path = ranked.file_path",
+        );
+        push_filters(&mut qb, query.filters);
+        qb.push(" ORDER BY x.chunk_index LIMIT 1) b WHERE ranked.r > ")
             .push_bind(query.best_chunks)
-            .push(
-                " THEN (SELECT sum(q.idf * ts_rank_cd(x.lexemes, quote_literal(q.term)::tsquery, 0))
-                        FROM q) END DESC NULLS LAST, x.chunk_index
-                     LIMIT 1) b)",
-            )
+            .push(")")
             .push(format!(" SELECT {HIT_COLUMNS_CI}, "));
         push_similarity(&mut qb, query.embedding);
         qb.push(

@@ -122,6 +122,21 @@ async fn indexes_then_skips_unchanged_reembeds_only_edits_and_sweeps_deletions()
     .await
     .expect("row");
     assert!(content.contains("hello"));
+    // Its file-level postings were replaced too: the new word is there, the old one gone.
+    let terms = |t: &'static str| {
+        let store = store.clone();
+        async move {
+            rows(
+                &store,
+                &format!(
+                    "SELECT count(*) FROM file_terms p JOIN indexed_files f ON f.id = p.file_id
+                     WHERE f.file_path = 'frontend/app.py' AND p.term = '{t}'"
+                ),
+            )
+            .await
+        }
+    };
+    assert_eq!((terms("hello").await, terms("hi").await), (1, 0));
 
     // A deleted file is swept, chunks and state.
     std::fs::remove_file(repo.path().join("docs/guide.md")).expect("rm");
@@ -139,6 +154,17 @@ async fn indexes_then_skips_unchanged_reembeds_only_edits_and_sweeps_deletions()
         0
     );
     assert_eq!(rows(&store, "SELECT count(*) FROM indexed_files").await, 3);
+    // ... and its postings: none is left without its file.
+    assert_eq!(
+        rows(
+            &store,
+            "SELECT count(*) FROM file_terms p
+             WHERE NOT EXISTS (SELECT 1 FROM indexed_files f WHERE f.id = p.file_id)"
+        )
+        .await,
+        0
+    );
+    assert!(rows(&store, "SELECT count(*) FROM file_terms").await > 0);
     // No duplicates anywhere.
     assert_eq!(
         rows(
