@@ -18,11 +18,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-"$ROOT/scripts/setup.sh"
-"$ROOT/scripts/services.sh" start
-trap '"$ROOT/scripts/services.sh" stop' EXIT
-# shellcheck source=/dev/null
-. "$STATE/env"
+with_services
 # shellcheck source=/dev/null
 . "$STATE/tools.env"
 # A database of its own: the benchmark empties it, and its vectors must never reach the

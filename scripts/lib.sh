@@ -3,3 +3,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${CODESEARCH_STATE_DIR:-$ROOT/.codesearch}"
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+# Installs what is missing (scripts/setup.sh), starts PostgreSQL and NATS until the calling
+# script exits (scripts/services.sh), and exports their addresses.
+with_services() {
+  "$ROOT/scripts/setup.sh"
+  "$ROOT/scripts/services.sh" start
+  trap '"$ROOT/scripts/services.sh" stop' EXIT
+  # shellcheck source=/dev/null
+  . "$STATE/env"
+}

@@ -14,11 +14,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-"$ROOT/scripts/setup.sh"
-"$ROOT/scripts/services.sh" start
-trap '"$ROOT/scripts/services.sh" stop' EXIT
-# shellcheck source=/dev/null
-. "$STATE/env"
+with_services
 
 say "building codesearch (release; the first build takes several minutes)"
 cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" --bin codesearch >&2
