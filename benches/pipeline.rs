@@ -125,7 +125,7 @@ async fn main() -> anyhow::Result<()> {
     let built = store.ensure_ann_index().await?;
     let ann = ann_started.elapsed();
     // As the daemon does after a pass that changed this many files.
-    store.analyze().await?;
+    store.vacuum_analyze().await?;
     let non_model = cold.saturating_sub(embed_time).as_secs_f64();
     println!("\n[cold index, everything but the model]");
     println!(

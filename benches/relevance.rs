@@ -139,7 +139,7 @@ async fn main() -> anyhow::Result<()> {
         roots.insert(c.name.clone(), paths);
     }
     store.ensure_ann_index().await?;
-    store.analyze().await?;
+    store.vacuum_analyze().await?;
 
     let mut search_cfg = cfg.search.clone();
     search_cfg.result_cache_entries = 0;

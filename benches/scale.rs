@@ -1,0 +1,340 @@
+//! Search latency and ANN recall at a chosen index size. Run with `scripts/bench.sh scale
+//! [CHUNKS]` (default 100,000; it starts the services); directly: `DATABASE_URL=... cargo bench
+//! --bench scale -- [CHUNKS]`.
+//!
+//! Corpus: the crates of the local cargo registry (newest version of each, in name order), each
+//! indexed as its own repository with the hash embedder, until the index holds CHUNKS chunks.
+//! When the registry runs out it is indexed again under new repository names (`name~2`, ...):
+//! the text repeats, but each copy is a repository of its own for filters and statistics. The
+//! database keeps the corpus: a later run at the same size reuses it.
+//!
+//! The hash embedder (hashed words) stands in for a model: vectors of real text, computed in
+//! microseconds. Its vectors are less clustered than a trained model's, which makes the
+//! approximate index's job harder, not easier.
+//!
+//! Prints:
+//! 1. the corpus (built or reused) and the HNSW build time;
+//! 2. search latency in process, per mode: [`SearchService::search`] as the daemon runs it
+//!    (index generation, query embedding — microseconds with the hash embedder —, retrievers
+//!    and fusion), over 400 distinct queries, a quarter of them filtered to one repository,
+//!    result cache off;
+//! 3. recall@10 of the vector retriever through HNSW against an exact scan of the same rows,
+//!    unfiltered and with filters of several selectivities, and how often a filtered search
+//!    returned fewer than 10 rows although 10 matched. A row at the same distance as the exact
+//!    10th counts as found (copies of the corpus have equal vectors).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use codesearch::config::{Config, EmbedBackend, SearchMode};
+use codesearch::embed::{Embedder, HashEmbedder, InputKind};
+use codesearch::pipeline::Indexer;
+use codesearch::search::{RawSearch, SearchRequest, SearchService, glob_to_regex};
+use codesearch::store::{Filters, Store, VectorQuery};
+use sqlx::postgres::PgPoolOptions;
+use tokio_util::sync::CancellationToken;
+
+const DEFAULT_CHUNKS: i64 = 100_000;
+const VERBS: [&str; 20] = [
+    "parse", "read", "write", "spawn", "retry", "validate", "serialize", "compile", "handle",
+    "acquire", "build", "encode", "decode", "connect to", "close", "hash", "sort", "format",
+    "lock", "allocate",
+];
+const OBJECTS: [&str; 20] = [
+    "a connection url",
+    "the http response body",
+    "a tls certificate",
+    "a json value",
+    "a regular expression",
+    "a websocket message",
+    "a semaphore permit",
+    "the command line arguments",
+    "a task on the runtime",
+    "a utf-8 string",
+    "a timeout duration",
+    "a file path",
+    "the error message",
+    "a thread pool",
+    "a channel sender",
+    "a byte buffer",
+    "an environment variable",
+    "a hash map entry",
+    "a socket address",
+    "a unicode identifier",
+];
+
+/// The newest version of every crate in the local cargo registry, in name order.
+fn registry_crates() -> Vec<PathBuf> {
+    let home = std::env::var("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo")
+        });
+    let mut newest: std::collections::BTreeMap<String, PathBuf> = Default::default();
+    let Ok(indexes) = std::fs::read_dir(home.join("registry/src")) else {
+        return Vec::new();
+    };
+    for index in indexes.flatten() {
+        let Ok(entries) = std::fs::read_dir(index.path()) else {
+            continue;
+        };
+        let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        // Name order puts a crate's versions together, the newest (usually) last.
+        dirs.sort();
+        for d in dirs {
+            let Some(name) = d.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            // `name-1.2.3`: the crate name is everything before the last dash followed by a digit.
+            let crate_name = name
+                .char_indices()
+                .filter(|&(i, c)| c == '-' && name[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
+                .map(|(i, _)| &name[..i])
+                .next_back()
+                .unwrap_or(name);
+            newest.insert(crate_name.to_owned(), d);
+        }
+    }
+    newest.into_values().collect()
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+async fn count(store: &Store) -> anyhow::Result<i64> {
+    Ok(sqlx::query_scalar("SELECT count(*) FROM codebase_index")
+        .fetch_one(store.pool())
+        .await?)
+}
+
+/// Indexes registry crates (then copies of them) until the index holds `target` chunks.
+async fn build_corpus(store: &Store, cfg: &Config, target: i64) -> anyhow::Result<()> {
+    let crates = registry_crates();
+    anyhow::ensure!(!crates.is_empty(), "no crates in the local cargo registry");
+    store.clear().await?;
+    let hash: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
+    let cancel = CancellationToken::new();
+    let started = Instant::now();
+    let (mut files, mut chunks, mut repos) = (0usize, 0i64, 0usize);
+    'copies: for copy in 1.. {
+        for dir in &crates {
+            if chunks >= target {
+                break 'copies;
+            }
+            let mut index_cfg = cfg.index.clone();
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            index_cfg.repository = if copy == 1 {
+                name
+            } else {
+                format!("{name}~{copy}")
+            };
+            let indexer = Indexer::new(store.clone(), Arc::clone(&hash), index_cfg)?;
+            let report = indexer.index_root(dir, None, &cancel).await?;
+            files += report.indexed;
+            chunks += report.chunks as i64;
+            repos += 1;
+            if repos % 50 == 0 {
+                eprintln!(
+                    "  ... {repos} repositories, {files} files, {chunks} chunks, {:.0}s",
+                    started.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+    store.vacuum_analyze().await?;
+    println!(
+        "  built: {repos} repositories, {files} files, {chunks} chunks in {:.0}s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn queries() -> Vec<String> {
+    VERBS
+        .iter()
+        .flat_map(|v| OBJECTS.iter().map(move |o| format!("{v} {o}")))
+        .collect()
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let target: i64 = match std::env::args().skip(1).find(|a| !a.starts_with("--")) {
+        Some(a) => a.replace('_', "").parse()?,
+        None => DEFAULT_CHUNKS,
+    };
+    let mut cfg = Config::from_env(None, &[])?;
+    cfg.embed.backend = EmbedBackend::Hash;
+    cfg.search.result_cache_entries = 0;
+    let store = Store::connect(&cfg.database).await?;
+    store.migrate().await?;
+
+    // 1. The corpus.
+    println!("[corpus: {target} chunks wanted]");
+    let have = count(&store).await?;
+    if have >= target {
+        println!("  reusing the {have} chunks already indexed");
+    } else {
+        build_corpus(&store, &cfg, target).await?;
+    }
+    let started = Instant::now();
+    if store.ensure_ann_index().await? {
+        println!("  HNSW index built in {:.1}s", started.elapsed().as_secs_f64());
+    }
+    let total = count(&store).await?;
+    let repositories: Vec<String> = sqlx::query_scalar(
+        "SELECT repository FROM codebase_index GROUP BY repository ORDER BY count(*) DESC",
+    )
+    .fetch_all(store.pool())
+    .await?;
+    println!("  {total} chunks in {} repositories", repositories.len());
+
+    // 2. Latency, per mode.
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
+    let service = SearchService::new(store.clone(), Arc::clone(&embedder), cfg.search.clone());
+    // Mid-sized repositories for the filtered queries (around 1 % of the rows each).
+    let mid = &repositories[repositories.len() / 4..repositories.len() / 2];
+    let queries = queries();
+    println!(
+        "\n[search latency at {total} chunks, in process: {} distinct queries, 1 in 4 filtered to one repository]",
+        queries.len()
+    );
+    for mode in [SearchMode::Hybrid, SearchMode::Vector, SearchMode::Lexical] {
+        let request = |i: usize| {
+            let mut raw = RawSearch::query(&queries[i]);
+            raw.mode = Some(mode.as_str().to_owned());
+            if i % 4 == 3 {
+                raw.repository = Some(mid[i % mid.len()].clone());
+            }
+            SearchRequest::new(raw, &cfg.search)
+        };
+        // Warm the connections and the buffer cache with queries not measured.
+        for i in 0..20 {
+            let mut raw = RawSearch::query(format!("warm up {i}"));
+            raw.mode = Some(mode.as_str().to_owned());
+            service.search(&SearchRequest::new(raw, &cfg.search)?).await?;
+        }
+        let mut times = Vec::with_capacity(queries.len());
+        for i in 0..queries.len() {
+            let req = request(i)?;
+            let started = Instant::now();
+            service.search(&req).await?;
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "  {:<8} p50 {:6.2} ms   p95 {:6.2} ms   p99 {:6.2} ms",
+            mode.as_str(),
+            percentile(&times, 0.5),
+            percentile(&times, 0.95),
+            percentile(&times, 0.99)
+        );
+    }
+
+    // 3. ANN recall against exact search. The exact side runs on connections where index scans
+    // are disabled, so the planner scans the rows and sorts by distance.
+    let exact = Store::from_pool(
+        PgPoolOptions::new()
+            .max_connections(2)
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    sqlx::query("SET enable_indexscan = off")
+                        .execute(&mut *conn)
+                        .await?;
+                    Ok(())
+                })
+            })
+            .connect(&cfg.database.url)
+            .await?,
+    );
+    let model = embedder.model_id().to_owned();
+    let tests_regex = glob_to_regex("**/tests/**").map_err(anyhow::Error::msg)?;
+    // (name, the filters of the i-th query, an SQL predicate counting the rows it lets through)
+    type Case<'a> = (&'a str, Box<dyn Fn(usize) -> Filters + 'a>, String);
+    let filter_cases: Vec<Case<'_>> = vec![
+        ("none", Box::new(|_| Filters::default()), "true".into()),
+        (
+            "one repository",
+            Box::new(|i| Filters {
+                repositories: Some(vec![mid[i % mid.len()].clone()]),
+                ..Filters::default()
+            }),
+            format!("repository = '{}'", mid[0].replace('\'', "''")),
+        ),
+        (
+            "path **/tests/**",
+            Box::new(|_| Filters {
+                path_regex: Some(tests_regex.clone()),
+                ..Filters::default()
+            }),
+            format!("file_path ~ '{}'", tests_regex.replace('\'', "''")),
+        ),
+        (
+            "fileTypes md",
+            Box::new(|_| Filters {
+                file_types: Some(vec!["md".into()]),
+                ..Filters::default()
+            }),
+            "file_type = 'md'".into(),
+        ),
+    ];
+    println!("\n[recall@10 of HNSW against exact search at {total} chunks, 100 queries per row]");
+    for (name, filters, predicate) in &filter_cases {
+        let (mut found, mut wanted, mut short) = (0usize, 0usize, 0usize);
+        let (mut ann_time, mut exact_time) = (Duration::ZERO, Duration::ZERO);
+        for (i, q) in queries.iter().step_by(4).enumerate() {
+            let embedding = embedder
+                .embed(std::slice::from_ref(q), InputKind::Query)
+                .await?
+                .pop()
+                .unwrap_or_default();
+            let f = filters(i);
+            let vq = VectorQuery {
+                embedding: &embedding,
+                model: &model,
+                filters: &f,
+                min_similarity: -1.0,
+                limit: 10,
+            };
+            let started = Instant::now();
+            let ann = store.vector_search(&vq).await?;
+            ann_time += started.elapsed();
+            let started = Instant::now();
+            let truth = exact.vector_search(&vq).await?;
+            exact_time += started.elapsed();
+            let Some(tenth) = truth.last().and_then(|h| h.similarity) else {
+                continue;
+            };
+            let ids: BTreeSet<_> = truth.iter().map(|h| h.id).collect();
+            wanted += truth.len();
+            found += ann
+                .iter()
+                .filter(|h| ids.contains(&h.id) || h.similarity.is_some_and(|s| s >= tenth - 1e-6))
+                .count()
+                .min(truth.len());
+            if ann.len() < truth.len() {
+                short += 1;
+            }
+        }
+        let matching: i64 =
+            sqlx::query_scalar(&format!("SELECT count(*) FROM codebase_index WHERE {predicate}"))
+                .fetch_one(store.pool())
+                .await?;
+        println!(
+            "  {name:<18} ({:5.1}% of rows): recall@10 {:.3}, short answers {short}/100; mean {:.2} ms HNSW vs {:.2} ms exact",
+            100.0 * matching as f64 / total.max(1) as f64,
+            found as f64 / wanted.max(1) as f64,
+            ann_time.as_secs_f64() * 10.0,
+            exact_time.as_secs_f64() * 10.0
+        );
+    }
+    Ok(())
+}
