@@ -19,14 +19,15 @@
 //!    and fusion), over 400 distinct queries, a quarter of them filtered to one repository,
 //!    result cache off;
 //! 3. recall@10 of the vector retriever through HNSW against an exact scan of the same rows,
-//!    unfiltered and with filters of several selectivities, and how often a filtered search
-//!    returned fewer than 10 rows although 10 matched. A row at the same distance as the exact
-//!    10th counts as found (copies of the corpus have equal vectors).
+//!    unfiltered and with filters of several selectivities, at several `hnsw.ef_search`
+//!    values, and how often a filtered search returned fewer than 10 rows although 10
+//!    matched. A row at the same distance as the exact 10th counts as found (copies of the
+//!    corpus have equal vectors).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use codesearch::config::{Config, EmbedBackend, SearchMode};
 use codesearch::embed::{Embedder, HashEmbedder, InputKind};
@@ -37,6 +38,8 @@ use sqlx::postgres::PgPoolOptions;
 use tokio_util::sync::CancellationToken;
 
 const DEFAULT_CHUNKS: i64 = 100_000;
+/// `hnsw.ef_search` values the recall table compares.
+const EF_SEARCH: [u32; 4] = [40, 100, 200, 400];
 const VERBS: [&str; 20] = [
     "parse", "read", "write", "spawn", "retry", "validate", "serialize", "compile", "handle",
     "acquire", "build", "encode", "decode", "connect to", "close", "hash", "sort", "format",
@@ -156,6 +159,16 @@ async fn build_corpus(store: &Store, cfg: &Config, target: i64) -> anyhow::Resul
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+fn top10<'a>(embedding: &'a [f32], model: &'a str, filters: &'a Filters) -> VectorQuery<'a> {
+    VectorQuery {
+        embedding,
+        model,
+        filters,
+        min_similarity: -1.0,
+        limit: 10,
+    }
 }
 
 fn queries() -> Vec<String> {
@@ -286,55 +299,69 @@ async fn main() -> anyhow::Result<()> {
             "file_type = 'md'".into(),
         ),
     ];
-    println!("\n[recall@10 of HNSW against exact search at {total} chunks, 100 queries per row]");
+    // One pool per `hnsw.ef_search` value compared.
+    let mut ann_stores = Vec::new();
+    for ef in EF_SEARCH {
+        let mut db = cfg.database.clone();
+        db.hnsw_ef_search = ef;
+        db.max_connections = 2;
+        ann_stores.push((ef, Store::connect(&db).await?));
+    }
+    let probes: Vec<Vec<f32>> = embedder
+        .embed(
+            &queries.iter().step_by(4).cloned().collect::<Vec<_>>(),
+            InputKind::Query,
+        )
+        .await?;
+    println!(
+        "\n[recall@10 of HNSW against exact search at {total} chunks, {} queries per row; configured ef_search {}]",
+        probes.len(),
+        cfg.database.hnsw_ef_search
+    );
     for (name, filters, predicate) in &filter_cases {
-        let (mut found, mut wanted, mut short) = (0usize, 0usize, 0usize);
-        let (mut ann_time, mut exact_time) = (Duration::ZERO, Duration::ZERO);
-        for (i, q) in queries.iter().step_by(4).enumerate() {
-            let embedding = embedder
-                .embed(std::slice::from_ref(q), InputKind::Query)
-                .await?
-                .pop()
-                .unwrap_or_default();
-            let f = filters(i);
-            let vq = VectorQuery {
-                embedding: &embedding,
-                model: &model,
-                filters: &f,
-                min_similarity: -1.0,
-                limit: 10,
-            };
-            let started = Instant::now();
-            let ann = store.vector_search(&vq).await?;
-            ann_time += started.elapsed();
-            let started = Instant::now();
-            let truth = exact.vector_search(&vq).await?;
-            exact_time += started.elapsed();
-            let Some(tenth) = truth.last().and_then(|h| h.similarity) else {
-                continue;
-            };
-            let ids: BTreeSet<_> = truth.iter().map(|h| h.id).collect();
-            wanted += truth.len();
-            found += ann
-                .iter()
-                .filter(|h| ids.contains(&h.id) || h.similarity.is_some_and(|s| s >= tenth - 1e-6))
-                .count()
-                .min(truth.len());
-            if ann.len() < truth.len() {
-                short += 1;
-            }
-        }
         let matching: i64 =
             sqlx::query_scalar(&format!("SELECT count(*) FROM codebase_index WHERE {predicate}"))
                 .fetch_one(store.pool())
                 .await?;
+        let mut truths = Vec::with_capacity(probes.len());
+        let started = Instant::now();
+        for i in 0..probes.len() {
+            let f = filters(i);
+            truths.push(exact.vector_search(&top10(&probes[i], &model, &f)).await?);
+        }
+        let exact_ms = started.elapsed().as_secs_f64() * 1000.0 / probes.len() as f64;
         println!(
-            "  {name:<18} ({:5.1}% of rows): recall@10 {:.3}, short answers {short}/100; mean {:.2} ms HNSW vs {:.2} ms exact",
+            "  filter {name} ({:.1}% of rows; exact scan {exact_ms:.2} ms per query):",
             100.0 * matching as f64 / total.max(1) as f64,
-            found as f64 / wanted.max(1) as f64,
-            ann_time.as_secs_f64() * 10.0,
-            exact_time.as_secs_f64() * 10.0
         );
+        for (ef, ann_store) in &ann_stores {
+            let (mut found, mut wanted, mut short) = (0usize, 0usize, 0usize);
+            let started = Instant::now();
+            for (i, truth) in truths.iter().enumerate() {
+                let f = filters(i);
+                let ann = ann_store.vector_search(&top10(&probes[i], &model, &f)).await?;
+                let Some(tenth) = truth.last().and_then(|h| h.similarity) else {
+                    continue;
+                };
+                let ids: BTreeSet<_> = truth.iter().map(|h| h.id).collect();
+                wanted += truth.len();
+                found += ann
+                    .iter()
+                    .filter(|h| {
+                        ids.contains(&h.id) || h.similarity.is_some_and(|s| s >= tenth - 1e-6)
+                    })
+                    .count()
+                    .min(truth.len());
+                if ann.len() < truth.len() {
+                    short += 1;
+                }
+            }
+            println!(
+                "    ef_search {ef:>3}: recall@10 {:.3}, {short} short answers, {:.2} ms per query",
+                found as f64 / wanted.max(1) as f64,
+                started.elapsed().as_secs_f64() * 1000.0 / probes.len() as f64
+            );
+        }
     }
     Ok(())
 }

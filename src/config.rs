@@ -22,6 +22,11 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "CODESEARCH_DATABASE_CONNECT_TIMEOUT_SECS",
         "database.connect_timeout_secs",
     ),
+    ("CODESEARCH_HNSW_EF_SEARCH", "database.hnsw_ef_search"),
+    (
+        "CODESEARCH_INDEX_BUILD_MEMORY_MB",
+        "database.index_build_memory_mb",
+    ),
     ("NATS_URL", "nats.url"),
     ("CODESEARCH_NATS_SUBJECT_PREFIX", "nats.subject_prefix"),
     ("CODESEARCH_NATS_QUEUE_GROUP", "nats.queue_group"),
@@ -160,6 +165,8 @@ pub struct DatabaseConfig {
     pub url: String,
     pub max_connections: u32,
     pub connect_timeout_secs: u64,
+    pub hnsw_ef_search: u32,
+    pub index_build_memory_mb: u32,
 }
 
 impl std::fmt::Debug for DatabaseConfig {
@@ -168,6 +175,8 @@ impl std::fmt::Debug for DatabaseConfig {
             .field("url", &redact_url(&self.url))
             .field("max_connections", &self.max_connections)
             .field("connect_timeout_secs", &self.connect_timeout_secs)
+            .field("hnsw_ef_search", &self.hnsw_ef_search)
+            .field("index_build_memory_mb", &self.index_build_memory_mb)
             .finish()
     }
 }
@@ -383,6 +392,12 @@ impl Config {
         }
         if self.database.max_connections == 0 {
             return bad("database.max_connections must be at least 1");
+        }
+        if !(1..=1000).contains(&self.database.hnsw_ef_search) {
+            return bad("database.hnsw_ef_search must be between 1 and 1000");
+        }
+        if self.database.index_build_memory_mb < 64 {
+            return bad("database.index_build_memory_mb must be at least 64");
         }
         Ok(())
     }

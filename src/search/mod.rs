@@ -30,17 +30,15 @@ pub use self::text::{glob_to_regex, lexical_text, words};
 use crate::config::{SearchConfig, SearchMode};
 use crate::embed::{EmbedError, Embedder, InputKind};
 use crate::store::{
-    CollectionStats, Hit, LexicalQuery, LexicalUnit, Store, StoreError, TermWeight, VectorQuery,
+    CollectionStats, FileQuery, FileStats, Hit, LexicalQuery, Store, StoreError, TermWeight,
+    VectorQuery,
 };
 
 /// Query terms found in more chunks than this are "common": they are still scored, but do not
 /// generate candidates, and their count stops here.
 pub const TERM_COUNT_CAP: i64 = 5000;
-/// Files are counted further: a file query reads each term's best postings whatever its
-/// count, and the count only sets the term's weight.
-pub const FILE_TERM_COUNT_CAP: i64 = 50_000;
-/// How long collection statistics (chunk count, average length) are reused while the index
-/// changes.
+/// How long collection statistics (counts, average length, common terms) are reused while the
+/// index changes.
 const COLLECTION_STATS_TTL: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Error)]
@@ -97,7 +95,33 @@ struct Inner {
     cfg: SearchConfig,
     results: Option<Mutex<LruCache<String, Cached>>>,
     queries: Option<Mutex<LruCache<String, Arc<Vec<f32>>>>>,
-    collection: Mutex<HashMap<LexicalUnit, (i64, Instant, CollectionStats)>>,
+    chunk_stats: IndexFigure<CollectionStats>,
+    file_stats: IndexFigure<Arc<FileStats>>,
+}
+
+/// A figure about the whole index, reused while the index is unchanged and, once it changed,
+/// for up to [`COLLECTION_STATS_TTL`]: BM25 weights drift slowly, and recomputing them is a
+/// scan.
+struct IndexFigure<T>(Mutex<Option<(i64, Instant, T)>>);
+
+impl<T: Clone> IndexFigure<T> {
+    fn new() -> Self {
+        Self(Mutex::new(None))
+    }
+
+    async fn get<F>(&self, generation: i64, load: F) -> Result<T, StoreError>
+    where
+        F: std::future::Future<Output = Result<T, StoreError>>,
+    {
+        if let Some((g, at, value)) = &*lock(&self.0)
+            && (*g == generation || at.elapsed() < COLLECTION_STATS_TTL)
+        {
+            return Ok(value.clone());
+        }
+        let value = load.await?;
+        *lock(&self.0) = Some((generation, Instant::now(), value.clone()));
+        Ok(value)
+    }
 }
 
 #[derive(Clone)]
@@ -115,7 +139,8 @@ impl SearchService {
                 store,
                 embedder,
                 cfg,
-                collection: Mutex::new(HashMap::new()),
+                chunk_stats: IndexFigure::new(),
+                file_stats: IndexFigure::new(),
             }),
         }
     }
@@ -190,35 +215,58 @@ impl SearchService {
             }
         };
         let embedding_ref = embedding.as_deref().map(|e| (e.as_slice(), model));
-        let lexical_list = |unit: LexicalUnit| async move {
-            let (terms, avg_length) = self.term_weights(unit, &req.query, generation).await?;
-            let query = LexicalQuery {
-                terms: &terms,
-                embedding: embedding_ref,
-                filters: &req.filters,
-                avg_length,
-                limit: depth,
-                best_chunks: (req.offset + req.limit) as i64,
-            };
-            match unit {
-                LexicalUnit::Chunks => inner.store.lexical_search(&query).await,
-                LexicalUnit::Files => inner.store.lexical_file_search(&query).await,
-            }
+        let words = words(&req.query).collect::<Vec<_>>().join(" ");
+        let chunk_list = || async {
+            let (terms, avg_length) = self.chunk_term_weights(&words, generation).await?;
+            inner
+                .store
+                .lexical_search(&LexicalQuery {
+                    terms: &terms,
+                    embedding: embedding_ref,
+                    filters: &req.filters,
+                    avg_length,
+                    limit: depth,
+                })
+                .await
+        };
+        let file_list = async {
+            let stats = inner
+                .file_stats
+                .get(generation, async { Ok(Arc::new(inner.store.file_stats().await?)) })
+                .await?;
+            inner
+                .store
+                .lexical_file_search(&FileQuery {
+                    text: &words,
+                    stats: &stats,
+                    embedding: embedding_ref,
+                    filters: &req.filters,
+                    limit: depth,
+                    best_chunks: (req.offset + req.limit) as i64,
+                })
+                .await
         };
         let lexical = async {
-            if mode == SearchMode::Vector {
-                return Ok((Vec::new(), Vec::new()));
-            }
-            // The chunk list runs only when it counts: always in lexical mode, in hybrid mode
-            // when its weight is not 0.
-            let chunks = async {
-                if mode == SearchMode::Lexical || inner.cfg.lexical_weight > 0.0 {
-                    lexical_list(LexicalUnit::Chunks).await
-                } else {
-                    Ok(Vec::new())
+            match mode {
+                SearchMode::Vector => Ok((Vec::new(), Vec::new())),
+                // The chunk list counts in hybrid mode only with a weight above 0.
+                SearchMode::Hybrid if inner.cfg.lexical_weight > 0.0 => {
+                    tokio::try_join!(chunk_list(), file_list)
                 }
-            };
-            tokio::try_join!(chunks, lexical_list(LexicalUnit::Files))
+                SearchMode::Hybrid => Ok((Vec::new(), file_list.await?)),
+                // The file list shows each file's best chunk. Chunks are ranked too when a
+                // file may show more than one, or when too few files match to fill the page.
+                SearchMode::Lexical => {
+                    let files = file_list.await?;
+                    let chunks = if req.max_per_file > 1 || files.len() < req.offset + req.limit
+                    {
+                        chunk_list().await?
+                    } else {
+                        Vec::new()
+                    };
+                    Ok((chunks, files))
+                }
+            }
         };
         let (vector, lexical) = tokio::join!(vector, lexical);
         let (chunks, files) = lexical?;
@@ -277,30 +325,24 @@ impl SearchService {
         Ok(v)
     }
 
-    /// BM25 weights of the query's terms over chunks or files, and the average document
-    /// length.
-    async fn term_weights(
+    /// BM25 weights of the query's terms over chunks, and the chunks' average length.
+    async fn chunk_term_weights(
         &self,
-        unit: LexicalUnit,
-        query: &str,
+        words: &str,
         generation: i64,
     ) -> Result<(Vec<TermWeight>, f64), StoreError> {
-        let text: Vec<String> = words(query).collect();
-        let cap = match unit {
-            LexicalUnit::Chunks => TERM_COUNT_CAP,
-            LexicalUnit::Files => FILE_TERM_COUNT_CAP,
-        };
-        let stats = self
+        let store = &self.inner.store;
+        let stats = store.term_stats(words, TERM_COUNT_CAP).await?;
+        let collection = self
             .inner
-            .store
-            .term_stats(unit, &text.join(" "), cap)
+            .chunk_stats
+            .get(generation, store.collection_stats())
             .await?;
-        let collection = self.collection_stats(unit, generation).await?;
         let n = collection.chunks.max(1) as f64;
         let terms = stats
             .into_iter()
             .map(|t| {
-                let count = t.count.unwrap_or(cap);
+                let count = t.count.unwrap_or(TERM_COUNT_CAP);
                 let df = match t.frequency {
                     Some(f) => (f64::from(f) * n).max(1.0),
                     None => count as f64,
@@ -314,23 +356,6 @@ impl SearchService {
             .filter(|t| t.idf > 0.0)
             .collect();
         Ok((terms, collection.avg_length))
-    }
-
-    /// Chunk count and average length, recomputed when the index changed and the last figures
-    /// are older than [`COLLECTION_STATS_TTL`].
-    async fn collection_stats(
-        &self,
-        unit: LexicalUnit,
-        generation: i64,
-    ) -> Result<CollectionStats, StoreError> {
-        if let Some(&(g, at, stats)) = lock(&self.inner.collection).get(&unit)
-            && (g == generation || at.elapsed() < COLLECTION_STATS_TTL)
-        {
-            return Ok(stats);
-        }
-        let stats = self.inner.store.collection_stats(unit).await?;
-        lock(&self.inner.collection).insert(unit, (generation, Instant::now(), stats));
-        Ok(stats)
     }
 }
 

@@ -153,18 +153,32 @@ pub struct VectorQuery<'a> {
     pub limit: i64,
 }
 
-/// A lexical query: the query's terms with their BM25 weights, and how to find candidates.
+/// A lexical query over chunks: the query's terms with their BM25 weights.
 #[derive(Debug, Clone)]
 pub struct LexicalQuery<'a> {
     pub terms: &'a [TermWeight],
     /// When given, each hit also gets its cosine similarity to this vector.
     pub embedding: Option<(&'a [f32], &'a str)>,
     pub filters: &'a Filters,
-    /// BM25's average document length (chunk search; file postings carry their own
-    /// normalization).
+    /// BM25's average document length.
     pub avg_length: f64,
     pub limit: i64,
-    /// File search: how many of the best files get their best-matching chunk found.
+}
+
+/// A lexical query over whole files. The terms and their weights are worked out in the same
+/// statement that scores the files: one round trip.
+#[derive(Debug, Clone)]
+pub struct FileQuery<'a> {
+    /// The query's words as code search sees them ([`crate::search::words`]), space-separated;
+    /// PostgreSQL's `english` configuration stems them and drops stop words.
+    pub text: &'a str,
+    pub stats: &'a FileStats,
+    /// When given, each hit also gets its cosine similarity to this vector.
+    pub embedding: Option<(&'a [f32], &'a str)>,
+    pub filters: &'a Filters,
+    pub limit: i64,
+    /// How many of the best files get their best-matching chunk found (the others are
+    /// represented by their first chunk).
     pub best_chunks: i64,
 }
 
@@ -177,7 +191,7 @@ pub struct TermWeight {
     pub selective: bool,
 }
 
-/// How common one query term is.
+/// How common one query term is among chunks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TermStat {
     pub term: String,
@@ -187,19 +201,22 @@ pub struct TermStat {
     pub count: Option<i64>,
 }
 
-/// What lexical search ranks: chunks, or whole files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LexicalUnit {
-    Chunks,
-    Files,
-}
-
-/// The figures BM25 needs about the whole collection.
+/// The figures chunk-level BM25 needs about the whole collection.
 #[derive(Debug, Clone, Copy)]
 pub struct CollectionStats {
-    /// Documents (chunks or files).
     pub chunks: i64,
     pub avg_length: f64,
+}
+
+/// The figures file-level BM25 needs about the whole collection: the number of files, and
+/// how many files hold each of the most common terms, from the planner's statistics (a file
+/// query counts the others' postings itself).
+#[derive(Debug, Clone, Default)]
+pub struct FileStats {
+    pub files: i64,
+    pub common_terms: Vec<String>,
+    /// Files holding `common_terms[i]`.
+    pub common_counts: Vec<i64>,
 }
 
 /// One search hit. `similarity` is the cosine similarity to the query (absent when the chunk
@@ -273,6 +290,7 @@ pub struct Totals {
 #[derive(Clone)]
 pub struct Store {
     pool: PgPool,
+    index_build_memory_mb: u32,
 }
 
 impl Store {
@@ -283,20 +301,25 @@ impl Store {
             url: url.clone(),
             source,
         })?;
+        let ef_search = cfg.hnsw_ef_search;
         let pool = PgPoolOptions::new()
             .max_connections(cfg.max_connections)
             .acquire_timeout(Duration::from_secs(cfg.connect_timeout_secs))
-            .after_connect(|conn, _| {
+            .after_connect(move |conn, _| {
                 Box::pin(async move {
-                    // HNSW search settings (pgvector >= 0.8): a wider candidate list than the
-                    // default 40, and iterative scans so that filtered searches keep scanning
-                    // until they have `limit` rows instead of silently returning fewer.
+                    // - HNSW search settings (pgvector >= 0.8): the candidate list, and
+                    //   iterative scans so that filtered searches keep scanning until they
+                    //   have `limit` rows instead of silently returning fewer.
+                    // - Prepared statements use one plan, made at their first run: planning
+                    //   the lexical queries again at each run cost more than running them
+                    //   (1 to 5 ms). The vector search, whose best plan depends on how much
+                    //   its filters let through, asks for a fresh plan each time.
                     for setting in [
-                        "SET hnsw.ef_search = 100",
-                        "SET hnsw.iterative_scan = relaxed_order",
-                        "SET plan_cache_mode = force_generic_plan",
+                        format!("SET hnsw.ef_search = {ef_search}"),
+                        "SET hnsw.iterative_scan = relaxed_order".to_owned(),
+                        "SET plan_cache_mode = force_generic_plan".to_owned(),
                     ] {
-                        sqlx::query(setting).execute(&mut *conn).await?;
+                        sqlx::query(&setting).execute(&mut *conn).await?;
                     }
                     Ok(())
                 })
@@ -304,11 +327,19 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(|source| StoreError::Connect { url, source })?;
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            index_build_memory_mb: cfg.index_build_memory_mb,
+        })
     }
 
+    /// A store over a pool made elsewhere (tests, benchmarks): the pool's own session
+    /// settings, and 1 GiB to build the vector index.
     pub fn from_pool(pool: PgPool) -> Self {
-        Self { pool }
+        Self {
+            pool,
+            index_build_memory_mb: 1024,
+        }
     }
 
     pub fn pool(&self) -> &PgPool {
@@ -771,11 +802,25 @@ impl Store {
         }
         tracing::info!(vectors = rows, "building the HNSW vector index");
         let started = std::time::Instant::now();
+        // The memory setting is for this statement only: the connection is closed after it.
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(q("building the vector index"))?;
+        conn.close_on_drop();
+        sqlx::query(&format!(
+            "SET maintenance_work_mem = '{}MB'",
+            self.index_build_memory_mb
+        ))
+        .execute(&mut *conn)
+        .await
+        .map_err(q("building the vector index"))?;
         sqlx::query(&format!(
             "CREATE INDEX CONCURRENTLY IF NOT EXISTS {ANN_INDEX}
              ON codebase_index USING hnsw (embedding vector_cosine_ops)"
         ))
-        .execute(&self.pool)
+        .execute(&mut *conn)
         .await
         .map_err(q("building the vector index"))?;
         tracing::info!(
@@ -815,9 +860,11 @@ impl Store {
              SELECT *, 1 - distance AS similarity, NULL::float8 AS lexical
              FROM nearest ORDER BY distance",
             );
-        let mut tx = self.pool.begin().await.map_err(q("searching vectors"))?;
-        sqlx::query("SET LOCAL plan_cache_mode = force_custom_plan")
-            .execute(&mut *tx)
+        // A plan for these filters' values: an HNSW scan, or an exact scan of the few rows a
+        // selective filter lets through (see `connect`).
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN; SET LOCAL plan_cache_mode = force_custom_plan")
             .await
             .map_err(q("searching vectors"))?;
         let rows = qb
@@ -829,52 +876,29 @@ impl Store {
         Ok(rows.iter().map(hit).collect())
     }
 
-    /// The distinct lexemes of `text` under the `english` configuration, with how common each
-    /// is: the planner's estimate for lexemes common enough to be in `pg_stats` (kept by
-    /// ANALYZE), otherwise a count of the chunks (files) containing it, stopped at `cap`. A
-    /// common word costs no more than a rare one.
-    pub async fn term_stats(
-        &self,
-        unit: LexicalUnit,
-        text: &str,
-        cap: i64,
-    ) -> Result<Vec<TermStat>, StoreError> {
-        let sql = match unit {
-            LexicalUnit::Chunks => format!(
-                "WITH t AS (SELECT DISTINCT lexeme AS term
-                            FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', $1))),
-                 mce AS (
-                   SELECT e.term, e.freq::float8 AS freq
-                   FROM pg_stats s,
-                        unnest(s.most_common_elems::text::text[],
-                               s.most_common_elem_freqs[1:cardinality(s.most_common_elems::text::text[])])
-                          AS e(term, freq)
-                   WHERE s.schemaname = current_schema() AND s.tablename = 'codebase_index'
-                     AND s.attname = 'lexemes')
-                 SELECT t.term, mce.freq::float4 AS freq,
-                   CASE WHEN mce.freq IS NULL THEN
-                     (SELECT count(*) FROM (SELECT 1 FROM codebase_index c
-                        WHERE c.lexemes @@ quote_literal(t.term)::tsquery LIMIT $2) s)
-                   END AS df
-                 FROM t LEFT JOIN mce USING (term) ORDER BY t.term"
-            ),
-            // A file has one posting per term: the most common terms' share of the postings
-            // times their number is their file count.
-            LexicalUnit::Files => format!(
-                "WITH t AS (SELECT DISTINCT lexeme AS term
-                            FROM unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', $1))),
-                 mcv AS (
-                   SELECT v.term, (v.freq * c.reltuples)::int8 AS df
-                   FROM pg_stats s JOIN pg_class c ON c.oid = 'file_terms'::regclass,
-                        unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS v(term, freq)
-                   WHERE s.schemaname = current_schema() AND s.tablename = 'file_terms'
-                     AND s.attname = 'term' AND c.reltuples > 0)
-                 SELECT t.term, NULL::float4 AS freq,
-                   coalesce(mcv.df, (SELECT count(*) FROM (SELECT 1 FROM file_terms p
-                                       WHERE p.term = t.term LIMIT $2) s)) AS df
-                 FROM t LEFT JOIN mcv USING (term) ORDER BY t.term"
-            ),
-        };
+    /// The distinct lexemes of `text` under the `english` configuration, with how many chunks
+    /// hold each: the planner's estimate for lexemes common enough to be in `pg_stats` (kept by
+    /// ANALYZE), otherwise a count of the chunks containing it, stopped at `cap`. A common word
+    /// costs no more than a rare one.
+    pub async fn term_stats(&self, text: &str, cap: i64) -> Result<Vec<TermStat>, StoreError> {
+        let sql = format!(
+            "WITH t AS (SELECT DISTINCT lexeme AS term
+                        FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', $1))),
+             mce AS (
+               SELECT e.term, e.freq::float8 AS freq
+               FROM pg_stats s,
+                    unnest(s.most_common_elems::text::text[],
+                           s.most_common_elem_freqs[1:cardinality(s.most_common_elems::text::text[])])
+                      AS e(term, freq)
+               WHERE s.schemaname = current_schema() AND s.tablename = 'codebase_index'
+                 AND s.attname = 'lexemes')
+             SELECT t.term, mce.freq::float4 AS freq,
+               CASE WHEN mce.freq IS NULL THEN
+                 (SELECT count(*) FROM (SELECT 1 FROM codebase_index c
+                    WHERE c.lexemes @@ quote_literal(t.term)::tsquery LIMIT $2) s)
+               END AS df
+             FROM t LEFT JOIN mce USING (term) ORDER BY t.term"
+        );
         let rows = sqlx::query(&sql)
             .bind(text)
             .bind(cap)
@@ -891,25 +915,44 @@ impl Store {
             .collect())
     }
 
-    /// Document count and average lexical length (a full scan: callers cache it).
-    pub async fn collection_stats(&self, unit: LexicalUnit) -> Result<CollectionStats, StoreError> {
-        let sql = match unit {
-            LexicalUnit::Chunks => {
-                "SELECT count(*) AS chunks, coalesce(avg(lexical_length), 0)::float8 AS avg_length
-                 FROM codebase_index WHERE lexemes IS NOT NULL"
-            }
-            LexicalUnit::Files => {
-                "SELECT count(*) AS chunks, coalesce(avg(lexical_length), 0)::float8 AS avg_length
-                 FROM indexed_files WHERE error IS NULL"
-            }
-        };
-        let row = sqlx::query(sql)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(q("reading collection statistics"))?;
+    /// Chunk count and average lexical length (a full scan: callers cache it).
+    pub async fn collection_stats(&self) -> Result<CollectionStats, StoreError> {
+        let row = sqlx::query(
+            "SELECT count(*) AS chunks, coalesce(avg(lexical_length), 0)::float8 AS avg_length
+             FROM codebase_index WHERE lexemes IS NOT NULL",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(q("reading collection statistics"))?;
         Ok(CollectionStats {
             chunks: row.get("chunks"),
             avg_length: row.get("avg_length"),
+        })
+    }
+
+    /// File count and the most common terms' file counts (a full scan of `indexed_files`:
+    /// callers cache it). A file has one posting per term, so a common term's share of the
+    /// postings times their number is its file count.
+    pub async fn file_stats(&self) -> Result<FileStats, StoreError> {
+        let files: i64 = sqlx::query_scalar("SELECT count(*) FROM indexed_files WHERE error IS NULL")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(q("counting files"))?;
+        let common: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT v.term, (v.freq * c.reltuples)::int8
+             FROM pg_stats s JOIN pg_class c ON c.oid = 'file_terms'::regclass,
+                  unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS v(term, freq)
+             WHERE s.schemaname = current_schema() AND s.tablename = 'file_terms'
+               AND s.attname = 'term' AND c.reltuples > 0",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading the common terms"))?;
+        let (common_terms, common_counts) = common.into_iter().unzip();
+        Ok(FileStats {
+            files,
+            common_terms,
+            common_counts,
         })
     }
 
@@ -962,34 +1005,50 @@ impl Store {
         Ok(rows.iter().map(hit).collect())
     }
 
-    /// BM25 over whole files, from the postings of `file_terms`: each query term contributes
-    /// its [`FILE_POSTINGS_PER_TERM`] best postings, so a query costs the same whatever the
-    /// size of the index (a file outside a common term's best postings misses only that
-    /// term's small share of its score). Filters apply to the file's chunks.
+    /// BM25 over whole files, from the postings of `file_terms`. The query's terms are its
+    /// text's lexemes; a term's file count comes from `query.stats` when it is common, else
+    /// from its postings, counted up to [`FILE_TERM_COUNT_CAP`]. Each term contributes its
+    /// [`FILE_POSTINGS_PER_TERM`] best postings, so a query costs the same whatever the size
+    /// of the index (a file outside a common term's best postings misses only that term's
+    /// small share of its score). Filters apply to the file's chunks.
     ///
     /// Each file found is returned as one chunk with the file's score as `lexical`: for the
     /// first `query.best_chunks` files the chunk matching the query's words best (by the
     /// chunks' own BM25), for the others their first chunk, which is cheaper.
-    pub async fn lexical_file_search(
-        &self,
-        query: &LexicalQuery<'_>,
-    ) -> Result<Vec<Hit>, StoreError> {
-        if query.terms.is_empty() {
-            return Ok(Vec::new());
-        }
+    pub async fn lexical_file_search(&self, query: &FileQuery<'_>) -> Result<Vec<Hit>, StoreError> {
         let filtered = query.filters != &Filters::default();
-        let mut qb = QueryBuilder::new("WITH q AS (SELECT term, idf FROM unnest(");
-        qb.push_bind(
-            query
-                .terms
-                .iter()
-                .map(|t| t.term.clone())
-                .collect::<Vec<_>>(),
-        )
-        .push("::text[], ")
-        .push_bind(query.terms.iter().map(|t| t.idf).collect::<Vec<_>>())
-        .push(
-            "::float8[]) AS q(term, idf)),
+        // q: the query's terms with their idf (Lucene's BM25 variant, positive for any term a
+        // file lacks); a term counted in more files than there are (statistics lagging
+        // behind deletions) is left out.
+        let mut qb = QueryBuilder::new(format!(
+            "WITH t AS (SELECT DISTINCT lexeme AS term
+                        FROM unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', "
+        ));
+        qb.push_bind(query.text.to_owned())
+            .push(
+                "))),
+                 n AS (SELECT t.term, coalesce(c.files, (
+                         SELECT count(*) FROM (SELECT 1 FROM file_terms p WHERE p.term = t.term
+                                               LIMIT ",
+            )
+            .push_bind(FILE_TERM_COUNT_CAP)
+            .push(
+                ") s))::float8 AS files
+                       FROM t LEFT JOIN unnest(",
+            )
+            .push_bind(query.stats.common_terms.clone())
+            .push("::text[], ")
+            .push_bind(query.stats.common_counts.clone())
+            .push("::int8[]) AS c(term, files) USING (term)),
+                 q AS (SELECT term, ln(1 + (")
+            .push_bind(query.stats.files.max(1) as f64)
+            .push(
+                "::float8 - files + 0.5) / (files + 0.5)) AS idf
+                       FROM n WHERE files < ",
+            )
+            .push_bind(query.stats.files.max(1) as f64)
+            .push(
+                "::float8 + 0.5),
                  scored AS (
                    SELECT p.file_id, sum(q.idf * p.impact) AS score
                    FROM q CROSS JOIN LATERAL (
@@ -1173,6 +1232,9 @@ pub const FILE_TEXT_SEARCH_CONFIG: &str = "english";
 pub const LEXICAL_CANDIDATES: i64 = 2000;
 /// Postings each query term contributes to a lexical search of files, best first.
 pub const FILE_POSTINGS_PER_TERM: i64 = 2000;
+/// A file query counts a term's postings (for its idf) up to this many; the most common
+/// terms' counts come from the planner's statistics instead.
+pub const FILE_TERM_COUNT_CAP: i64 = 50_000;
 const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
 /// The document length file postings are normalized to, in words: BM25's average length,
