@@ -22,7 +22,6 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "CODESEARCH_DATABASE_CONNECT_TIMEOUT_SECS",
         "database.connect_timeout_secs",
     ),
-    ("CODESEARCH_HNSW_EF_SEARCH", "database.hnsw_ef_search"),
     (
         "CODESEARCH_INDEX_BUILD_MEMORY_MB",
         "database.index_build_memory_mb",
@@ -82,6 +81,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "watch.backfill_interval_secs",
     ),
     ("CODESEARCH_SEARCH_DEFAULT_LIMIT", "search.default_limit"),
+    ("CODESEARCH_HNSW_EF_SEARCH", "search.hnsw_ef_search"),
     ("CODESEARCH_SEARCH_MAX_LIMIT", "search.max_limit"),
     (
         "CODESEARCH_SEARCH_MAX_QUERY_CHARS",
@@ -90,6 +90,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("CODESEARCH_SEARCH_MODE", "search.mode"),
     ("CODESEARCH_HEALTH_INTERVAL_SECS", "health.interval_secs"),
     ("CODESEARCH_HTTP_ADDR", "health.http_addr"),
+    ("CODESEARCH_SEARCH_FUSION", "search.fusion"),
     ("CODESEARCH_SEARCH_RRF_K", "search.rrf_k"),
     ("CODESEARCH_SEARCH_VECTOR_WEIGHT", "search.vector_weight"),
     ("CODESEARCH_SEARCH_LEXICAL_WEIGHT", "search.lexical_weight"),
@@ -165,7 +166,6 @@ pub struct DatabaseConfig {
     pub url: String,
     pub max_connections: u32,
     pub connect_timeout_secs: u64,
-    pub hnsw_ef_search: u32,
     pub index_build_memory_mb: u32,
 }
 
@@ -175,7 +175,6 @@ impl std::fmt::Debug for DatabaseConfig {
             .field("url", &redact_url(&self.url))
             .field("max_connections", &self.max_connections)
             .field("connect_timeout_secs", &self.connect_timeout_secs)
-            .field("hnsw_ef_search", &self.hnsw_ef_search)
             .field("index_build_memory_mb", &self.index_build_memory_mb)
             .finish()
     }
@@ -274,13 +273,25 @@ pub struct SearchConfig {
     pub max_limit: usize,
     pub max_query_chars: usize,
     pub mode: SearchMode,
+    pub fusion: Fusion,
     pub rrf_k: f64,
     pub vector_weight: f64,
     pub lexical_weight: f64,
     pub file_weight: f64,
     pub max_chunks_per_file: usize,
+    pub hnsw_ef_search: u32,
     pub result_cache_entries: usize,
     pub query_cache_entries: usize,
+}
+
+/// How hybrid search combines its lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fusion {
+    /// Reciprocal rank fusion: ranks only.
+    Rrf,
+    /// A weighted sum of each list's scores, scaled to [0, 1] within the candidates.
+    Convex,
 }
 
 /// How a search ranks: by meaning, by words, or both fused.
@@ -372,6 +383,9 @@ impl Config {
         if ix.min_chunk_chars > ix.max_chunk_chars {
             return bad("index.min_chunk_chars must not exceed index.max_chunk_chars");
         }
+        if self.search.hnsw_ef_search > 1000 {
+            return bad("search.hnsw_ef_search must be between 0 (automatic) and 1000");
+        }
         if self.search.default_limit == 0 || self.search.default_limit > self.search.max_limit {
             return bad("search.default_limit must be between 1 and search.max_limit");
         }
@@ -392,9 +406,6 @@ impl Config {
         }
         if self.database.max_connections == 0 {
             return bad("database.max_connections must be at least 1");
-        }
-        if !(1..=1000).contains(&self.database.hnsw_ef_search) {
-            return bad("database.hnsw_ef_search must be between 1 and 1000");
         }
         if self.database.index_build_memory_mb < 64 {
             return bad("database.index_build_memory_mb must be at least 64");

@@ -27,11 +27,11 @@ use thiserror::Error;
 
 pub use self::request::{MAX_DEPTH, RawSearch, SearchRequest};
 pub use self::text::{glob_to_regex, lexical_text, words};
-use crate::config::{SearchConfig, SearchMode};
+use crate::config::{Fusion, SearchConfig, SearchMode};
 use crate::embed::{EmbedError, Embedder, InputKind};
 use crate::store::{
     CollectionStats, FileQuery, FileStats, Hit, LexicalQuery, Store, StoreError, TermWeight,
-    VectorQuery,
+    VectorQuery, ef_search_for,
 };
 
 /// Query terms found in more chunks than this are "common": they are still scored, but do not
@@ -96,6 +96,7 @@ struct Inner {
     results: Option<Mutex<LruCache<String, Cached>>>,
     queries: Option<Mutex<LruCache<String, Arc<Vec<f32>>>>>,
     chunk_stats: IndexFigure<CollectionStats>,
+    chunk_estimate: IndexFigure<i64>,
     file_stats: IndexFigure<Arc<FileStats>>,
 }
 
@@ -140,6 +141,7 @@ impl SearchService {
                 embedder,
                 cfg,
                 chunk_stats: IndexFigure::new(),
+                chunk_estimate: IndexFigure::new(),
                 file_stats: IndexFigure::new(),
             }),
         }
@@ -200,6 +202,10 @@ impl SearchService {
         let vector = async {
             match (&embedding, mode) {
                 (Some(e), SearchMode::Hybrid | SearchMode::Vector) => {
+                    let chunks = inner
+                        .chunk_estimate
+                        .get(generation, inner.store.chunk_count_estimate())
+                        .await?;
                     inner
                         .store
                         .vector_search(&VectorQuery {
@@ -208,6 +214,7 @@ impl SearchService {
                             filters: &req.filters,
                             min_similarity: req.min_similarity.unwrap_or(-1.0),
                             limit: depth,
+                            ef_search: ef_search_for(inner.cfg.hnsw_ef_search, chunks),
                         })
                         .await
                 }
@@ -232,7 +239,9 @@ impl SearchService {
         let file_list = async {
             let stats = inner
                 .file_stats
-                .get(generation, async { Ok(Arc::new(inner.store.file_stats().await?)) })
+                .get(generation, async {
+                    Ok(Arc::new(inner.store.file_stats().await?))
+                })
                 .await?;
             inner
                 .store
@@ -258,8 +267,7 @@ impl SearchService {
                 // file may show more than one, or when too few files match to fill the page.
                 SearchMode::Lexical => {
                     let files = file_list.await?;
-                    let chunks = if req.max_per_file > 1 || files.len() < req.offset + req.limit
-                    {
+                    let chunks = if req.max_per_file > 1 || files.len() < req.offset + req.limit {
                         chunk_list().await?
                     } else {
                         Vec::new()
@@ -434,9 +442,14 @@ fn fuse(
         _ => [cfg.vector_weight, cfg.lexical_weight, cfg.file_weight],
     };
     let rrf = |rank: Option<usize>, w: f64| rank.map_or(0.0, |r| w / (cfg.rrf_k + r as f64));
+    let convex = Convex::new(&merged);
     for h in &mut merged {
         if mode == SearchMode::Vector {
             h.score = h.hit.similarity.unwrap_or(-1.0);
+            continue;
+        }
+        if cfg.fusion == Fusion::Convex {
+            h.score = convex.score(h, weights);
             continue;
         }
         // The file-level list only ever holds one chunk per file: its rank is the file's.
@@ -465,6 +478,65 @@ fn fuse(
             .then_with(|| a.hit.chunk_index.cmp(&b.hit.chunk_index))
     });
     merged
+}
+
+/// The scales of convex fusion: each list's scores mapped to [0, 1] within the candidates.
+struct Convex {
+    /// Lowest and highest cosine similarity among the candidates.
+    similarity: (f64, f64),
+    /// Highest chunk BM25.
+    chunk_lexical: f64,
+    /// Each file's BM25, and the highest.
+    files: HashMap<(String, String), f64>,
+    file_lexical: f64,
+}
+
+impl Convex {
+    fn new(hits: &[ScoredHit]) -> Self {
+        let mut similarity = (f64::INFINITY, f64::NEG_INFINITY);
+        let (mut chunk_lexical, mut file_lexical) = (0.0f64, 0.0f64);
+        let mut files = HashMap::new();
+        for h in hits {
+            if let Some(s) = h.hit.similarity {
+                similarity = (similarity.0.min(s), similarity.1.max(s));
+            }
+            if h.lexical_rank.is_some() {
+                chunk_lexical = chunk_lexical.max(h.hit.lexical.unwrap_or(0.0));
+            }
+            if let Some(f) = h.file_lexical {
+                file_lexical = file_lexical.max(f);
+                files.insert((h.hit.repository.clone(), h.hit.file_path.clone()), f);
+            }
+        }
+        Self {
+            similarity,
+            chunk_lexical,
+            files,
+            file_lexical,
+        }
+    }
+
+    /// `Σ weight × scaled score` over the vector, chunk BM25 and file BM25 scores; a score
+    /// the chunk does not have counts 0.
+    fn score(&self, h: &ScoredHit, [w_vector, w_chunk, w_file]: [f64; 3]) -> f64 {
+        let (lo, hi) = self.similarity;
+        let similarity = h
+            .hit
+            .similarity
+            .map_or(0.0, |s| if hi > lo { (s - lo) / (hi - lo) } else { 1.0 });
+        let scaled = |score: Option<f64>, best: f64| match score {
+            Some(s) if best > 0.0 => s / best,
+            _ => 0.0,
+        };
+        let chunk = scaled(h.lexical_rank.and(h.hit.lexical), self.chunk_lexical);
+        let file = scaled(
+            self.files
+                .get(&(h.hit.repository.clone(), h.hit.file_path.clone()))
+                .copied(),
+            self.file_lexical,
+        );
+        w_vector * similarity + w_chunk * chunk + w_file * file
+    }
 }
 
 /// Keeps the order, except that a file's chunks beyond the first `max_per_file` (and chunks
@@ -514,8 +586,9 @@ mod tests {
     }
 
     #[test]
-    fn fusion_rewards_agreement() {
+    fn rank_fusion_rewards_agreement() {
         let mut cfg = Config::defaults().expect("defaults").search;
+        cfg.fusion = Fusion::Rrf;
         cfg.lexical_weight = 1.0;
         let a = hit("a", 0, "a");
         let b = hit("b", 0, "b");
@@ -532,6 +605,44 @@ mod tests {
         assert_eq!(order, ["b", "a", "c"]);
         assert_eq!(fused[0].vector_rank, Some(2));
         assert_eq!(fused[0].lexical_rank, Some(2));
+    }
+
+    #[test]
+    fn convex_fusion_weighs_scores_scaled_within_the_candidates() {
+        let cfg = Config::defaults().expect("defaults").search;
+        assert_eq!(cfg.fusion, Fusion::Convex);
+        let with = |path: &str, similarity: f64, lexical: Option<f64>| Hit {
+            similarity: Some(similarity),
+            lexical,
+            ..hit(path, 0, path)
+        };
+        // a is the nearest by meaning; b is almost as near and the file BM25's clear first;
+        // c matches a few words and little meaning.
+        let a = with("a", 0.90, None);
+        let b = with("b", 0.88, None);
+        let b_file = Hit {
+            id: b.id,
+            ..with("b", 0.88, Some(10.0))
+        };
+        let c = with("c", 0.30, Some(2.0));
+        let fused = fuse(
+            vec![a, b],
+            Vec::new(),
+            vec![b_file, c],
+            SearchMode::Hybrid,
+            &cfg,
+        );
+        let scores: Vec<(&str, f64)> = fused
+            .iter()
+            .map(|h| (h.hit.file_path.as_str(), h.score))
+            .collect();
+        // Similarity scaled over [0.30, 0.90], BM25 divided by 10; weights 1 and 1.
+        let expected = [("b", 0.58 / 0.60 + 1.0), ("a", 1.0), ("c", 0.2)];
+        assert_eq!(scores.len(), 3);
+        for ((path, score), (want_path, want)) in scores.iter().zip(expected) {
+            assert_eq!(*path, want_path);
+            assert!((score - want).abs() < 1e-9, "{path}: {score} != {want}");
+        }
     }
 
     #[test]

@@ -151,6 +151,21 @@ pub struct VectorQuery<'a> {
     pub filters: &'a Filters,
     pub min_similarity: f64,
     pub limit: i64,
+    /// Candidates the HNSW index examines ([`ef_search_for`]).
+    pub ef_search: u32,
+}
+
+/// `hnsw.ef_search` for an index of `vectors` rows when the configuration leaves it automatic
+/// (`configured` 0): the candidate list grows with the graph so that recall@10 against exact
+/// search stays near 0.95 (docs/BENCHMARKS.md, measured on the hash embedder's vectors, which
+/// are harder to index than a model's).
+pub fn ef_search_for(configured: u32, vectors: i64) -> u32 {
+    match (configured, vectors) {
+        (0, ..50_000) => 100,
+        (0, ..500_000) => 200,
+        (0, _) => 400,
+        (n, _) => n,
+    }
 }
 
 /// A lexical query over chunks: the query's terms with their BM25 weights.
@@ -301,25 +316,23 @@ impl Store {
             url: url.clone(),
             source,
         })?;
-        let ef_search = cfg.hnsw_ef_search;
         let pool = PgPoolOptions::new()
             .max_connections(cfg.max_connections)
             .acquire_timeout(Duration::from_secs(cfg.connect_timeout_secs))
-            .after_connect(move |conn, _| {
+            .after_connect(|conn, _| {
                 Box::pin(async move {
-                    // - HNSW search settings (pgvector >= 0.8): the candidate list, and
-                    //   iterative scans so that filtered searches keep scanning until they
-                    //   have `limit` rows instead of silently returning fewer.
+                    // - HNSW iterative scans (pgvector >= 0.8), so that filtered searches
+                    //   keep scanning until they have `limit` rows instead of silently
+                    //   returning fewer.
                     // - Prepared statements use one plan, made at their first run: planning
                     //   the lexical queries again at each run cost more than running them
                     //   (1 to 5 ms). The vector search, whose best plan depends on how much
                     //   its filters let through, asks for a fresh plan each time.
                     for setting in [
-                        format!("SET hnsw.ef_search = {ef_search}"),
-                        "SET hnsw.iterative_scan = relaxed_order".to_owned(),
-                        "SET plan_cache_mode = force_generic_plan".to_owned(),
+                        "SET hnsw.iterative_scan = relaxed_order",
+                        "SET plan_cache_mode = force_generic_plan",
                     ] {
-                        sqlx::query(&setting).execute(&mut *conn).await?;
+                        sqlx::query(setting).execute(&mut *conn).await?;
                     }
                     Ok(())
                 })
@@ -864,7 +877,11 @@ impl Store {
         // selective filter lets through (see `connect`).
         let mut tx = self
             .pool
-            .begin_with("BEGIN; SET LOCAL plan_cache_mode = force_custom_plan")
+            .begin_with(format!(
+                "BEGIN; SET LOCAL plan_cache_mode = force_custom_plan;
+                 SET LOCAL hnsw.ef_search = {}",
+                query.ef_search.clamp(1, 1000)
+            ))
             .await
             .map_err(q("searching vectors"))?;
         let rows = qb
@@ -915,6 +932,17 @@ impl Store {
             .collect())
     }
 
+    /// The planner's estimate of the chunk count (kept by VACUUM and ANALYZE): instant.
+    pub async fn chunk_count_estimate(&self) -> Result<i64, StoreError> {
+        sqlx::query_scalar(
+            "SELECT greatest(reltuples, 0)::int8 FROM pg_class
+             WHERE oid = 'codebase_index'::regclass",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(q("estimating the chunk count"))
+    }
+
     /// Chunk count and average lexical length (a full scan: callers cache it).
     pub async fn collection_stats(&self) -> Result<CollectionStats, StoreError> {
         let row = sqlx::query(
@@ -934,10 +962,11 @@ impl Store {
     /// callers cache it). A file has one posting per term, so a common term's share of the
     /// postings times their number is its file count.
     pub async fn file_stats(&self) -> Result<FileStats, StoreError> {
-        let files: i64 = sqlx::query_scalar("SELECT count(*) FROM indexed_files WHERE error IS NULL")
-            .fetch_one(&self.pool)
-            .await
-            .map_err(q("counting files"))?;
+        let files: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM indexed_files WHERE error IS NULL")
+                .fetch_one(&self.pool)
+                .await
+                .map_err(q("counting files"))?;
         let common: Vec<(String, i64)> = sqlx::query_as(
             "SELECT v.term, (v.freq * c.reltuples)::int8
              FROM pg_stats s JOIN pg_class c ON c.oid = 'file_terms'::regclass,
@@ -1039,8 +1068,10 @@ impl Store {
             .push_bind(query.stats.common_terms.clone())
             .push("::text[], ")
             .push_bind(query.stats.common_counts.clone())
-            .push("::int8[]) AS c(term, files) USING (term)),
-                 q AS (SELECT term, ln(1 + (")
+            .push(
+                "::int8[]) AS c(term, files) USING (term)),
+                 q AS (SELECT term, ln(1 + (",
+            )
             .push_bind(query.stats.files.max(1) as f64)
             .push(
                 "::float8 - files + 0.5) / (files + 0.5)) AS idf
@@ -1053,7 +1084,7 @@ impl Store {
                    SELECT p.file_id, sum(q.idf * p.impact) AS score
                    FROM q CROSS JOIN LATERAL (
                      SELECT p.file_id, p.impact FROM file_terms p",
-        );
+            );
         if filtered {
             qb.push(
                 " JOIN indexed_files f ON f.id = p.file_id

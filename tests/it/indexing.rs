@@ -339,6 +339,7 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
             filters: &py,
             min_similarity: -1.0,
             limit: 50,
+            ef_search: 40,
         })
         .await
         .expect("search");
