@@ -5,7 +5,7 @@
 //! the file's row in `indexed_files`, so a search never sees half a file and a crash never
 //! leaves one. Nothing else in the crate writes SQL.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -229,9 +229,30 @@ pub struct CollectionStats {
 #[derive(Debug, Clone, Default)]
 pub struct FileStats {
     pub files: i64,
-    pub common_terms: Vec<String>,
-    /// Files holding `common_terms[i]`.
-    pub common_counts: Vec<i64>,
+    /// Common term -> files holding it.
+    pub common: BTreeMap<String, i64>,
+}
+
+impl FileStats {
+    /// The common terms a query of `words` may contain, with their file counts: those that
+    /// start with one of the words' first three letters (a stem does, but for a few irregular
+    /// words such as "dying" -> "die", whose terms the query then counts itself). A query
+    /// passes a handful of terms to PostgreSQL instead of all 1,000.
+    fn common_for(&self, words: &str) -> (Vec<String>, Vec<i64>) {
+        let mut found: BTreeMap<&str, i64> = BTreeMap::new();
+        for word in words.split_whitespace() {
+            let prefix: String = word.to_lowercase().chars().take(3).collect();
+            let matching = self
+                .common
+                .range(prefix.clone()..)
+                .take_while(|(term, _)| term.starts_with(&prefix));
+            found.extend(matching.map(|(term, files)| (term.as_str(), *files)));
+        }
+        found
+            .into_iter()
+            .map(|(term, files)| (term.to_owned(), files))
+            .unzip()
+    }
 }
 
 /// One search hit. `similarity` is the cosine similarity to the query (absent when the chunk
@@ -977,11 +998,9 @@ impl Store {
         .fetch_all(&self.pool)
         .await
         .map_err(q("reading the common terms"))?;
-        let (common_terms, common_counts) = common.into_iter().unzip();
         Ok(FileStats {
             files,
-            common_terms,
-            common_counts,
+            common: common.into_iter().collect(),
         })
     }
 
@@ -1046,6 +1065,7 @@ impl Store {
     /// chunks' own BM25), for the others their first chunk, which is cheaper.
     pub async fn lexical_file_search(&self, query: &FileQuery<'_>) -> Result<Vec<Hit>, StoreError> {
         let filtered = query.filters != &Filters::default();
+        let (common_terms, common_counts) = query.stats.common_for(query.text);
         // q: the query's terms with their idf (Lucene's BM25 variant, positive for any term a
         // file lacks); a term counted in more files than there are (statistics lagging
         // behind deletions) is left out.
@@ -1065,9 +1085,9 @@ impl Store {
                 ") s))::float8 AS files
                        FROM t LEFT JOIN unnest(",
             )
-            .push_bind(query.stats.common_terms.clone())
+            .push_bind(common_terms)
             .push("::text[], ")
-            .push_bind(query.stats.common_counts.clone())
+            .push_bind(common_counts)
             .push(
                 "::int8[]) AS c(term, files) USING (term)),
                  q AS (SELECT term, ln(1 + (",
@@ -1395,4 +1415,30 @@ fn pad(v: &[f32]) -> Vector {
     padded.extend_from_slice(&v[..v.len().min(VECTOR_WIDTH)]);
     padded.resize(VECTOR_WIDTH, 0.0);
     Vector::from(padded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_passes_only_the_common_terms_its_words_may_stem_to() {
+        let stats = FileStats {
+            files: 100,
+            common: [
+                ("connect", 40),
+                ("connector", 30),
+                ("retri", 20),
+                ("use", 90),
+            ]
+            .into_iter()
+            .map(|(t, n)| (t.to_owned(), n))
+            .collect(),
+        };
+        // "Retrying" stems to "retri"; "con" prefixes two terms, each passed once.
+        let (terms, counts) = stats.common_for("Retrying connection conn");
+        assert_eq!(terms, ["connect", "connector", "retri"]);
+        assert_eq!(counts, [40, 30, 20]);
+        assert_eq!(stats.common_for("zebra"), (Vec::new(), Vec::new()));
+    }
 }
