@@ -315,14 +315,6 @@ pub struct RepositorySummary {
     pub last_indexed: Option<DateTime<Utc>>,
 }
 
-/// Index size.
-#[derive(Debug, Clone, Default)]
-pub struct Totals {
-    pub chunks: i64,
-    pub files: i64,
-    pub last_indexed: Option<DateTime<Utc>>,
-}
-
 #[derive(Clone)]
 pub struct Store {
     pool: PgPool,
@@ -1209,22 +1201,25 @@ impl Store {
         Ok(())
     }
 
-    /// Files, chunks, pending vectors and errors, per repository and in total.
+    /// Files, chunks, pending vectors and errors, per repository and in total. Cheap at any
+    /// size (the heartbeat runs it every 30 s): chunks are counted from each file's
+    /// `chunk_count`, written in the same transaction as its rows, and only the chunks without
+    /// a vector are read, through their partial index.
     pub async fn index_summary(&self) -> Result<IndexSummary, StoreError> {
         let rows = sqlx::query(
             "WITH f AS (
                SELECT repository, count(*) FILTER (WHERE chunk_count > 0) AS files,
                       count(*) FILTER (WHERE error IS NOT NULL) AS errors,
-                      max(indexed_at) AS last_indexed
+                      sum(chunk_count)::int8 AS chunks, max(indexed_at) AS last_indexed
                FROM indexed_files GROUP BY repository),
              c AS (
-               SELECT repository, count(*) AS chunks,
-                      count(*) FILTER (WHERE embedding IS NULL AND embed_error IS NULL) AS pending,
-                      count(*) FILTER (WHERE embedding IS NULL AND embed_error IS NOT NULL) AS rejected
-               FROM codebase_index GROUP BY repository)
+               SELECT repository,
+                      count(*) FILTER (WHERE embed_error IS NULL) AS pending,
+                      count(*) FILTER (WHERE embed_error IS NOT NULL) AS rejected
+               FROM codebase_index WHERE embedding IS NULL GROUP BY repository)
              SELECT coalesce(f.repository, c.repository) AS name, r.root_path AS root,
                     coalesce(f.files, 0) AS files, coalesce(f.errors, 0) AS errors,
-                    f.last_indexed, coalesce(c.chunks, 0) AS chunks,
+                    f.last_indexed, coalesce(f.chunks, 0) AS chunks,
                     coalesce(c.pending, 0) AS pending, coalesce(c.rejected, 0) AS rejected
              FROM f FULL JOIN c ON c.repository = f.repository
              LEFT JOIN repositories r ON r.name = coalesce(f.repository, c.repository)
@@ -1254,23 +1249,6 @@ impl Store {
             errors: repositories.iter().map(|r| r.errors).sum(),
             last_indexed: repositories.iter().filter_map(|r| r.last_indexed).max(),
             repositories,
-        })
-    }
-
-    /// Chunks, files and the last indexing time.
-    pub async fn totals(&self) -> Result<Totals, StoreError> {
-        let row = sqlx::query(
-            "SELECT (SELECT count(*) FROM codebase_index) AS chunks,
-                    (SELECT count(*) FROM indexed_files WHERE chunk_count > 0) AS files,
-                    (SELECT max(indexed_at) FROM indexed_files) AS last_indexed",
-        )
-        .fetch_one(&self.pool)
-        .await
-        .map_err(q("counting the index"))?;
-        Ok(Totals {
-            chunks: row.get("chunks"),
-            files: row.get("files"),
-            last_indexed: row.get("last_indexed"),
         })
     }
 }
