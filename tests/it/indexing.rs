@@ -350,3 +350,94 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
         "sorted"
     );
 }
+
+#[tokio::test]
+async fn a_repository_filter_finds_files_in_small_and_large_repositories() {
+    use codesearch::config::SearchMode;
+    use codesearch::search::{RawSearch, SearchRequest, SearchService};
+    use codesearch::store::{ChunkRow, FileWrite};
+    use futures::StreamExt;
+    let db = test_db().await;
+    let cfg = support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    // "large" has more files than a repository-filtered query reads file by file (2,000), so
+    // its queries walk the postings; "small" has three.
+    let files: Vec<(String, String, String)> = (0..2010)
+        .map(|i| {
+            (
+                "large".to_owned(),
+                format!("f{i}.rs"),
+                format!("common marker{i}"),
+            )
+        })
+        .chain((0..3).map(|i| ("small".to_owned(), format!("s{i}.rs"), "common".to_owned())))
+        .collect();
+    futures::stream::iter(&files)
+        .map(|(repository, path, text)| {
+            let store = store.clone();
+            async move {
+                let rows = [ChunkRow {
+                    chunk_index: 0,
+                    content: text.clone(),
+                    start_line: 1,
+                    end_line: 1,
+                    symbol: None,
+                    kind: "text".into(),
+                    content_hash: format!("{repository}/{path}"),
+                    embedding: None,
+                    embed_error: None,
+                    lexical: text.clone(),
+                    lexical_length: 2,
+                }];
+                store
+                    .replace_file(&FileWrite {
+                        repository,
+                        file_path: path,
+                        file_hash: "h",
+                        file_type: "rs",
+                        language: "rust",
+                        module: None,
+                        component_type: None,
+                        size_bytes: 1,
+                        chunker_version: 1,
+                        embedding_model: "hash/v1",
+                        embedding_dim: 384,
+                        chunks: &rows,
+                        lexical: text,
+                        lexical_length: 2,
+                    })
+                    .await
+                    .expect("write");
+            }
+        })
+        .buffer_unordered(8)
+        .collect::<Vec<()>>()
+        .await;
+    store.vacuum_analyze().await.expect("analyze");
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
+    let service = SearchService::new(store, embedder, cfg.search.clone());
+    // Hybrid: the chunks have no vectors, so only the file-level BM25 list can find them
+    // (lexical mode would fill a short page from the chunk list).
+    let search = |query: &str, repository: &str| {
+        let raw = RawSearch {
+            mode: Some(SearchMode::Hybrid.as_str().into()),
+            repository: Some(repository.into()),
+            limit: Some(10),
+            ..RawSearch::query(query)
+        };
+        let req = SearchRequest::new(raw, &cfg.search).expect("valid");
+        let service = service.clone();
+        async move {
+            let hits = service.search(&req).await.expect("search").hits;
+            hits.into_iter()
+                .map(|h| (h.hit.repository, h.hit.file_path))
+                .collect::<Vec<_>>()
+        }
+    };
+    let found = search("marker1234", "large").await;
+    assert_eq!(found[0], ("large".to_owned(), "f1234.rs".to_owned()));
+    let found = search("common", "small").await;
+    assert_eq!(found.len(), 3);
+    assert!(found.iter().all(|(r, _)| r == "small"), "{found:?}");
+    assert!(search("marker1234", "small").await.is_empty());
+}
