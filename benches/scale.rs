@@ -44,7 +44,7 @@ use tokio_util::sync::CancellationToken;
 
 const DEFAULT_CHUNKS: i64 = 100_000;
 /// `hnsw.ef_search` values the recall table compares.
-const EF_SEARCH: [u32; 4] = [40, 100, 200, 400];
+const EF_SEARCH: [u32; 5] = [40, 100, 200, 400, 800];
 const VERBS: [&str; 20] = [
     "parse",
     "read",
@@ -386,9 +386,10 @@ async fn main() -> anyhow::Result<()> {
         )
         .await?;
     println!(
-        "\n[recall@10 of HNSW against exact search at {total} chunks, {} queries per row; ef_search by default here: {}]",
+        "\n[recall@10 of HNSW against exact search at {total} chunks, {} queries per row; ef_search by default here: {} unfiltered, {} filtered]",
         probes.len(),
-        ef_search_for(cfg.search.hnsw_ef_search, total)
+        ef_search_for(cfg.search.hnsw_ef_search, total, false),
+        ef_search_for(cfg.search.hnsw_ef_search, total, true)
     );
     for (name, filters, predicate) in &filter_cases {
         let matching: i64 = sqlx::query_scalar(&format!(

@@ -30,8 +30,8 @@ pub use self::text::{glob_to_regex, lexical_text, words};
 use crate::config::{Fusion, SearchConfig, SearchMode};
 use crate::embed::{EmbedError, Embedder, InputKind};
 use crate::store::{
-    CollectionStats, FileQuery, FileStats, Hit, LexicalQuery, Store, StoreError, TermWeight,
-    VectorQuery, ef_search_for,
+    CollectionStats, FileQuery, FileStats, Filters, Hit, LexicalQuery, Store, StoreError,
+    TermWeight, VectorQuery, ef_search_for,
 };
 
 /// Query terms found in more chunks than this are "common": they are still scored, but do not
@@ -214,7 +214,11 @@ impl SearchService {
                             filters: &req.filters,
                             min_similarity: req.min_similarity.unwrap_or(-1.0),
                             limit: depth,
-                            ef_search: ef_search_for(inner.cfg.hnsw_ef_search, chunks),
+                            ef_search: ef_search_for(
+                                inner.cfg.hnsw_ef_search,
+                                chunks,
+                                req.filters != Filters::default(),
+                            ),
                         })
                         .await
                 }

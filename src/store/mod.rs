@@ -158,13 +158,20 @@ pub struct VectorQuery<'a> {
 /// `hnsw.ef_search` for an index of `vectors` rows when the configuration leaves it automatic
 /// (`configured` 0): the candidate list grows with the graph so that recall@10 against exact
 /// search stays near 0.95 (docs/BENCHMARKS.md, measured on the hash embedder's vectors, which
-/// are harder to index than a model's).
-pub fn ef_search_for(configured: u32, vectors: i64) -> u32 {
-    match (configured, vectors) {
-        (0, ..50_000) => 100,
-        (0, ..500_000) => 200,
-        (0, _) => 400,
-        (n, _) => n,
+/// are harder to index than a model's). A filtered search gets twice as many: the filter
+/// discards candidates, and the walk finds the remaining rows' nearest less well.
+pub fn ef_search_for(configured: u32, vectors: i64, filtered: bool) -> u32 {
+    let automatic = if vectors < 50_000 {
+        100
+    } else if vectors < 500_000 {
+        200
+    } else {
+        400
+    };
+    match configured {
+        0 if filtered => automatic * 2,
+        0 => automatic,
+        n => n,
     }
 }
 
