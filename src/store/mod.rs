@@ -864,8 +864,20 @@ impl Store {
     }
 
     /// Cosine kNN over the vectors of one model, with filters: exact while the table is small,
-    /// through the HNSW index (iterative scan, re-sorted) once it exists.
+    /// through the HNSW index (iterative scan, re-sorted) once it exists, and exact over the
+    /// matching files' chunks when a path filter lets few through.
     pub async fn vector_search(&self, query: &VectorQuery<'_>) -> Result<Vec<Hit>, StoreError> {
+        // The planner cannot tell how many rows a regular expression lets through, so it
+        // walks the HNSW graph for a path filter, whose recall suffers when the filter
+        // discards most candidates (docs/BENCHMARKS.md). The files' chunk counts tell.
+        let exact_in_files = match &query.filters.path_regex {
+            Some(re) => {
+                self.chunks_in_files(re, query.filters.repositories.as_deref())
+                    .await?
+                    <= EXACT_PATH_SCAN_CHUNKS
+            }
+            None => false,
+        };
         // `relaxed_order` iterative scans may return rows slightly out of order: the outer
         // query puts them back in order (pgvector's documented pattern).
         let vector = pad(query.embedding);
@@ -873,11 +885,24 @@ impl Store {
             "WITH nearest AS MATERIALIZED (
                SELECT {HIT_COLUMNS}, embedding <=> "
         ));
-        qb.push_bind(vector.clone())
-            .push(
-                " AS distance FROM codebase_index
-               WHERE embedding IS NOT NULL AND embedding_model = ",
-            )
+        qb.push_bind(vector.clone()).push(" AS distance FROM ");
+        match (&query.filters.path_regex, exact_in_files) {
+            // The matching files' chunks, through the (repository, file_path) key; `OFFSET 0`
+            // keeps the planner from merging this into an HNSW walk.
+            (Some(re), true) => {
+                qb.push(
+                    "(SELECT x.* FROM indexed_files m JOIN codebase_index x
+                        ON x.repository = m.repository AND x.file_path = m.file_path
+                      WHERE m.file_path ~ ",
+                )
+                .push_bind(re.clone())
+                .push(" OFFSET 0) AS codebase_index");
+            }
+            _ => {
+                qb.push("codebase_index");
+            }
+        }
+        qb.push(" WHERE embedding IS NOT NULL AND embedding_model = ")
             .push_bind(query.model.to_owned())
             .push(" AND 1 - (embedding <=> ")
             .push_bind(vector.clone())
@@ -950,6 +975,23 @@ impl Store {
                 count: r.get("df"),
             })
             .collect())
+    }
+
+    /// Chunks in the files whose path matches `path_regex` (in `repositories`, if given).
+    async fn chunks_in_files(
+        &self,
+        path_regex: &str,
+        repositories: Option<&[String]>,
+    ) -> Result<i64, StoreError> {
+        sqlx::query_scalar(
+            "SELECT coalesce(sum(chunk_count), 0)::int8 FROM indexed_files
+             WHERE file_path ~ $1 AND ($2::text[] IS NULL OR repository = ANY($2))",
+        )
+        .bind(path_regex)
+        .bind(repositories.filter(|r| !r.is_empty()))
+        .fetch_one(&self.pool)
+        .await
+        .map_err(q("counting the chunks a path filter lets through"))
     }
 
     /// The planner's estimate of the chunk count (kept by VACUUM and ANALYZE): instant.
@@ -1321,6 +1363,9 @@ pub const FILE_TERM_COUNT_CAP: i64 = 50_000;
 /// A repository-filtered file query reads the postings of the repositories' files directly
 /// when they have at most this many files (a lookup per file and term).
 const FEW_FILES: i64 = 2000;
+/// A path-filtered vector search scans the matching files' chunks exactly, instead of walking
+/// the HNSW graph, when they are at most this many (about 25 ms of distances).
+const EXACT_PATH_SCAN_CHUNKS: i64 = 10_000;
 const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
 /// The document length file postings are normalized to, in words: BM25's average length,

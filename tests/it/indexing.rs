@@ -349,6 +349,44 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
         hits.windows(2).all(|w| w[0].similarity >= w[1].similarity),
         "sorted"
     );
+
+    // A path filter letting few chunks through is answered exactly: the similarities are the
+    // best 50 of the 1,000 chunks of f1.rs and f11.rs to f19.rs (f10 is a `py` file).
+    let path = Filters {
+        path_regex: Some(codesearch::search::glob_to_regex("f1*.rs").expect("glob")),
+        ..Filters::default()
+    };
+    let hits = store
+        .vector_search(&VectorQuery {
+            embedding: &query,
+            model: "hash/v1",
+            filters: &path,
+            min_similarity: -1.0,
+            limit: 50,
+            ef_search: 40,
+        })
+        .await
+        .expect("search");
+    let cosine = |v: &[f32]| -> f64 { v.iter().zip(&query).map(|(a, b)| f64::from(a * b)).sum() };
+    let mut expected: Vec<f64> = [1, 11, 12, 13, 14, 15, 16, 17, 18, 19]
+        .into_iter()
+        .flat_map(|f| (0..100).map(move |i| (f, i)))
+        .map(|(f, i)| cosine(&hash.embed_one(&format!("alpha beta {} {}", i % 7, f % 5))))
+        .collect();
+    expected.sort_by(|a, b| b.total_cmp(a));
+    let found: Vec<f64> = hits.iter().filter_map(|h| h.similarity).collect();
+    assert_eq!(found.len(), 50);
+    for (got, want) in found.iter().zip(&expected) {
+        assert!(
+            (got - want).abs() < 1e-4,
+            "{found:?} vs {:?}",
+            &expected[..50]
+        );
+    }
+    assert!(hits.iter().all(|h| {
+        let f = h.file_path.trim_start_matches('f').trim_end_matches(".rs");
+        f == "1" || (f.len() == 2 && f.starts_with('1'))
+    }));
 }
 
 #[tokio::test]
