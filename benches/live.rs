@@ -11,6 +11,8 @@
 //! 3. a burst of 1,000 new files: the time until all are indexed with their vectors, and the
 //!    process' memory before and at its peak.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,6 +20,7 @@ use std::time::{Duration, Instant};
 use codesearch::config::{Config, EmbedBackend};
 use codesearch::pipeline::Indexer;
 use codesearch::store::Store;
+use common::percentile;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -51,13 +54,6 @@ fn memory_kb(field: &str) -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         })
         .unwrap_or(0)
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 async fn search(client: &async_nats::Client, query: &str, mode: &str) -> Option<Value> {

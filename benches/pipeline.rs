@@ -12,6 +12,8 @@
 //!    microseconds), client round trip and server `searchTime`, then `codesearch stats` for
 //!    the same load (the server's percentiles, to compare with the client's).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,6 +23,7 @@ use codesearch::config::{Config, EmbedBackend};
 use codesearch::embed::{Embedder, HashEmbedder, InputKind, LocalEmbedder};
 use codesearch::pipeline::{Indexer, embedding_input};
 use codesearch::store::Store;
+use common::{percentile, registry_crate};
 use tokio_util::sync::CancellationToken;
 
 const DEFAULT_CRATES: &[&str] = &[
@@ -41,45 +44,6 @@ const DEFAULT_CRATES: &[&str] = &[
     "tree-sitter-0.",
 ];
 
-fn default_repos() -> Vec<PathBuf> {
-    let home = std::env::var("CARGO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo")
-        });
-    let mut repos = Vec::new();
-    let Ok(indexes) = std::fs::read_dir(home.join("registry/src")) else {
-        return repos;
-    };
-    for index in indexes.flatten() {
-        let Ok(entries) = std::fs::read_dir(index.path()) else {
-            continue;
-        };
-        let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-        names.sort();
-        for prefix in DEFAULT_CRATES {
-            // The newest version of each crate.
-            if let Some(p) = names.iter().rev().find(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with(prefix))
-            }) && !repos.contains(p)
-            {
-                repos.push(p.clone());
-            }
-        }
-    }
-    repos
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i]
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args()
@@ -87,7 +51,10 @@ async fn main() -> anyhow::Result<()> {
         .filter(|a| !a.starts_with("--"))
         .collect();
     let repos: Vec<PathBuf> = if args.is_empty() {
-        default_repos()
+        DEFAULT_CRATES
+            .iter()
+            .filter_map(|c| registry_crate(c))
+            .collect()
     } else {
         args.iter().map(PathBuf::from).collect()
     };

@@ -7,6 +7,8 @@
 //! repository per corpus), so a second run re-uses the vectors and takes seconds. The embedder
 //! is the configured one (`CODESEARCH_EMBEDDER`, default `auto`: the local model here).
 
+mod common;
+
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,6 +20,7 @@ use codesearch::daemon;
 use codesearch::pipeline::Indexer;
 use codesearch::scan::Walker;
 use codesearch::search::{RawSearch, SearchRequest, SearchService, words};
+use common::registry_crate;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
@@ -239,28 +242,6 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The newest version of a crate in the local cargo registry.
-fn registry_crate(prefix: &str) -> Option<PathBuf> {
-    let home = std::env::var("CARGO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo")
-        });
-    let mut found: Vec<PathBuf> = std::fs::read_dir(home.join("registry/src"))
-        .ok()?
-        .flatten()
-        .filter_map(|index| std::fs::read_dir(index.path()).ok())
-        .flat_map(|entries| entries.flatten().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(prefix))
-        })
-        .collect();
-    found.sort();
-    found.pop()
 }
 
 /// The baseline: Okapi BM25 (k1 = 1.2, b = 0.75) over whole files, words as code search

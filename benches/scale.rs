@@ -28,8 +28,9 @@
 //!    corpus have equal vectors). `BENCH_SKIP_RECALL=1` leaves this part out (at 1M chunks its
 //!    exact scans take about half an hour).
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -38,6 +39,7 @@ use codesearch::embed::{EmbedError, Embedder, HashEmbedder, InputKind};
 use codesearch::pipeline::Indexer;
 use codesearch::search::{RawSearch, SearchRequest, SearchService, glob_to_regex};
 use codesearch::store::{Filters, Store, VectorQuery, ef_search_for};
+use common::{percentile, registry_crates};
 use futures::future::BoxFuture;
 use sqlx::postgres::PgPoolOptions;
 use tokio_util::sync::CancellationToken;
@@ -90,43 +92,6 @@ const OBJECTS: [&str; 20] = [
     "a unicode identifier",
 ];
 
-/// The newest version of every crate in the local cargo registry, in name order.
-fn registry_crates() -> Vec<PathBuf> {
-    let home = std::env::var("CARGO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo")
-        });
-    let mut newest: std::collections::BTreeMap<String, PathBuf> = Default::default();
-    let Ok(indexes) = std::fs::read_dir(home.join("registry/src")) else {
-        return Vec::new();
-    };
-    for index in indexes.flatten() {
-        let Ok(entries) = std::fs::read_dir(index.path()) else {
-            continue;
-        };
-        let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-        // Name order puts a crate's versions together, the newest (usually) last.
-        dirs.sort();
-        for d in dirs {
-            let Some(name) = d.file_name().and_then(|n| n.to_str()) else {
-                continue;
-            };
-            // `name-1.2.3`: the crate name is everything before the last dash followed by a digit.
-            let crate_name = name
-                .char_indices()
-                .filter(|&(i, c)| {
-                    c == '-' && name[i + 1..].starts_with(|c: char| c.is_ascii_digit())
-                })
-                .map(|(i, _)| &name[..i])
-                .next_back()
-                .unwrap_or(name);
-            newest.insert(crate_name.to_owned(), d);
-        }
-    }
-    newest.into_values().collect()
-}
-
 /// The hash embedder, for a copy of the corpus: each text gets the copy's words appended.
 struct CopyEmbedder {
     inner: HashEmbedder,
@@ -154,13 +119,6 @@ impl Embedder for CopyEmbedder {
                 .collect())
         })
     }
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 async fn count(store: &Store) -> anyhow::Result<i64> {
