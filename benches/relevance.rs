@@ -6,6 +6,9 @@
 //! The corpora are indexed incrementally into the database given by `DATABASE_URL` (one
 //! repository per corpus), so a second run re-uses the vectors and takes seconds. The embedder
 //! is the configured one (`CODESEARCH_EMBEDDER`, default `auto`: the local model here).
+//!
+//! `RELEVANCE_SHOW=text` prints, for each query containing `text` (`*`: every query), hybrid's top 10 with the
+//! score parts and the baseline's ranking: for reading a ranking, not for tuning to it.
 
 mod common;
 
@@ -144,6 +147,9 @@ async fn main() -> anyhow::Result<()> {
     store.ensure_ann_index().await?;
     store.vacuum_analyze().await?;
 
+    let show = std::env::var("RELEVANCE_SHOW")
+        .ok()
+        .filter(|s| !s.is_empty());
     let mut search_cfg = cfg.search.clone();
     search_cfg.result_cache_entries = 0;
     let service = SearchService::new(store.clone(), Arc::clone(&embedder), search_cfg.clone());
@@ -171,6 +177,29 @@ async fn main() -> anyhow::Result<()> {
                     &search_cfg,
                 )?;
                 let out = service.search(&req).await?;
+                if *mode == "hybrid"
+                    && let Some(s) = &show
+                    && (s == "*" || q.query.contains(s.as_str()))
+                {
+                    println!("\n[{}] {:?} (relevant: {:?})", c.name, q.query, q.relevant);
+                    for h in out.hits.iter().take(10) {
+                        println!(
+                            "  {} {:.3}  cos {:.3}  file-bm25 {:>6}  {}:{} {}",
+                            if q.relevant.contains(&h.hit.file_path) {
+                                '*'
+                            } else {
+                                ' '
+                            },
+                            h.score,
+                            h.hit.similarity.unwrap_or(f64::NAN),
+                            h.file_lexical.map_or("-".into(), |f| format!("{f:.2}")),
+                            h.hit.file_path,
+                            h.hit.start_line.unwrap_or(0),
+                            h.hit.symbol.as_deref().unwrap_or("")
+                        );
+                    }
+                    println!("  bm25-file: {:?}", bm25.rank(&q.query, 5));
+                }
                 let mut seen = HashSet::new();
                 let ranked: Vec<String> = out
                     .hits

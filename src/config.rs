@@ -96,6 +96,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("CODESEARCH_SEARCH_LEXICAL_WEIGHT", "search.lexical_weight"),
     ("CODESEARCH_SEARCH_FILE_WEIGHT", "search.file_weight"),
     (
+        "CODESEARCH_SEARCH_DEFINITION_WEIGHT",
+        "search.definition_weight",
+    ),
+    (
         "CODESEARCH_SEARCH_MAX_CHUNKS_PER_FILE",
         "search.max_chunks_per_file",
     ),
@@ -278,6 +282,7 @@ pub struct SearchConfig {
     pub vector_weight: f64,
     pub lexical_weight: f64,
     pub file_weight: f64,
+    pub definition_weight: f64,
     pub max_chunks_per_file: usize,
     pub hnsw_ef_search: u32,
     pub result_cache_entries: usize,

@@ -647,6 +647,16 @@ fn rows_of(p: &Prepared, vectors: Vec<Vectored>) -> Vec<ChunkRow> {
                 embed_error,
                 lexical,
                 lexical_length,
+                defines: {
+                    let mut keys: Vec<String> = c
+                        .defines
+                        .iter()
+                        .flat_map(|d| crate::search::definition_keys(d))
+                        .collect();
+                    keys.sort_unstable();
+                    keys.dedup();
+                    keys
+                },
             }
         })
         .collect()

@@ -235,6 +235,7 @@ async fn answer(
                     lexical_rank: s.lexical_rank,
                     file_lexical: s.file_lexical,
                     file_lexical_rank: s.file_lexical_rank,
+                    definition: s.definition,
                 }),
             }
         })

@@ -120,6 +120,10 @@ pub struct ScoreParts {
     pub file_lexical: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_lexical_rank: Option<usize>,
+    /// The chunk defines an identifier the query names: 1 for the name as written, 0.6 for
+    /// the name or qualifier alone of a qualified one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<f64>,
 }
 
 /// A failed reply; also signalled in the `Nats-Service-Error` and `Nats-Service-Error-Code`

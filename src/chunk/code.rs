@@ -156,13 +156,10 @@ impl<'a> Walk<'a> {
                 _ => child.start_byte(),
             };
             prev_end = child.end_byte();
-            let symbol = match (context, &def.name) {
-                (Some(ctx), Some(name)) => Some(format!("{ctx}{}{name}", self.lang.separator())),
-                (None, Some(name)) => Some(name.clone()),
-                (Some(ctx), None) => Some(ctx.to_owned()),
-                (None, None) => None,
-            };
+            let symbol = self.qualify(context, &def.name);
             let end = child.end_byte();
+            // An `impl` block implements a type defined elsewhere: it defines nothing by name.
+            let defines = def.name.is_some() && def.kind != "impl";
             let too_large = self.text[start..end].chars().count() > self.max_chars;
             match def.body {
                 Some(body) if too_large && body.named_child_count() > 0 => {
@@ -173,12 +170,25 @@ impl<'a> Walk<'a> {
                         end,
                         id,
                         symbol: symbol.clone(),
+                        defines,
                     });
                     self.members(body, symbol.as_deref(), id);
                 }
                 _ => self.layout.spans.push(Span {
                     start,
                     end,
+                    // The definition, and its members when it is kept whole (a small class
+                    // or `impl` block).
+                    defines: symbol
+                        .iter()
+                        .filter(|_| defines)
+                        .cloned()
+                        .chain(
+                            def.body
+                                .map(|b| self.member_names(b, symbol.as_deref()))
+                                .unwrap_or_default(),
+                        )
+                        .collect(),
                     symbol,
                     kind: def.kind,
                     parent: parent_id,
@@ -186,6 +196,41 @@ impl<'a> Walk<'a> {
                 }),
             }
         }
+    }
+}
+
+impl Walk<'_> {
+    /// A definition's name qualified by its container's: `Stack::push`, `UserService.find`.
+    fn qualify(&self, context: Option<&str>, name: &Option<String>) -> Option<String> {
+        match (context, name) {
+            (Some(ctx), Some(name)) => Some(format!("{ctx}{}{name}", self.lang.separator())),
+            (None, Some(name)) => Some(name.clone()),
+            (Some(ctx), None) => Some(ctx.to_owned()),
+            (None, None) => None,
+        }
+    }
+
+    /// The qualified names of the named definitions inside `body`, at any depth (`impl`
+    /// blocks excluded, their members included).
+    fn member_names(&self, body: Node<'_>, context: Option<&str>) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut cursor = body.walk();
+        for child in body.named_children(&mut cursor) {
+            let Some(def) = definition(self.lang, child, self.text, true) else {
+                continue;
+            };
+            if def.name.is_none() {
+                continue;
+            }
+            let symbol = self.qualify(context, &def.name);
+            if def.kind != "impl" {
+                names.extend(symbol.clone());
+            }
+            if let Some(b) = def.body {
+                names.extend(self.member_names(b, symbol.as_deref()));
+            }
+        }
+        names
     }
 }
 

@@ -24,6 +24,7 @@ pub(crate) fn layout(text: &str) -> Layout {
                 end,
                 symbol,
                 kind: "section",
+                defines: Vec::new(),
                 parent: 0,
                 mergeable: true,
             });

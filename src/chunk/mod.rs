@@ -30,7 +30,7 @@ pub use code::CodeLanguage;
 
 /// Version of the chunking rules and of what is stored with each chunk and file (lexical
 /// text); part of every file's skip key, so a change re-processes files (vectors are reused).
-pub const CHUNKER_VERSION: i32 = 3;
+pub const CHUNKER_VERSION: i32 = 4;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +46,9 @@ pub struct Chunk {
     pub symbol: Option<String>,
     /// What the chunk holds: `function`, `method`, `class`, `section`, `statement`, `text`, ...
     pub kind: &'static str,
+    /// The qualified names of the code definitions (and SQL objects) whose start is in this
+    /// chunk: `symbol`'s, and those of the small definitions merged into it.
+    pub defines: Vec<String>,
 }
 
 /// Limits for chunking, from `[index]` in the configuration.
@@ -120,6 +123,9 @@ pub(crate) struct Span {
     pub end: usize,
     pub symbol: Option<String>,
     pub kind: &'static str,
+    /// The qualified names of the definitions that start in this span (several once small
+    /// definitions are merged).
+    pub defines: Vec<String>,
     /// Spans merge only with spans of the same parent.
     pub parent: usize,
     /// Pieces of a split definition are not merged with anything else.
@@ -134,6 +140,8 @@ pub(crate) struct Container {
     pub end: usize,
     pub id: usize,
     pub symbol: Option<String>,
+    /// Whether the container is a definition (a class), not an `impl` block.
+    pub defines: bool,
 }
 
 /// What a language's pass finds: definitions (or sections, statements) and containers. The
@@ -153,6 +161,7 @@ impl Layout {
                 end: text.len(),
                 symbol: None,
                 kind: "text",
+                defines: Vec::new(),
                 parent: 0,
                 mergeable: true,
             }],

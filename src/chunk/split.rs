@@ -31,6 +31,12 @@ pub(crate) fn fill_gaps(text: &str, layout: Layout) -> Vec<Span> {
             end,
             symbol: container.and_then(|c| c.symbol.clone()),
             kind: "code",
+            // The glue that opens a container (a large class's header) is its definition.
+            defines: container
+                .filter(|c| c.start == start && c.defines)
+                .and_then(|c| c.symbol.clone())
+                .into_iter()
+                .collect(),
             parent: container.map_or(0, |c| c.id),
             mergeable: true,
         });
@@ -81,11 +87,20 @@ pub(crate) fn split_large(text: &str, spans: Vec<Span>, opts: &ChunkOptions) -> 
             out.push(span);
             continue;
         }
-        for (start, end) in split_range(text, span.start, span.end, opts) {
+        for (i, (start, end)) in split_range(text, span.start, span.end, opts)
+            .into_iter()
+            .enumerate()
+        {
             out.push(Span {
                 start,
                 end,
                 mergeable: false,
+                // The definition starts in the first piece.
+                defines: if i == 0 {
+                    span.defines.clone()
+                } else {
+                    Vec::new()
+                },
                 ..span.clone()
             });
         }
@@ -176,6 +191,7 @@ pub(crate) fn merge_small(text: &str, spans: Vec<Span>, opts: &ChunkOptions) -> 
                     last.symbol = span.symbol;
                     last.kind = span.kind;
                 }
+                last.defines.extend(span.defines);
                 last.end = span.end;
                 continue;
             }
@@ -216,6 +232,7 @@ pub(crate) fn to_chunks(text: &str, spans: Vec<Span>) -> Vec<Chunk> {
             end_line: line_of(end.saturating_sub(1).max(start)) as u32 + 1,
             symbol: span.symbol,
             kind: span.kind,
+            defines: span.defines,
         });
     }
     chunks

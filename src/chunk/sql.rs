@@ -24,6 +24,12 @@ pub(crate) fn layout(text: &str) -> Layout {
         spans.push(Span {
             start: s,
             end: e,
+            // `ALTER TABLE x` or `INSERT INTO x` names an object defined elsewhere.
+            defines: symbol
+                .iter()
+                .filter(|_| kind.starts_with("create"))
+                .cloned()
+                .collect(),
             symbol,
             kind,
             parent: 0,

@@ -20,8 +20,13 @@ fn render(name: &str, opts: &ChunkOptions) -> String {
     check_invariants(&text, &chunks, opts);
     let mut out = String::new();
     for (i, c) in chunks.iter().enumerate() {
+        let defines = if c.defines.is_empty() {
+            String::new()
+        } else {
+            format!(" · defines {}", c.defines.join(", "))
+        };
         out.push_str(&format!(
-            "── {i} · lines {}-{} · {} · {}\n{}\n",
+            "── {i} · lines {}-{} · {} · {}{defines}\n{}\n",
             c.start_line,
             c.end_line,
             c.kind,

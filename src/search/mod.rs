@@ -26,12 +26,12 @@ use lru::LruCache;
 use thiserror::Error;
 
 pub use self::request::{MAX_DEPTH, RawSearch, SearchRequest};
-pub use self::text::{glob_to_regex, lexical_text, words};
+pub use self::text::{NamedKey, definition_keys, glob_to_regex, lexical_text, named_keys, words};
 use crate::config::{Fusion, SearchConfig, SearchMode};
 use crate::embed::{EmbedError, Embedder, InputKind};
 use crate::store::{
-    CollectionStats, FileQuery, FileStats, Filters, Hit, LexicalQuery, Store, StoreError,
-    TermWeight, VectorQuery, ef_search_for,
+    CollectionStats, DefinitionQuery, FileQuery, FileStats, Filters, Hit, LexicalQuery, Store,
+    StoreError, TermWeight, VectorQuery, ef_search_for,
 };
 
 /// Query terms found in more chunks than this are "common": they are still scored, but do not
@@ -66,6 +66,11 @@ pub struct ScoredHit {
     pub file_lexical: Option<f64>,
     /// 1-based rank of the chunk's file in the file-level lexical list.
     pub file_lexical_rank: Option<usize>,
+    /// When the chunk defines an identifier the query names: 1 for the name as written, less
+    /// for a part of a qualified name ([`NamedKey::weight`]).
+    pub definition: Option<f64>,
+    /// 1-based rank in the list of definitions (best match first).
+    pub definition_rank: Option<usize>,
 }
 
 /// Results and timings of one search.
@@ -280,9 +285,44 @@ impl SearchService {
                 }
             }
         };
-        let (vector, lexical) = tokio::join!(vector, lexical);
+        let named = named_keys(&req.query);
+        let definitions = async {
+            if mode == SearchMode::Vector || named.is_empty() || inner.cfg.definition_weight <= 0.0
+            {
+                return Ok(Vec::new());
+            }
+            let keys: Vec<String> = named.iter().map(|k| k.key.clone()).collect();
+            let found = inner
+                .store
+                .definition_search(&DefinitionQuery {
+                    keys: &keys,
+                    embedding: embedding_ref,
+                    filters: &req.filters,
+                })
+                .await?;
+            Ok::<_, StoreError>(
+                found
+                    .into_iter()
+                    .map(|(hit, matched)| {
+                        let weight = named
+                            .iter()
+                            .filter(|k| matched.contains(&k.key))
+                            .map(|k| k.weight)
+                            .fold(0.0, f64::max);
+                        (hit, weight)
+                    })
+                    .collect(),
+            )
+        };
+        let (vector, lexical, definitions) = tokio::join!(vector, lexical, definitions);
         let (chunks, files) = lexical?;
-        let mut hits = fuse(vector?, chunks, files, mode, &inner.cfg);
+        let lists = Lists {
+            vector: vector?,
+            chunks,
+            files,
+            definitions: definitions?,
+        };
+        let mut hits = fuse(lists, mode, &inner.cfg);
         if let Some(min) = req.min_similarity {
             hits.retain(|h| h.hit.similarity.is_some_and(|s| s >= min));
         }
@@ -381,28 +421,45 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The ranked lists a search fuses, best first in each.
+#[derive(Debug, Default)]
+struct Lists {
+    /// Chunks by cosine similarity.
+    vector: Vec<Hit>,
+    /// Chunks by BM25.
+    chunks: Vec<Hit>,
+    /// Each file's representative chunk, by the file's BM25.
+    files: Vec<Hit>,
+    /// Chunks defining identifiers the query names, with how well they match.
+    definitions: Vec<(Hit, f64)>,
+}
+
 /// Merges the ranked lists into one, best first.
 ///
-/// Vector mode: the cosine similarity. Otherwise reciprocal rank fusion at two levels: a
-/// chunk scores `Σ weight / (k + rank)` over the lists that found it, plus the same sum over
-/// its *file's* best rank in each list, so that evidence spread over a file (many chunks
-/// found, or the file-level BM25 list) lifts the file's best chunk. Lists: vector chunks
-/// (`vector_weight`), lexical chunks (`lexical_weight`) and lexical files (`file_weight`).
-fn fuse(
-    vector: Vec<Hit>,
-    chunks: Vec<Hit>,
-    files: Vec<Hit>,
-    mode: SearchMode,
-    cfg: &SearchConfig,
-) -> Vec<ScoredHit> {
+/// Vector mode: the cosine similarity. Otherwise (with `fusion = "rrf"`) reciprocal rank
+/// fusion at two levels: a chunk scores `Σ weight / (k + rank)` over the lists that found it,
+/// plus the same sum over its *file's* best rank in each list, so that evidence spread over a
+/// file (many chunks found, or the file-level BM25 list) lifts the file's best chunk. Lists:
+/// vector chunks (`vector_weight`), lexical chunks (`lexical_weight`), lexical files
+/// (`file_weight`) and definitions (`definition_weight`). Convex fusion: see [`Convex`].
+fn fuse(lists: Lists, mode: SearchMode, cfg: &SearchConfig) -> Vec<ScoredHit> {
     type FileKey = (String, String);
     let key = |h: &Hit| (h.repository.clone(), h.file_path.clone());
     let mut merged: Vec<ScoredHit> = Vec::new();
     let mut by_id: HashMap<uuid::Uuid, usize> = HashMap::new();
     // Per list, each file's first (best) rank.
-    let mut file_ranks: [HashMap<FileKey, usize>; 3] = Default::default();
-    let lists = [vector, chunks, files];
-    for (list, hits) in lists.into_iter().enumerate() {
+    let mut file_ranks: [HashMap<FileKey, usize>; 4] = Default::default();
+    let mut definitions = lists.definitions;
+    definitions.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let definition_weights: HashMap<uuid::Uuid, f64> =
+        definitions.iter().map(|(h, w)| (h.id, *w)).collect();
+    let ordered = [
+        lists.vector,
+        lists.chunks,
+        lists.files,
+        definitions.into_iter().map(|(h, _)| h).collect(),
+    ];
+    for (list, hits) in ordered.into_iter().enumerate() {
         let mut files_seen = 0;
         for (rank, hit) in hits.into_iter().enumerate() {
             let rank = rank + 1;
@@ -419,6 +476,8 @@ fn fuse(
                     lexical_rank: None,
                     file_lexical: None,
                     file_lexical_rank: None,
+                    definition: None,
+                    definition_rank: None,
                 });
                 merged.len() - 1
             });
@@ -429,9 +488,13 @@ fn fuse(
                     m.lexical_rank = Some(rank);
                     m.hit.lexical = hit.lexical;
                 }
-                _ => {
+                2 => {
                     m.file_lexical_rank = Some(rank);
                     m.file_lexical = hit.lexical;
+                }
+                _ => {
+                    m.definition_rank = Some(rank);
+                    m.definition = definition_weights.get(&hit.id).copied();
                 }
             }
             if m.hit.similarity.is_none() {
@@ -442,8 +505,13 @@ fn fuse(
     // Lexical mode has no vector list and always ranks chunks too (else each file would
     // only ever show its one best chunk).
     let weights = match mode {
-        SearchMode::Lexical => [0.0, 1.0, cfg.file_weight],
-        _ => [cfg.vector_weight, cfg.lexical_weight, cfg.file_weight],
+        SearchMode::Lexical => [0.0, 1.0, cfg.file_weight, cfg.definition_weight],
+        _ => [
+            cfg.vector_weight,
+            cfg.lexical_weight,
+            cfg.file_weight,
+            cfg.definition_weight,
+        ],
     };
     let rrf = |rank: Option<usize>, w: f64| rank.map_or(0.0, |r| w / (cfg.rrf_k + r as f64));
     let convex = Convex::new(&merged);
@@ -457,7 +525,12 @@ fn fuse(
             continue;
         }
         // The file-level list only ever holds one chunk per file: its rank is the file's.
-        let own = [h.vector_rank, h.lexical_rank, h.file_lexical_rank];
+        let own = [
+            h.vector_rank,
+            h.lexical_rank,
+            h.file_lexical_rank,
+            h.definition_rank,
+        ];
         let k = key(&h.hit);
         let chunk: f64 = own.iter().zip(weights).map(|(r, w)| rrf(*r, w)).sum();
         let file: f64 = file_ranks
@@ -520,9 +593,9 @@ impl Convex {
         }
     }
 
-    /// `Σ weight × scaled score` over the vector, chunk BM25 and file BM25 scores; a score
-    /// the chunk does not have counts 0.
-    fn score(&self, h: &ScoredHit, [w_vector, w_chunk, w_file]: [f64; 3]) -> f64 {
+    /// `Σ weight × scaled score` over the vector, chunk BM25 and file BM25 scores, plus the
+    /// definition match (already in [0, 1]); a score the chunk does not have counts 0.
+    fn score(&self, h: &ScoredHit, [w_vector, w_chunk, w_file, w_definition]: [f64; 4]) -> f64 {
         let (lo, hi) = self.similarity;
         let similarity = h
             .hit
@@ -539,7 +612,10 @@ impl Convex {
                 .copied(),
             self.file_lexical,
         );
-        w_vector * similarity + w_chunk * chunk + w_file * file
+        w_vector * similarity
+            + w_chunk * chunk
+            + w_file * file
+            + w_definition * h.definition.unwrap_or(0.0)
     }
 }
 
@@ -598,13 +674,12 @@ mod tests {
         let b = hit("b", 0, "b");
         let c = hit("c", 0, "c");
         // a is first in vector only, c first in lexical only, b second in both.
-        let fused = fuse(
-            vec![a.clone(), b.clone()],
-            vec![c.clone(), b.clone()],
-            Vec::new(),
-            SearchMode::Hybrid,
-            &cfg,
-        );
+        let lists = Lists {
+            vector: vec![a.clone(), b.clone()],
+            chunks: vec![c.clone(), b.clone()],
+            ..Lists::default()
+        };
+        let fused = fuse(lists, SearchMode::Hybrid, &cfg);
         let order: Vec<&str> = fused.iter().map(|h| h.hit.file_path.as_str()).collect();
         assert_eq!(order, ["b", "a", "c"]);
         assert_eq!(fused[0].vector_rank, Some(2));
@@ -629,13 +704,12 @@ mod tests {
             ..with("b", 0.88, Some(10.0))
         };
         let c = with("c", 0.30, Some(2.0));
-        let fused = fuse(
-            vec![a, b],
-            Vec::new(),
-            vec![b_file, c],
-            SearchMode::Hybrid,
-            &cfg,
-        );
+        let lists = Lists {
+            vector: vec![a, b],
+            files: vec![b_file, c],
+            ..Lists::default()
+        };
+        let fused = fuse(lists, SearchMode::Hybrid, &cfg);
         let scores: Vec<(&str, f64)> = fused
             .iter()
             .map(|h| (h.hit.file_path.as_str(), h.score))
@@ -656,13 +730,12 @@ mod tests {
         // is chunk 0, the lexical file list's representative is chunk 7 (the new function).
         let by_meaning = hit("f.py", 0, "def old(): ...");
         let by_words = hit("f.py", 7, "def saveprobe_handler(): ...");
-        let hits = fuse(
-            vec![by_meaning.clone()],
-            Vec::new(),
-            vec![by_words.clone()],
-            SearchMode::Hybrid,
-            &cfg,
-        );
+        let lists = Lists {
+            vector: vec![by_meaning.clone()],
+            files: vec![by_words.clone()],
+            ..Lists::default()
+        };
+        let hits = fuse(lists, SearchMode::Hybrid, &cfg);
         assert_eq!(hits[0].score, hits[1].score);
         assert_eq!(hits[0].hit.id, by_words.id);
     }
@@ -676,6 +749,8 @@ mod tests {
             lexical_rank: None,
             file_lexical: None,
             file_lexical_rank: None,
+            definition: None,
+            definition_rank: None,
         };
         let hits = vec![
             mk("a", 0, "x"),

@@ -1,4 +1,5 @@
-//! Text as lexical search sees it: identifiers split and kept whole, path globs as regexes.
+//! Text as lexical search sees it: identifiers split and kept whole, definitions keyed by
+//! name, path globs as regexes.
 
 /// The words of a text as code search sees them: lower-cased, identifiers split at case
 /// changes, digits and underscores (`getUserById` -> get, user, by, id), whole identifiers kept
@@ -57,6 +58,127 @@ fn split_identifier(token: &str) -> Vec<String> {
         parts.push(current);
     }
     parts
+}
+
+/// The keys a definition is found by: each suffix of its qualified name, lower-cased, with
+/// `::`, `.` and `#` read as one separator and anything after the name dropped
+/// (`Stack::push` -> `stack.push`, `push`; `LinesCodecError (fmt::Display impl)` ->
+/// `linescodecerror`).
+pub fn definition_keys(symbol: &str) -> Vec<String> {
+    // `Type (Trait impl)::method` is `Type::method`.
+    let mut name = String::with_capacity(symbol.len());
+    let mut depth = 0usize;
+    for c in symbol.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            c if depth == 0 => name.push(c),
+            _ => {}
+        }
+    }
+    let name = name.replace(" ::", "::");
+    let Some(segments) = name.split_whitespace().next().and_then(qualified_segments) else {
+        return Vec::new();
+    };
+    (0..segments.len())
+        .map(|i| segments[i..].join("."))
+        .collect()
+}
+
+/// An identifier a query names, as [`definition_keys`] spells it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedKey {
+    pub key: String,
+    /// How closely a definition with this key answers: 1 for the name as written (qualified
+    /// or not), less for a part of a qualified name (`Stack` or `push` of `Stack::push`).
+    pub weight: f64,
+}
+
+/// Weight of a definition that matches only the name or the qualifier of a qualified query
+/// identifier.
+const PART_KEY_WEIGHT: f64 = 0.6;
+
+/// The identifiers a query names, as definition keys: tokens written like code (`snake_case`,
+/// `camelCase`, `PascalCase` with two or more humps, or qualified with `::`, `.` or `#`).
+/// Plain words are not looked up: `Semaphore` or `close` name too much.
+pub fn named_keys(query: &str) -> Vec<NamedKey> {
+    let mut out: Vec<NamedKey> = Vec::new();
+    let mut add = |key: String, weight: f64| match out.iter_mut().find(|k| k.key == key) {
+        Some(k) => k.weight = k.weight.max(weight),
+        None => out.push(NamedKey { key, weight }),
+    };
+    let tokens =
+        query.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '$' | '#' | ':' | '.')));
+    for token in tokens {
+        let token = token.trim_matches(|c: char| matches!(c, ':' | '.'));
+        let Some(segments) = qualified_segments(token) else {
+            continue;
+        };
+        let qualified = segments.len() > 1;
+        if qualified && !token.contains("::") && !token.contains('#') && names_a_file(&segments) {
+            continue;
+        }
+        let raw: Vec<&str> = token
+            .split("::")
+            .flat_map(|s| s.split(['.', '#']))
+            .filter(|s| !s.is_empty())
+            .collect();
+        if !qualified && !raw.iter().any(|s| looks_like_code(s)) {
+            continue;
+        }
+        add(segments.join("."), 1.0);
+        if qualified {
+            add(segments[segments.len() - 1].clone(), PART_KEY_WEIGHT);
+            add(segments[..segments.len() - 1].join("."), PART_KEY_WEIGHT);
+        }
+    }
+    out
+}
+
+/// The lower-cased segments of a name qualified with `::`, `.` or `#`, or `None` when a
+/// segment is not an identifier.
+fn qualified_segments(name: &str) -> Option<Vec<String>> {
+    let segments: Vec<String> = name
+        .split("::")
+        .flat_map(|s| s.split(['.', '#']))
+        .filter(|s| !s.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let identifier = |s: &String| {
+        s.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    };
+    (!segments.is_empty() && segments.iter().all(identifier)).then_some(segments)
+}
+
+/// Whether a dotted name reads as a file name (`utils.py`, `Cargo.toml`) or an abbreviation
+/// (`e.g`) rather than a member (`loop.close`).
+fn names_a_file(segments: &[String]) -> bool {
+    const FILE_TYPES: [&str; 12] = [
+        "json", "toml", "yaml", "yml", "txt", "lock", "cfg", "ini", "html", "css", "sh", "xml",
+    ];
+    let last = segments[segments.len() - 1].as_str();
+    segments.iter().any(|s| s.chars().count() < 2)
+        || FILE_TYPES.contains(&last)
+        || !matches!(
+            crate::chunk::Language::from_path(&format!("x.{last}")),
+            crate::chunk::Language::Text
+        )
+}
+
+/// Whether a word is written like an identifier rather than prose: an inner underscore, or a
+/// lower-case letter followed by an upper-case one (`getUser`, `HeaderParseError`).
+fn looks_like_code(word: &str) -> bool {
+    let inner = word.trim_matches('_');
+    let chars: Vec<char> = word.chars().collect();
+    inner.contains('_')
+        || (word.starts_with("__") && word.ends_with("__") && !inner.is_empty())
+        || chars
+            .windows(2)
+            .any(|w| w[0].is_lowercase() && w[1].is_uppercase())
 }
 
 /// Translates a path glob into an anchored POSIX regular expression for PostgreSQL's `~`.
@@ -172,6 +294,56 @@ mod tests {
                 "v2"
             ]
         );
+    }
+
+    #[test]
+    fn definitions_are_keyed_by_each_suffix_of_their_name() {
+        assert_eq!(definition_keys("Stack::push"), ["stack.push", "push"]);
+        assert_eq!(
+            definition_keys("LinesCodecError (fmt::Display impl)"),
+            ["linescodecerror"]
+        );
+        assert_eq!(definition_keys("Npm.#exec"), ["npm.exec", "exec"]);
+        assert_eq!(
+            definition_keys("Error (fmt::Display impl)::fmt"),
+            ["error.fmt", "fmt"]
+        );
+        assert_eq!(definition_keys("a.B.c_d"), ["a.b.c_d", "b.c_d", "c_d"]);
+        assert!(definition_keys("Class: Agent > Example").is_empty());
+        assert!(definition_keys("0.2.0 (23. August, 2021)").is_empty());
+    }
+
+    #[test]
+    fn queries_name_identifiers_written_like_code() {
+        let keys = |q: &str| -> Vec<(String, f64)> {
+            named_keys(q)
+                .into_iter()
+                .map(|k| (k.key, k.weight))
+                .collect()
+        };
+        assert_eq!(
+            keys("where is max_frame_length set?"),
+            [("max_frame_length".into(), 1.0)]
+        );
+        assert_eq!(
+            keys("HeaderParseError raised"),
+            [("headerparseerror".into(), 1.0)]
+        );
+        assert_eq!(
+            keys("CancellationToken::child_token()"),
+            [
+                ("cancellationtoken.child_token".into(), 1.0),
+                ("child_token".into(), PART_KEY_WEIGHT),
+                ("cancellationtoken".into(), PART_KEY_WEIGHT),
+            ]
+        );
+        assert_eq!(keys("Semaphore.__init__"), keys("semaphore.__init__"));
+        assert_eq!(keys("__init__")[0], ("__init__".into(), 1.0));
+        // Prose, sentence case and a trailing full stop are not identifiers.
+        assert!(keys("Cancel the remaining tasks. Event loop is closed.").is_empty());
+        assert!(keys("RFC 2047 encoded words").is_empty());
+        assert!(keys("see utils.py, Cargo.toml and e.g. x.y").is_empty());
+        assert_eq!(keys("loop.close")[0], ("loop.close".into(), 1.0));
     }
 
     #[test]

@@ -108,6 +108,8 @@ pub struct ChunkRow {
     pub lexical: String,
     /// How many words `lexical` has: BM25's document length.
     pub lexical_length: i32,
+    /// Keys of the definitions that start in the chunk ([`crate::search::definition_keys`]).
+    pub defines: Vec<String>,
 }
 
 /// A file and its chunks, to be written in one transaction.
@@ -185,6 +187,16 @@ pub struct LexicalQuery<'a> {
     /// BM25's average document length.
     pub avg_length: f64,
     pub limit: i64,
+}
+
+/// A query for the chunks that define named identifiers.
+#[derive(Debug, Clone)]
+pub struct DefinitionQuery<'a> {
+    /// Definition keys ([`crate::search::definition_keys`]).
+    pub keys: &'a [String],
+    /// When given, each hit also gets its cosine similarity to this vector.
+    pub embedding: Option<(&'a [f32], &'a str)>,
+    pub filters: &'a Filters,
 }
 
 /// A lexical query over whole files. The terms and their weights are worked out in the same
@@ -513,18 +525,19 @@ impl Store {
             "INSERT INTO codebase_index (repository, file_path, chunk_index, chunk_content,
                embedding, file_type, module, component_type, file_hash, language, start_line,
                end_line, symbol, chunk_kind, content_hash, embedding_model, embedding_dim,
-               embed_error, embed_failed_at, lexemes, lexical_length)
+               embed_error, embed_failed_at, lexemes, lexical_length, defines)
              SELECT $1, $2, c.chunk_index, c.content, c.embedding, $3, $4, $5, $6, $7,
                c.start_line, c.end_line, c.symbol, c.kind, c.content_hash,
                CASE WHEN c.embedding IS NOT NULL THEN $8 END,
                CASE WHEN c.embedding IS NOT NULL THEN $9 END,
                c.embed_error, CASE WHEN c.embed_error IS NOT NULL THEN now() END,
-               to_tsvector('{TEXT_SEARCH_CONFIG}', c.lexical), c.lexical_length
+               to_tsvector('{TEXT_SEARCH_CONFIG}', c.lexical), c.lexical_length,
+               nullif(string_to_array(c.defines, ' '), '{{}}')
              FROM unnest($10::int4[], $11::text[], $12::vector[], $13::int4[], $14::int4[],
                          $15::text[], $16::text[], $17::text[], $18::text[], $19::text[],
-                         $20::int4[])
+                         $20::int4[], $21::text[])
                AS c(chunk_index, content, embedding, start_line, end_line, symbol, kind,
-                    content_hash, embed_error, lexical, lexical_length)"
+                    content_hash, embed_error, lexical, lexical_length, defines)"
         ))
         .bind(f.repository)
         .bind(f.file_path)
@@ -576,6 +589,14 @@ impl Store {
                 .collect::<Vec<_>>(),
         )
         .bind(chunks.iter().map(|c| c.lexical_length).collect::<Vec<_>>())
+        // Arrays of arrays must be rectangular: each chunk's keys travel as one string (a
+        // key never holds a space).
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.defines.join(" "))
+                .collect::<Vec<_>>(),
+        )
         .execute(&mut *tx)
         .await
         .map_err(q("inserting chunks"))?;
@@ -1250,6 +1271,47 @@ impl Store {
         Ok(rows.iter().map(hit).collect())
     }
 
+    /// The chunks that define any of the keys, each with the keys it defines. A key defined
+    /// by more than [`DEFINITIONS_PER_KEY`] chunks (within the filters) names no particular
+    /// definition (`new`, `__init__`) and is left out.
+    pub async fn definition_search(
+        &self,
+        query: &DefinitionQuery<'_>,
+    ) -> Result<Vec<(Hit, Vec<String>)>, StoreError> {
+        if query.keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut qb = QueryBuilder::new("WITH k AS (SELECT DISTINCT unnest(");
+        qb.push_bind(query.keys.to_vec()).push(
+            "::text[]) AS key),
+             m AS (SELECT k.key, x.id FROM k CROSS JOIN LATERAL (
+                     SELECT id FROM codebase_index WHERE defines @> ARRAY[k.key]",
+        );
+        push_filters(&mut qb, query.filters);
+        qb.push(" LIMIT ")
+            .push_bind(DEFINITIONS_PER_KEY + 1)
+            .push(
+                ") x),
+             ok AS (SELECT key FROM m GROUP BY key HAVING count(*) <= ",
+            )
+            .push_bind(DEFINITIONS_PER_KEY)
+            .push(format!(") SELECT {HIT_COLUMNS_CI}, "));
+        push_similarity(&mut qb, query.embedding);
+        qb.push(
+            " AS similarity, NULL::float8 AS lexical,
+               ARRAY(SELECT key FROM ok WHERE ok.key = ANY(ci.defines)) AS matched
+             FROM codebase_index ci
+             WHERE ci.id IN (SELECT id FROM m WHERE key IN (SELECT key FROM ok))
+             ORDER BY ci.id",
+        );
+        let rows = qb
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("searching definitions"))?;
+        Ok(rows.iter().map(|r| (hit(r), r.get("matched"))).collect())
+    }
+
     /// Empties the index as if freshly installed: every row, and the vector index (which
     /// TRUNCATE would keep, making the next cold index pay for HNSW inserts). For benchmarks.
     pub async fn clear(&self) -> Result<(), StoreError> {
@@ -1363,6 +1425,8 @@ pub const FILE_TERM_COUNT_CAP: i64 = 50_000;
 /// A repository-filtered file query reads the postings of the repositories' files directly
 /// when they have at most this many files (a lookup per file and term).
 const FEW_FILES: i64 = 2000;
+/// A definition key found in more chunks than this names nothing in particular.
+pub const DEFINITIONS_PER_KEY: i64 = 10;
 /// A path-filtered vector search scans the matching files' chunks exactly, instead of walking
 /// the HNSW graph, when they are at most this many (about 25 ms of distances).
 const EXACT_PATH_SCAN_CHUNKS: i64 = 10_000;

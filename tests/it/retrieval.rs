@@ -139,6 +139,94 @@ async fn identifiers_are_found_by_their_parts_and_whole() {
 }
 
 #[tokio::test]
+async fn a_named_identifier_finds_its_definition_first() {
+    // The tests call `max_frame_length` far more often than the codec defines it, and two
+    // types have a `max_frame_length`; `new` is defined in more than 10 places.
+    let calls = "    let c = Builder::new().max_frame_length(8).new_codec();\n".repeat(30);
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "tests/length_delimited.rs".into(),
+            format!("#[test]\nfn frames_fit() {{\n{calls}}}\n"),
+        ),
+        (
+            "src/codec/length_delimited.rs".into(),
+            "pub struct Builder { max: usize }\n\nimpl Builder {\n    /// Sets the maximum frame length.\n    pub fn max_frame_length(&mut self, val: usize) -> &mut Self {\n        self.max = val;\n        self\n    }\n}\n".into(),
+        ),
+        (
+            "src/codec/codec.rs".into(),
+            "pub struct LengthDelimitedCodec { max: usize }\n\nimpl LengthDelimitedCodec {\n    /// Returns the current maximum frame length.\n    pub fn max_frame_length(&self) -> usize {\n        self.max\n    }\n}\n".into(),
+        ),
+    ];
+    for i in 0..12 {
+        files.push((
+            format!("src/t{i}.rs"),
+            format!("pub struct T{i};\n\nimpl T{i} {{\n    pub fn new() -> Self {{\n        T{i}\n    }}\n}}\n"),
+        ));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let f = Fixture::new(&files).await;
+    for mode in ["hybrid", "lexical"] {
+        let search = |query: &str| RawSearch {
+            mode: Some(mode.into()),
+            limit: Some(10),
+            ..RawSearch::query(query)
+        };
+        // Each file is one chunk here (small definitions merge): the definition is the file's.
+        let out = f.search(search("max_frame_length")).await;
+        let mut top: Vec<(&str, Option<f64>)> = out
+            .hits
+            .iter()
+            .take(2)
+            .map(|h| (h.hit.file_path.as_str(), h.definition))
+            .collect();
+        top.sort_by(|a, b| a.0.cmp(b.0));
+        assert_eq!(
+            top,
+            [
+                ("src/codec/codec.rs", Some(1.0)),
+                ("src/codec/length_delimited.rs", Some(1.0))
+            ],
+            "{mode}"
+        );
+        // Qualified, the owner decides; the other type's method matches by name only.
+        let out = f
+            .search(search("LengthDelimitedCodec::max_frame_length"))
+            .await;
+        assert_eq!(out.hits[0].hit.file_path, "src/codec/codec.rs", "{mode}");
+        assert_eq!(out.hits[0].definition, Some(1.0));
+        let other = out
+            .hits
+            .iter()
+            .find(|h| h.hit.file_path == "src/codec/length_delimited.rs")
+            .expect("the other max_frame_length");
+        assert_eq!(other.definition, Some(0.6), "{mode}");
+        // `new` is defined twelve times: it names nothing in particular.
+        let out = f.search(search("T3::new")).await;
+        assert_eq!(out.hits[0].hit.file_path, "src/t3.rs", "{mode}");
+        assert!(
+            out.hits
+                .iter()
+                .filter(|h| h.hit.file_path != "src/t3.rs")
+                .all(|h| h.definition.is_none()),
+            "{mode}"
+        );
+    }
+    // Prose names no identifier, and vector mode never looks one up.
+    let out = f.search(lexical("maximum frame length")).await;
+    assert!(out.hits.iter().all(|h| h.definition.is_none()));
+    let out = f
+        .search(RawSearch {
+            mode: Some("vector".into()),
+            ..RawSearch::query("max_frame_length")
+        })
+        .await;
+    assert!(out.hits.iter().all(|h| h.definition.is_none()));
+}
+
+#[tokio::test]
 async fn rare_terms_outweigh_common_ones() {
     // Forty files say "handler"; one says "refund handler".
     let mut files: Vec<(String, String)> = (0..40)
