@@ -132,8 +132,13 @@ pub fn named_keys(query: &str) -> Vec<NamedKey> {
             add(segments[..segments.len() - 1].join("."), PART_KEY_WEIGHT);
         }
     }
+    // A pasted stack trace names dozens: the first ones are looked up.
+    out.truncate(MAX_NAMED_KEYS);
     out
 }
+
+/// Keys one query looks up at most.
+const MAX_NAMED_KEYS: usize = 32;
 
 /// The lower-cased segments of a name qualified with `::`, `.` or `#`, or `None` when a
 /// segment is not an identifier.
