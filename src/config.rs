@@ -99,6 +99,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "CODESEARCH_SEARCH_DEFINITION_WEIGHT",
         "search.definition_weight",
     ),
+    ("CODESEARCH_SEARCH_TEST_WEIGHT", "search.test_weight"),
     (
         "CODESEARCH_SEARCH_MAX_CHUNKS_PER_FILE",
         "search.max_chunks_per_file",
@@ -283,6 +284,7 @@ pub struct SearchConfig {
     pub lexical_weight: f64,
     pub file_weight: f64,
     pub definition_weight: f64,
+    pub test_weight: f64,
     pub max_chunks_per_file: usize,
     pub hnsw_ef_search: u32,
     pub result_cache_entries: usize,

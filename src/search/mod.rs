@@ -323,6 +323,9 @@ impl SearchService {
             definitions: definitions?,
         };
         let mut hits = fuse(lists, mode, &inner.cfg);
+        if mode != SearchMode::Vector && inner.cfg.test_weight != 1.0 && !asks_for_tests(&words) {
+            weigh_tests(&mut hits, inner.cfg.test_weight);
+        }
         if let Some(min) = req.min_similarity {
             hits.retain(|h| h.hit.similarity.is_some_and(|s| s >= min));
         }
@@ -557,6 +560,31 @@ fn fuse(lists: Lists, mode: SearchMode, cfg: &SearchConfig) -> Vec<ScoredHit> {
     merged
 }
 
+/// Whether a query (its [`words`]) is about tests: then tests are ranked like other code.
+fn asks_for_tests(words: &str) -> bool {
+    words.split(' ').any(|w| {
+        w.starts_with("test")
+            || w.starts_with("spec")
+            || w.starts_with("mock")
+            || w.starts_with("fixture")
+    })
+}
+
+/// Multiplies the fused score of tests (`component_type` "test") by `weight` and re-sorts,
+/// keeping the order among equals.
+fn weigh_tests(hits: &mut [ScoredHit], weight: f64) {
+    let mut changed = false;
+    for h in hits.iter_mut() {
+        if h.hit.component_type.as_deref() == Some("test") {
+            h.score *= weight;
+            changed = true;
+        }
+    }
+    if changed {
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    }
+}
+
 /// The scales of convex fusion: each list's scores mapped to [0, 1] within the candidates.
 struct Convex {
     /// Lowest and highest cosine similarity among the candidates.
@@ -663,6 +691,45 @@ mod tests {
             start_line: None,
             end_line: None,
         }
+    }
+
+    #[test]
+    fn tests_rank_below_the_code_they_test_unless_asked_for() {
+        let scored = |path: &str, component: Option<&str>, score: f64| ScoredHit {
+            hit: Hit {
+                component_type: component.map(str::to_owned),
+                ..hit(path, 0, path)
+            },
+            score,
+            vector_rank: None,
+            lexical_rank: None,
+            file_lexical: None,
+            file_lexical_rank: None,
+            definition: None,
+            definition_rank: None,
+        };
+        let mut hits = vec![
+            scored("tests/abort.rs", Some("test"), 1.96),
+            scored("src/pool.rs", None, 1.92),
+            scored("src/abort.rs", None, 1.80),
+            scored("tests/pool.rs", Some("test"), 1.00),
+        ];
+        weigh_tests(&mut hits, 0.9);
+        let order: Vec<&str> = hits.iter().map(|h| h.hit.file_path.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "src/pool.rs",
+                "src/abort.rs",
+                "tests/abort.rs",
+                "tests/pool.rs"
+            ]
+        );
+        assert!((hits[2].score - 1.764).abs() < 1e-9);
+        let asks = |q: &str| asks_for_tests(&words(q).collect::<Vec<_>>().join(" "));
+        assert!(asks("tests for the abort handle"));
+        assert!(asks("where is the TestServer mocked"));
+        assert!(!asks("abort the task when its handle is dropped"));
     }
 
     #[test]
