@@ -46,8 +46,9 @@ pub struct Chunk {
     pub symbol: Option<String>,
     /// What the chunk holds: `function`, `method`, `class`, `section`, `statement`, `text`, ...
     pub kind: &'static str,
-    /// The qualified names of the code definitions (and SQL objects) whose start is in this
-    /// chunk: `symbol`'s, and those of the small definitions merged into it.
+    /// The qualified names of the code definitions (and SQL objects created) whose start is in
+    /// this chunk: `symbol`'s, those of the small definitions merged into it, and the members
+    /// of a class or `impl` block kept whole. `impl` blocks themselves define nothing.
     pub defines: Vec<String>,
 }
 
