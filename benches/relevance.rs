@@ -41,6 +41,9 @@ struct Corpus {
     /// A crate in the local cargo registry, by name prefix (newest version wins).
     #[serde(default)]
     registry_crate: Option<String>,
+    /// Written after the defaults were chosen, to check that they generalise.
+    #[serde(default)]
+    held_out: bool,
 }
 
 #[derive(Deserialize)]
@@ -48,6 +51,9 @@ struct Query {
     corpus: String,
     query: String,
     relevant: Vec<String>,
+    /// An identifier or error string as pasted, rather than a description.
+    #[serde(default)]
+    exact: bool,
 }
 
 /// Sums of the per-query figures.
@@ -155,6 +161,11 @@ async fn main() -> anyhow::Result<()> {
     let service = SearchService::new(store.clone(), Arc::clone(&embedder), search_cfg.clone());
 
     let mut per_corpus: Vec<(String, [Score; 4])> = Vec::new();
+    // The same figures by kind of query: (name, scores).
+    let mut groups: Vec<(&str, [Score; 4])> = ["tuning", "held out", "exact"]
+        .into_iter()
+        .map(|g| (g, [Score::default(); 4]))
+        .collect();
     let mut misses: Vec<String> = Vec::new();
     // Queries where hybrid ranks the first relevant file below the baseline.
     let mut behind: Vec<String> = Vec::new();
@@ -166,6 +177,7 @@ async fn main() -> anyhow::Result<()> {
         let mut scores = [Score::default(); 4];
         for q in labels.query.iter().filter(|q| q.corpus == c.name) {
             let mut hybrid_ranked = Vec::new();
+            let mut ranked_by_mode: Vec<Vec<String>> = Vec::new();
             for (m, mode) in MODES.iter().enumerate() {
                 let req = SearchRequest::new(
                     RawSearch {
@@ -208,6 +220,7 @@ async fn main() -> anyhow::Result<()> {
                     .filter(|p| seen.insert(p.clone()))
                     .collect();
                 scores[m].add(&ranked, &q.relevant);
+                ranked_by_mode.push(ranked.clone());
                 if *mode == "hybrid" {
                     hybrid_ranked = ranked.clone();
                 }
@@ -223,6 +236,15 @@ async fn main() -> anyhow::Result<()> {
             }
             let baseline = bm25.rank(&q.query, 10);
             scores[3].add(&baseline, &q.relevant);
+            let group = match (q.exact, c.held_out) {
+                (true, _) => 2,
+                (false, true) => 1,
+                (false, false) => 0,
+            };
+            for (m, ranked) in ranked_by_mode.iter().enumerate() {
+                groups[group].1[m].add(ranked, &q.relevant);
+            }
+            groups[group].1[3].add(&baseline, &q.relevant);
             let first = |ranked: &[String]| ranked.iter().position(|p| q.relevant.contains(p));
             if let (Some(b), h) = (first(&baseline), first(&hybrid_ranked))
                 && h.is_none_or(|h| h > b)
@@ -257,6 +279,16 @@ async fn main() -> anyhow::Result<()> {
     );
     for (i, label) in MODES.iter().chain(["bm25-file"].iter()).enumerate() {
         println!("{}", total[i].row(label));
+    }
+    println!("\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings)");
+    for (name, scores) in &groups {
+        println!(
+            "\n{name} ({} queries)\n  {:<10} {:>6} {:>6} {:>6}",
+            scores[0].n, "mode", "R@5", "R@10", "MRR"
+        );
+        for (i, label) in MODES.iter().chain(["bm25-file"].iter()).enumerate() {
+            println!("{}", scores[i].row(label));
+        }
     }
     if !behind.is_empty() {
         println!("\nhybrid behind bm25-file:");
