@@ -280,7 +280,9 @@ async fn main() -> anyhow::Result<()> {
     for (i, label) in MODES.iter().chain(["bm25-file"].iter()).enumerate() {
         println!("{}", total[i].row(label));
     }
-    println!("\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings)");
+    println!(
+        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings)"
+    );
     for (name, scores) in &groups {
         println!(
             "\n{name} ({} queries)\n  {:<10} {:>6} {:>6} {:>6}",
