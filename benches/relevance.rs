@@ -264,33 +264,17 @@ async fn main() -> anyhow::Result<()> {
     println!("\nfile-level relevance, limit 10 (R@5, R@10, MRR@10)");
     let mut total = [Score::default(); 4];
     for (name, scores) in &per_corpus {
-        println!(
-            "\n{name} ({} queries)\n  {:<10} {:>6} {:>6} {:>6}",
-            scores[0].n, "mode", "R@5", "R@10", "MRR"
-        );
-        for (i, label) in MODES.iter().chain(["bm25-file"].iter()).enumerate() {
-            println!("{}", scores[i].row(label));
-            total[i].merge(scores[i]);
+        print_table(name, scores);
+        for (t, s) in total.iter_mut().zip(scores) {
+            t.merge(*s);
         }
     }
-    println!(
-        "\nall ({} queries)\n  {:<10} {:>6} {:>6} {:>6}",
-        total[0].n, "mode", "R@5", "R@10", "MRR"
-    );
-    for (i, label) in MODES.iter().chain(["bm25-file"].iter()).enumerate() {
-        println!("{}", total[i].row(label));
-    }
+    print_table("all", &total);
     println!(
         "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings)"
     );
     for (name, scores) in &groups {
-        println!(
-            "\n{name} ({} queries)\n  {:<10} {:>6} {:>6} {:>6}",
-            scores[0].n, "mode", "R@5", "R@10", "MRR"
-        );
-        for (i, label) in MODES.iter().chain(["bm25-file"].iter()).enumerate() {
-            println!("{}", scores[i].row(label));
-        }
+        print_table(name, scores);
     }
     if !behind.is_empty() {
         println!("\nhybrid behind bm25-file:");
@@ -305,6 +289,17 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// One block of the report: the figures of each mode and of the baseline.
+fn print_table(name: &str, scores: &[Score; 4]) {
+    println!(
+        "\n{name} ({} queries)\n  {:<10} {:>6} {:>6} {:>6}",
+        scores[0].n, "mode", "R@5", "R@10", "MRR"
+    );
+    for (score, label) in scores.iter().zip(MODES.iter().chain(["bm25-file"].iter())) {
+        println!("{}", score.row(label));
+    }
 }
 
 /// The baseline: Okapi BM25 (k1 = 1.2, b = 0.75) over whole files, words as code search

@@ -198,6 +198,17 @@ fn depth40<'a>(
     }
 }
 
+/// `label p50 … p95 … p99 …` of search times in milliseconds (sorted here).
+fn latency_row(label: &str, times: &mut [f64]) -> String {
+    times.sort_by(f64::total_cmp);
+    format!(
+        "  {label:<8} p50 {:6.2} ms   p95 {:6.2} ms   p99 {:6.2} ms",
+        percentile(times, 0.5),
+        percentile(times, 0.95),
+        percentile(times, 0.99)
+    )
+}
+
 fn queries() -> Vec<String> {
     VERBS
         .iter()
@@ -277,14 +288,7 @@ async fn main() -> anyhow::Result<()> {
             service.search(&req).await?;
             times.push(started.elapsed().as_secs_f64() * 1000.0);
         }
-        times.sort_by(f64::total_cmp);
-        println!(
-            "  {:<8} p50 {:6.2} ms   p95 {:6.2} ms   p99 {:6.2} ms",
-            mode.as_str(),
-            percentile(&times, 0.5),
-            percentile(&times, 0.95),
-            percentile(&times, 0.99)
-        );
+        println!("{}", latency_row(mode.as_str(), &mut times));
     }
 
     // Queries that name a definition (`Type::method`, as an agent pastes it), which adds the
@@ -306,13 +310,9 @@ async fn main() -> anyhow::Result<()> {
             service.search(&req).await?;
             times.push(started.elapsed().as_secs_f64() * 1000.0);
         }
-        times.sort_by(f64::total_cmp);
         println!(
-            "  {:<8} p50 {:6.2} ms   p95 {:6.2} ms   p99 {:6.2} ms   ({} queries naming a definition, e.g. {:?})",
-            "hybrid",
-            percentile(&times, 0.5),
-            percentile(&times, 0.95),
-            percentile(&times, 0.99),
+            "{}   ({} queries naming a definition, e.g. {:?})",
+            latency_row("hybrid", &mut times),
             named.len(),
             named[0]
         );

@@ -73,6 +73,22 @@ pub struct ScoredHit {
     pub definition_rank: Option<usize>,
 }
 
+impl ScoredHit {
+    /// A hit no list has ranked yet.
+    fn new(hit: Hit) -> Self {
+        Self {
+            hit,
+            score: 0.0,
+            vector_rank: None,
+            lexical_rank: None,
+            file_lexical: None,
+            file_lexical_rank: None,
+            definition: None,
+            definition_rank: None,
+        }
+    }
+}
+
 /// Results and timings of one search.
 #[derive(Debug, Clone)]
 pub struct SearchOutcome {
@@ -472,16 +488,7 @@ fn fuse(lists: Lists, mode: SearchMode, cfg: &SearchConfig) -> Vec<ScoredHit> {
                 e.insert(files_seen);
             }
             let i = *by_id.entry(hit.id).or_insert_with(|| {
-                merged.push(ScoredHit {
-                    hit: hit.clone(),
-                    score: 0.0,
-                    vector_rank: None,
-                    lexical_rank: None,
-                    file_lexical: None,
-                    file_lexical_rank: None,
-                    definition: None,
-                    definition_rank: None,
-                });
+                merged.push(ScoredHit::new(hit.clone()));
                 merged.len() - 1
             });
             let m = &mut merged[i];
@@ -696,17 +703,11 @@ mod tests {
     #[test]
     fn tests_rank_below_the_code_they_test_unless_asked_for() {
         let scored = |path: &str, component: Option<&str>, score: f64| ScoredHit {
-            hit: Hit {
+            score,
+            ..ScoredHit::new(Hit {
                 component_type: component.map(str::to_owned),
                 ..hit(path, 0, path)
-            },
-            score,
-            vector_rank: None,
-            lexical_rank: None,
-            file_lexical: None,
-            file_lexical_rank: None,
-            definition: None,
-            definition_rank: None,
+            })
         };
         let mut hits = vec![
             scored("tests/abort.rs", Some("test"), 1.96),
@@ -809,16 +810,7 @@ mod tests {
 
     #[test]
     fn one_file_does_not_crowd_the_top() {
-        let mk = |p: &str, i: i32, c: &str| ScoredHit {
-            hit: hit(p, i, c),
-            score: 0.0,
-            vector_rank: None,
-            lexical_rank: None,
-            file_lexical: None,
-            file_lexical_rank: None,
-            definition: None,
-            definition_rank: None,
-        };
+        let mk = |p: &str, i: i32, c: &str| ScoredHit::new(hit(p, i, c));
         let hits = vec![
             mk("a", 0, "x"),
             mk("a", 1, "y"),

@@ -62,7 +62,7 @@ async fn heartbeats_metrics_and_stats_tell_the_truth() {
         .expect("subscribe");
 
     // An empty repository: the index says `empty`.
-    let empty = support::repo(&[]);
+    let empty = support::repo::<&str>(&[]);
     let (stop, stopped) = oneshot::channel::<()>();
     let daemon = tokio::spawn(codesearch::daemon::serve(
         cfg.clone(),

@@ -309,11 +309,7 @@ async fn a_sick_ollama_costs_nothing() {
             format!("pub fn handler_number_{i}(request: Request) -> Response {{\n    respond_{i}(request)\n}}\n"),
         ));
     }
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect();
-    let repo = support::repo(&refs);
+    let repo = support::repo(&files);
     let d = Serving::start(cfg, repo.path()).await;
 
     // Model missing: every file is stored anyway, its vectors pending.

@@ -22,7 +22,7 @@ struct Fixture {
 }
 
 impl Fixture {
-    async fn new(files: &[(&str, &str)]) -> Self {
+    async fn new<S: AsRef<str>>(files: &[(S, S)]) -> Self {
         let db = test_db().await;
         let mut cfg = support::config(&db, "nats://unused");
         cfg.index.repository = "app".into();
@@ -163,10 +163,6 @@ async fn a_named_identifier_finds_its_definition_first() {
             format!("pub struct T{i};\n\nimpl T{i} {{\n    pub fn new() -> Self {{\n        T{i}\n    }}\n}}\n"),
         ));
     }
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
     let f = Fixture::new(&files).await;
     for mode in ["hybrid", "lexical"] {
         let search = |query: &str| RawSearch {
@@ -241,10 +237,6 @@ async fn rare_terms_outweigh_common_ones() {
         "src/refund.rs".into(),
         "fn process() { refund(); handler(); }\n".into(),
     ));
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
     let f = Fixture::new(&files).await;
     let paths = f.paths(lexical("refund handler")).await;
     assert_eq!(paths[0], "src/refund.rs");

@@ -442,10 +442,10 @@ pub fn config(db: &TestDb, nats_url: &str) -> Config {
 }
 
 /// Writes files under a new temporary directory: `[(relative path, content)]`.
-pub fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub fn repo<S: AsRef<str>>(files: &[(S, S)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     for (path, content) in files {
-        write(dir.path(), path, content);
+        write(dir.path(), path.as_ref(), content.as_ref());
     }
     dir
 }
