@@ -118,12 +118,7 @@ pub fn named_keys(query: &str) -> Vec<NamedKey> {
         if qualified && !token.contains("::") && !token.contains('#') && names_a_file(&segments) {
             continue;
         }
-        let raw: Vec<&str> = token
-            .split("::")
-            .flat_map(|s| s.split(['.', '#']))
-            .filter(|s| !s.is_empty())
-            .collect();
-        if !qualified && !raw.iter().any(|s| looks_like_code(s)) {
+        if !qualified && !looks_like_code(token.trim_matches('#')) {
             continue;
         }
         add(segments.join("."), 1.0);
