@@ -14,7 +14,8 @@
 //!  pending vectors ─► backfill, once the embedder answers                    (backfill)
 //! ```
 //!
-//! Module map: [`config`] (layered settings), [`scan`], [`chunk`], [`embed`] (backends and the
+//! Module map: [`config`] (layered settings), [`text`] (words and identifiers as indexing and
+//! search see them), [`scan`], [`chunk`], [`embed`] (backends and the
 //! guard in front of them), [`store`], [`search`], [`pipeline`] (the stages joined by bounded
 //! channels), [`watch`] (file events to batches of paths), [`live`] (one root kept indexed:
 //! reconcile, watch, recover), [`backfill`], [`daemon`] (wiring and shutdown), [`bus`] (the
@@ -46,4 +47,5 @@ pub mod report;
 pub mod scan;
 pub mod search;
 pub mod store;
+pub mod text;
 pub mod watch;

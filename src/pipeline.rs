@@ -36,8 +36,8 @@ use crate::chunk::{self, CHUNKER_VERSION, Chunk, ChunkOptions, Language};
 use crate::config::IndexConfig;
 use crate::embed::{Embedder, embed_documents};
 use crate::scan::{self, Candidate, Classifier, SkipReason, Skipped, SourceFile, Walker};
-use crate::search::lexical_text;
 use crate::store::{ChunkRow, FileState, FileWrite, Store, StoreError};
+use crate::text::lexical_text;
 
 /// Chunks gathered before calling the embedder.
 const EMBED_BATCH_CHUNKS: usize = 64;
@@ -651,7 +651,7 @@ fn rows_of(p: &Prepared, vectors: Vec<Vectored>) -> Vec<ChunkRow> {
                     let mut keys: Vec<String> = c
                         .defines
                         .iter()
-                        .flat_map(|d| crate::search::definition_keys(d))
+                        .flat_map(|d| crate::text::definition_keys(d))
                         .collect();
                     keys.sort_unstable();
                     keys.dedup();

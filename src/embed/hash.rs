@@ -20,7 +20,7 @@ impl HashEmbedder {
 
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut v = vec![0.0f32; self.dimension];
-        for word in crate::search::words(text) {
+        for word in crate::text::words(text) {
             let digest = Sha256::digest(word.as_bytes());
             let bucket = u32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]]) as usize
                 % self.dimension;

@@ -5,7 +5,7 @@
 //!
 //! Two retrievers, fused:
 //! - **vector**: cosine kNN over the chunks' embeddings (pgvector; HNSW once the table is big);
-//! - **lexical**: BM25 over the chunks' words as code search sees them ([`text::words`]:
+//! - **lexical**: BM25 over the chunks' words as code search sees them ([`crate::text::words`]:
 //!   identifiers split and kept whole, path and symbol counted twice, English stemming);
 //! - **hybrid** (the default) fuses both lists by reciprocal rank.
 //!
@@ -15,7 +15,6 @@
 //! database errors are passing faults when their source says so.
 
 mod request;
-pub mod text;
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
@@ -26,13 +25,13 @@ use lru::LruCache;
 use thiserror::Error;
 
 pub use self::request::{MAX_DEPTH, RawSearch, SearchRequest};
-pub use self::text::{NamedKey, definition_keys, glob_to_regex, lexical_text, named_keys, words};
 use crate::config::{Fusion, SearchConfig, SearchMode};
 use crate::embed::{EmbedError, Embedder, InputKind};
 use crate::store::{
     CollectionStats, DefinitionQuery, FileQuery, FileStats, Filters, Hit, LexicalQuery, Store,
     StoreError, TermWeight, VectorQuery, ef_search_for,
 };
+use crate::text::{named_keys, words};
 
 /// Query terms found in more chunks than this are "common": they are still scored, but do not
 /// generate candidates, and their count stops here.
@@ -67,7 +66,7 @@ pub struct ScoredHit {
     /// 1-based rank of the chunk's file in the file-level lexical list.
     pub file_lexical_rank: Option<usize>,
     /// When the chunk defines an identifier the query names: 1 for the name as written, less
-    /// for a part of a qualified name ([`NamedKey::weight`]).
+    /// for a part of a qualified name ([`crate::text::NamedKey::weight`]).
     pub definition: Option<f64>,
     /// 1-based rank in the list of definitions (best match first).
     pub definition_rank: Option<usize>,

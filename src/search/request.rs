@@ -4,7 +4,7 @@ use crate::config::{SearchConfig, SearchMode};
 use crate::store::Filters;
 
 use super::SearchError;
-use super::text::glob_to_regex;
+use crate::text::glob_to_regex;
 
 /// Deepest result a request may page to (`offset + limit`).
 pub const MAX_DEPTH: usize = 1000;

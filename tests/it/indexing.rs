@@ -354,7 +354,7 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
     // A path filter letting few chunks through is answered exactly: the similarities are the
     // best 50 of the 1,000 chunks of f1.rs and f11.rs to f19.rs (f10 is a `py` file).
     let path = Filters {
-        path_regex: Some(codesearch::search::glob_to_regex("f1*.rs").expect("glob")),
+        path_regex: Some(codesearch::text::glob_to_regex("f1*.rs").expect("glob")),
         ..Filters::default()
     };
     let hits = store

@@ -1,5 +1,6 @@
-//! Text as lexical search sees it: identifiers split and kept whole, definitions keyed by
-//! name, path globs as regexes.
+//! Text as indexing and search both see it: identifiers split and kept whole, definitions
+//! keyed by name, path globs as regexes. Used at index time (lexical text, definition keys)
+//! and at query time (query words, named identifiers), so it belongs to neither.
 
 /// The words of a text as code search sees them: lower-cased, identifiers split at case
 /// changes, digits and underscores (`getUserById` -> get, user, by, id), whole identifiers kept

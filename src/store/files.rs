@@ -1,0 +1,379 @@
+//! The write path: a file's chunks, its state and its postings, replaced in one transaction;
+//! vanished files swept; vectors reused by embedding input.
+
+use std::collections::HashMap;
+
+use pgvector::Vector;
+use sqlx::Row;
+
+use super::{
+    FILE_TEXT_SEARCH_CONFIG, Store, StoreError, TEXT_SEARCH_CONFIG, VECTOR_WIDTH, bump_generation,
+    impact_sql, pad, q,
+};
+
+fn file_state(r: sqlx::postgres::PgRow) -> (String, FileState) {
+    (
+        r.get("file_path"),
+        FileState {
+            file_hash: r.get("file_hash"),
+            chunker_version: r.get("chunker_version"),
+            embedding_model: r.get("embedding_model"),
+            error: r.get("error"),
+        },
+    )
+}
+
+/// The recorded state of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileState {
+    pub file_hash: String,
+    pub chunker_version: i32,
+    pub embedding_model: String,
+    pub error: Option<String>,
+}
+
+/// One chunk as stored.
+#[derive(Debug, Clone)]
+pub struct ChunkRow {
+    pub chunk_index: i32,
+    pub content: String,
+    pub start_line: i32,
+    pub end_line: i32,
+    pub symbol: Option<String>,
+    pub kind: String,
+    pub content_hash: String,
+    /// `None` while the vector is pending (the embedder was unavailable).
+    pub embedding: Option<Vec<f32>>,
+    /// Why the model refused this chunk's input, when it did.
+    pub embed_error: Option<String>,
+    /// The chunk's words for lexical search (see [`crate::text::lexical_text`]).
+    pub lexical: String,
+    /// How many words `lexical` has: BM25's document length.
+    pub lexical_length: i32,
+    /// Keys of the definitions that start in the chunk ([`crate::text::definition_keys`]).
+    pub defines: Vec<String>,
+}
+
+/// A file and its chunks, to be written in one transaction.
+#[derive(Debug, Clone)]
+pub struct FileWrite<'a> {
+    pub repository: &'a str,
+    pub file_path: &'a str,
+    pub file_hash: &'a str,
+    pub file_type: &'a str,
+    pub language: &'a str,
+    pub module: Option<&'a str>,
+    pub component_type: Option<&'a str>,
+    pub size_bytes: i64,
+    pub chunker_version: i32,
+    pub embedding_model: &'a str,
+    pub embedding_dim: i32,
+    pub chunks: &'a [ChunkRow],
+    /// The whole file's words for file-level lexical search, and how many there are.
+    pub lexical: &'a str,
+    pub lexical_length: i32,
+}
+
+impl Store {
+    /// The state of every file recorded for `repository`.
+    pub async fn file_states(
+        &self,
+        repository: &str,
+    ) -> Result<HashMap<String, FileState>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT file_path, file_hash, chunker_version, embedding_model, error
+             FROM indexed_files WHERE repository = $1",
+        )
+        .bind(repository)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading file states"))?;
+        Ok(rows.into_iter().map(file_state).collect())
+    }
+
+    /// The recorded state of the given files and of every file under the given directories.
+    pub async fn file_states_under(
+        &self,
+        repository: &str,
+        paths: &[String],
+    ) -> Result<HashMap<String, FileState>, StoreError> {
+        let prefixes: Vec<String> = paths.iter().map(|p| format!("{p}/")).collect();
+        let rows = sqlx::query(
+            "SELECT file_path, file_hash, chunker_version, embedding_model, error
+             FROM indexed_files
+             WHERE repository = $1
+               AND (file_path = ANY($2)
+                    OR EXISTS (SELECT 1 FROM unnest($3::text[]) p WHERE starts_with(file_path, p)))",
+        )
+        .bind(repository)
+        .bind(paths)
+        .bind(&prefixes)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading file states"))?;
+        Ok(rows.into_iter().map(file_state).collect())
+    }
+
+    /// Vectors already computed by `model` for these embedding-input hashes.
+    pub async fn reusable_vectors(
+        &self,
+        model: &str,
+        content_hashes: &[String],
+    ) -> Result<HashMap<String, Vec<f32>>, StoreError> {
+        if content_hashes.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let rows = sqlx::query(
+            "SELECT DISTINCT ON (content_hash) content_hash, embedding, embedding_dim
+             FROM codebase_index
+             WHERE embedding_model = $1 AND content_hash = ANY($2) AND embedding IS NOT NULL",
+        )
+        .bind(model)
+        .bind(content_hashes)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("looking up reusable vectors"))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let dim: Option<i32> = r.get("embedding_dim");
+                let v: Vector = r.get("embedding");
+                let mut v = v.to_vec();
+                v.truncate(dim.map_or(VECTOR_WIDTH, |d| d as usize));
+                (r.get("content_hash"), v)
+            })
+            .collect())
+    }
+
+    /// Replaces all chunks of one file and records its state, in one transaction.
+    pub async fn replace_file(&self, f: &FileWrite<'_>) -> Result<(), StoreError> {
+        if f.embedding_dim as usize > VECTOR_WIDTH {
+            return Err(StoreError::TooWide {
+                model: f.embedding_model.to_owned(),
+                dimension: f.embedding_dim as usize,
+            });
+        }
+        self.write_file(f, None).await
+    }
+
+    /// Records that a file cannot be indexed (binary, too large, ...) and drops its chunks,
+    /// so a stale version is not served.
+    pub async fn record_skip(
+        &self,
+        repository: &str,
+        file_path: &str,
+        chunker_version: i32,
+        embedding_model: &str,
+        error: &str,
+    ) -> Result<(), StoreError> {
+        let skipped = FileWrite {
+            repository,
+            file_path,
+            file_hash: "",
+            file_type: "",
+            language: "",
+            module: None,
+            component_type: None,
+            size_bytes: 0,
+            chunker_version,
+            embedding_model,
+            embedding_dim: 0,
+            chunks: &[],
+            lexical: "",
+            lexical_length: 0,
+        };
+        self.write_file(&skipped, Some(error)).await
+    }
+
+    /// The one writer of a file: delete its rows, insert its chunks, upsert its state.
+    async fn write_file(&self, f: &FileWrite<'_>, error: Option<&str>) -> Result<(), StoreError> {
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(q("starting a transaction"))?;
+        // Everything written here is derived from a file on disk, in one transaction. A crash
+        // may lose the last few commits whole (never part of one): the file's recorded state
+        // is then the previous one, and the next reconcile indexes it again. Not waiting for
+        // the WAL flush makes a cold index markedly faster.
+        sqlx::query("SET LOCAL synchronous_commit = off")
+            .execute(&mut *tx)
+            .await
+            .map_err(q("starting a transaction"))?;
+        sqlx::query("DELETE FROM codebase_index WHERE repository = $1 AND file_path = $2")
+            .bind(f.repository)
+            .bind(f.file_path)
+            .execute(&mut *tx)
+            .await
+            .map_err(q("deleting a file's old chunks"))?;
+        // One statement whatever the number of chunks: the columns as arrays, so the plan
+        // is prepared once per connection instead of once per distinct row count.
+        let chunks = f.chunks;
+        sqlx::query(&format!(
+            "INSERT INTO codebase_index (repository, file_path, chunk_index, chunk_content,
+               embedding, file_type, module, component_type, file_hash, language, start_line,
+               end_line, symbol, chunk_kind, content_hash, embedding_model, embedding_dim,
+               embed_error, embed_failed_at, lexemes, lexical_length, defines)
+             SELECT $1, $2, c.chunk_index, c.content, c.embedding, $3, $4, $5, $6, $7,
+               c.start_line, c.end_line, c.symbol, c.kind, c.content_hash,
+               CASE WHEN c.embedding IS NOT NULL THEN $8 END,
+               CASE WHEN c.embedding IS NOT NULL THEN $9 END,
+               c.embed_error, CASE WHEN c.embed_error IS NOT NULL THEN now() END,
+               to_tsvector('{TEXT_SEARCH_CONFIG}', c.lexical), c.lexical_length,
+               nullif(string_to_array(c.defines, ' '), '{{}}')
+             FROM unnest($10::int4[], $11::text[], $12::vector[], $13::int4[], $14::int4[],
+                         $15::text[], $16::text[], $17::text[], $18::text[], $19::text[],
+                         $20::int4[], $21::text[])
+               AS c(chunk_index, content, embedding, start_line, end_line, symbol, kind,
+                    content_hash, embed_error, lexical, lexical_length, defines)"
+        ))
+        .bind(f.repository)
+        .bind(f.file_path)
+        .bind(f.file_type)
+        .bind(f.module)
+        .bind(f.component_type)
+        .bind(f.file_hash)
+        .bind(f.language)
+        .bind(f.embedding_model)
+        .bind(f.embedding_dim)
+        .bind(chunks.iter().map(|c| c.chunk_index).collect::<Vec<_>>())
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.content.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.embedding.as_deref().map(pad))
+                .collect::<Vec<_>>(),
+        )
+        .bind(chunks.iter().map(|c| c.start_line).collect::<Vec<_>>())
+        .bind(chunks.iter().map(|c| c.end_line).collect::<Vec<_>>())
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.symbol.as_deref())
+                .collect::<Vec<_>>(),
+        )
+        .bind(chunks.iter().map(|c| c.kind.as_str()).collect::<Vec<_>>())
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.content_hash.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.embed_error.as_deref())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.lexical.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(chunks.iter().map(|c| c.lexical_length).collect::<Vec<_>>())
+        // Arrays of arrays must be rectangular: each chunk's keys travel as one string (a
+        // key never holds a space).
+        .bind(
+            chunks
+                .iter()
+                .map(|c| c.defines.join(" "))
+                .collect::<Vec<_>>(),
+        )
+        .execute(&mut *tx)
+        .await
+        .map_err(q("inserting chunks"))?;
+        let file_id: i64 = sqlx::query_scalar(
+            "INSERT INTO indexed_files (repository, file_path, file_hash, chunker_version,
+               embedding_model, chunk_count, size_bytes, error, indexed_at, lexical_length)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), $9)
+             ON CONFLICT (repository, file_path) DO UPDATE SET
+               file_hash = EXCLUDED.file_hash, chunker_version = EXCLUDED.chunker_version,
+               embedding_model = EXCLUDED.embedding_model, chunk_count = EXCLUDED.chunk_count,
+               size_bytes = EXCLUDED.size_bytes, error = EXCLUDED.error, indexed_at = now(),
+               lexical_length = EXCLUDED.lexical_length
+             RETURNING id",
+        )
+        .bind(f.repository)
+        .bind(f.file_path)
+        .bind(f.file_hash)
+        .bind(f.chunker_version)
+        .bind(f.embedding_model)
+        .bind(f.chunks.len() as i32)
+        .bind(f.size_bytes)
+        .bind(error)
+        .bind(f.lexical_length)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(q("recording a file"))?;
+        sqlx::query("DELETE FROM file_terms WHERE file_id = $1")
+            .bind(file_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(q("deleting a file's old postings"))?;
+        if !f.lexical.is_empty() {
+            // One posting per distinct lexeme; its term frequency is its number of positions.
+            sqlx::query(&format!(
+                "INSERT INTO file_terms (file_id, term, impact)
+                 SELECT $1, t.lexeme, {}
+                 FROM unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', $2)) t",
+                impact_sql("cardinality(t.positions)", "$3")
+            ))
+            .bind(file_id)
+            .bind(f.lexical)
+            .bind(f.lexical_length)
+            .execute(&mut *tx)
+            .await
+            .map_err(q("recording a file's postings"))?;
+        }
+        bump_generation(&mut tx).await?;
+        tx.commit().await.map_err(q("committing a file"))?;
+        Ok(())
+    }
+
+    /// Removes files that no longer exist, chunks and state together.
+    pub async fn delete_files(
+        &self,
+        repository: &str,
+        paths: &[String],
+    ) -> Result<u64, StoreError> {
+        if paths.is_empty() {
+            return Ok(0);
+        }
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(q("starting a transaction"))?;
+        sqlx::query("DELETE FROM codebase_index WHERE repository = $1 AND file_path = ANY($2)")
+            .bind(repository)
+            .bind(paths)
+            .execute(&mut *tx)
+            .await
+            .map_err(q("deleting vanished files' chunks"))?;
+        sqlx::query(
+            "DELETE FROM file_terms WHERE file_id IN (
+               SELECT id FROM indexed_files WHERE repository = $1 AND file_path = ANY($2))",
+        )
+        .bind(repository)
+        .bind(paths)
+        .execute(&mut *tx)
+        .await
+        .map_err(q("deleting vanished files' postings"))?;
+        let done =
+            sqlx::query("DELETE FROM indexed_files WHERE repository = $1 AND file_path = ANY($2)")
+                .bind(repository)
+                .bind(paths)
+                .execute(&mut *tx)
+                .await
+                .map_err(q("deleting vanished files"))?;
+        bump_generation(&mut tx).await?;
+        tx.commit().await.map_err(q("committing deletions"))?;
+        Ok(done.rows_affected())
+    }
+}

@@ -1,0 +1,566 @@
+//! Retrieval: vector kNN, BM25 over chunks and over whole files, definitions by name, each
+//! with the request's filters.
+
+use sqlx::{Postgres, QueryBuilder, Row};
+
+use super::{BM25_B, BM25_K1, FILE_TEXT_SEARCH_CONFIG, FileStats, Store, StoreError, pad, q};
+
+/// Which rows a search may return. `None` (or an empty list) means no restriction.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Filters {
+    pub file_types: Option<Vec<String>>,
+    pub modules: Option<Vec<String>>,
+    pub component_types: Option<Vec<String>>,
+    pub languages: Option<Vec<String>>,
+    pub repositories: Option<Vec<String>>,
+    /// A POSIX regular expression the relative path must match (see
+    /// [`crate::text::glob_to_regex`]).
+    pub path_regex: Option<String>,
+}
+
+/// A vector query.
+#[derive(Debug, Clone)]
+pub struct VectorQuery<'a> {
+    pub embedding: &'a [f32],
+    pub model: &'a str,
+    pub filters: &'a Filters,
+    pub min_similarity: f64,
+    pub limit: i64,
+    /// Candidates the HNSW index examines ([`ef_search_for`]).
+    pub ef_search: u32,
+}
+
+/// `hnsw.ef_search` for an index of `vectors` rows when the configuration leaves it automatic
+/// (`configured` 0): the candidate list grows with the graph so that recall@10 against exact
+/// search stays near 0.95 (docs/BENCHMARKS.md, measured on the hash embedder's vectors, which
+/// are harder to index than a model's). A filtered search gets twice as many: the filter
+/// discards candidates, and the walk finds the remaining rows' nearest less well.
+pub fn ef_search_for(configured: u32, vectors: i64, filtered: bool) -> u32 {
+    let automatic = if vectors < 50_000 {
+        100
+    } else if vectors < 500_000 {
+        200
+    } else {
+        400
+    };
+    match configured {
+        0 if filtered => automatic * 2,
+        0 => automatic,
+        n => n,
+    }
+}
+
+/// A lexical query over chunks: the query's terms with their BM25 weights.
+#[derive(Debug, Clone)]
+pub struct LexicalQuery<'a> {
+    pub terms: &'a [TermWeight],
+    /// When given, each hit also gets its cosine similarity to this vector.
+    pub embedding: Option<(&'a [f32], &'a str)>,
+    pub filters: &'a Filters,
+    /// BM25's average document length.
+    pub avg_length: f64,
+    pub limit: i64,
+}
+
+/// A query for the chunks that define named identifiers.
+#[derive(Debug, Clone)]
+pub struct DefinitionQuery<'a> {
+    /// Definition keys ([`crate::text::definition_keys`]).
+    pub keys: &'a [String],
+    /// When given, each hit also gets its cosine similarity to this vector.
+    pub embedding: Option<(&'a [f32], &'a str)>,
+    pub filters: &'a Filters,
+}
+
+/// A lexical query over whole files. The terms and their weights are worked out in the same
+/// statement that scores the files: one round trip.
+#[derive(Debug, Clone)]
+pub struct FileQuery<'a> {
+    /// The query's words as code search sees them ([`crate::text::words`]), space-separated;
+    /// PostgreSQL's `english` configuration stems them and drops stop words.
+    pub text: &'a str,
+    pub stats: &'a FileStats,
+    /// When given, each hit also gets its cosine similarity to this vector.
+    pub embedding: Option<(&'a [f32], &'a str)>,
+    pub filters: &'a Filters,
+    pub limit: i64,
+    /// How many of the best files get their best-matching chunk found (the others are
+    /// represented by their first chunk).
+    pub best_chunks: i64,
+}
+
+/// A query term (a lexeme of the `english` configuration) and its inverse document frequency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermWeight {
+    pub term: String,
+    pub idf: f64,
+    /// Whether the term is rare enough to generate candidates from.
+    pub selective: bool,
+}
+
+/// One search hit. `similarity` is the cosine similarity to the query (absent when the chunk
+/// has no vector of the query's model yet); `lexical` the BM25 score when it matched lexically.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub id: uuid::Uuid,
+    pub repository: String,
+    pub file_path: String,
+    pub chunk_index: i32,
+    pub content: String,
+    pub similarity: Option<f64>,
+    pub lexical: Option<f64>,
+    pub module: Option<String>,
+    pub component_type: Option<String>,
+    pub file_type: Option<String>,
+    pub language: Option<String>,
+    pub symbol: Option<String>,
+    pub start_line: Option<i32>,
+    pub end_line: Option<i32>,
+}
+
+impl Store {
+    /// Cosine kNN over the vectors of one model, with filters: exact while the table is small,
+    /// through the HNSW index (iterative scan, re-sorted) once it exists, and exact over the
+    /// matching files' chunks when a path filter lets few through.
+    pub async fn vector_search(&self, query: &VectorQuery<'_>) -> Result<Vec<Hit>, StoreError> {
+        // The planner cannot tell how many rows a regular expression lets through, so it
+        // walks the HNSW graph for a path filter, whose recall suffers when the filter
+        // discards most candidates (docs/BENCHMARKS.md). The files' chunk counts tell.
+        let exact_in_files = match &query.filters.path_regex {
+            Some(re) => {
+                self.chunks_in_files(re, query.filters.repositories.as_deref())
+                    .await?
+                    <= EXACT_PATH_SCAN_CHUNKS
+            }
+            None => false,
+        };
+        // `relaxed_order` iterative scans may return rows slightly out of order: the outer
+        // query puts them back in order (pgvector's documented pattern).
+        let vector = pad(query.embedding);
+        let mut qb = QueryBuilder::new(format!(
+            "WITH nearest AS MATERIALIZED (
+               SELECT {HIT_COLUMNS}, embedding <=> "
+        ));
+        qb.push_bind(vector.clone()).push(" AS distance FROM ");
+        match (&query.filters.path_regex, exact_in_files) {
+            // The matching files' chunks, through the (repository, file_path) key; `OFFSET 0`
+            // keeps the planner from merging this into an HNSW walk.
+            (Some(re), true) => {
+                qb.push(
+                    "(SELECT x.* FROM indexed_files m JOIN codebase_index x
+                        ON x.repository = m.repository AND x.file_path = m.file_path
+                      WHERE m.file_path ~ ",
+                )
+                .push_bind(re.clone())
+                .push(" OFFSET 0) AS codebase_index");
+            }
+            _ => {
+                qb.push("codebase_index");
+            }
+        }
+        qb.push(" WHERE embedding IS NOT NULL AND embedding_model = ")
+            .push_bind(query.model.to_owned())
+            .push(" AND 1 - (embedding <=> ")
+            .push_bind(vector.clone())
+            .push(") >= ")
+            .push_bind(query.min_similarity);
+        push_filters(&mut qb, query.filters);
+        qb.push(" ORDER BY embedding <=> ")
+            .push_bind(vector)
+            .push(" LIMIT ")
+            .push_bind(query.limit)
+            .push(
+                ")
+             SELECT *, 1 - distance AS similarity, NULL::float8 AS lexical
+             FROM nearest ORDER BY distance",
+            );
+        // A plan for these filters' values: an HNSW scan, or an exact scan of the few rows a
+        // selective filter lets through (see `connect`).
+        let mut tx = self
+            .pool
+            .begin_with(format!(
+                "BEGIN; SET LOCAL plan_cache_mode = force_custom_plan;
+                 SET LOCAL hnsw.ef_search = {}",
+                query.ef_search.clamp(1, 1000)
+            ))
+            .await
+            .map_err(q("searching vectors"))?;
+        let rows = qb
+            .build()
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(q("searching vectors"))?;
+        tx.commit().await.map_err(q("searching vectors"))?;
+        Ok(rows.iter().map(hit).collect())
+    }
+
+    /// Chunks in the files whose path matches `path_regex` (in `repositories`, if given).
+    async fn chunks_in_files(
+        &self,
+        path_regex: &str,
+        repositories: Option<&[String]>,
+    ) -> Result<i64, StoreError> {
+        sqlx::query_scalar(
+            "SELECT coalesce(sum(chunk_count), 0)::int8 FROM indexed_files
+             WHERE file_path ~ $1 AND ($2::text[] IS NULL OR repository = ANY($2))",
+        )
+        .bind(path_regex)
+        .bind(repositories.filter(|r| !r.is_empty()))
+        .fetch_one(&self.pool)
+        .await
+        .map_err(q("counting the chunks a path filter lets through"))
+    }
+
+    /// BM25 over the chunks' lexemes. Candidates are the chunks matching all selective terms,
+    /// then any of them, each capped at [`LEXICAL_CANDIDATES`] rows: what a query costs is
+    /// bounded whatever its words. Term frequency comes from `ts_rank_cd` of the single term,
+    /// length from `lexical_length`.
+    pub async fn lexical_search(&self, query: &LexicalQuery<'_>) -> Result<Vec<Hit>, StoreError> {
+        let Some((all, any)) = candidate_queries(query.terms) else {
+            return Ok(Vec::new());
+        };
+        let mut qb = terms_cte(query.terms);
+        qb.push(", cand AS ((SELECT id FROM codebase_index WHERE lexemes @@ ")
+            .push_bind(all)
+            .push("::tsquery");
+        push_filters(&mut qb, query.filters);
+        qb.push(" LIMIT ")
+            .push_bind(LEXICAL_CANDIDATES)
+            .push(") UNION (SELECT id FROM codebase_index WHERE lexemes @@ ")
+            .push_bind(any)
+            .push("::tsquery");
+        push_filters(&mut qb, query.filters);
+        qb.push(" LIMIT ")
+            .push_bind(LEXICAL_CANDIDATES)
+            .push(format!(
+                ")), scored AS (
+                   SELECT ci.id, sum(qt.idf * s.tf * ({BM25_K1} + 1)
+                     / (s.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * coalesce(ci.lexical_length, 0) / "
+            ))
+            .push_bind(query.avg_length.max(1.0))
+            .push(format!(
+                "))) AS score
+                   FROM cand JOIN codebase_index ci USING (id) CROSS JOIN qt
+                   CROSS JOIN LATERAL (SELECT {TS_RANK_CD_TO_TF} * ts_rank_cd(ci.lexemes, qt.tq, 0) AS tf) s
+                   WHERE s.tf > 0.5
+                   GROUP BY ci.id ORDER BY score DESC LIMIT "
+            ))
+            .push_bind(query.limit)
+            .push(format!(") SELECT {HIT_COLUMNS_CI}, "));
+        push_similarity(&mut qb, query.embedding);
+        qb.push(
+            " AS similarity, scored.score AS lexical
+             FROM scored JOIN codebase_index ci USING (id) ORDER BY scored.score DESC, ci.id",
+        );
+        let rows = qb
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("searching lexically"))?;
+        Ok(rows.iter().map(hit).collect())
+    }
+
+    /// BM25 over whole files, from the postings of `file_terms`. The query's terms are its
+    /// text's lexemes; a term's file count comes from `query.stats` when it is common, else
+    /// from its postings, counted up to [`FILE_TERM_COUNT_CAP`]. Each term contributes its
+    /// [`FILE_POSTINGS_PER_TERM`] best postings, so a query costs the same whatever the size
+    /// of the index (a file outside a common term's best postings misses only that term's
+    /// small share of its score). Filters apply to the file's chunks.
+    ///
+    /// Each file found is returned as one chunk with the file's score as `lexical`: for the
+    /// first `query.best_chunks` files the chunk matching the query's words best (by the
+    /// chunks' own BM25), for the others their first chunk, which is cheaper.
+    pub async fn lexical_file_search(&self, query: &FileQuery<'_>) -> Result<Vec<Hit>, StoreError> {
+        let filtered = query.filters != &Filters::default();
+        let (common_terms, common_counts) = query.stats.common_for(query.text);
+        // q: the query's terms with their idf (Lucene's BM25 variant, positive for any term a
+        // file lacks); a term counted in more files than there are (statistics lagging
+        // behind deletions) is left out.
+        let mut qb = QueryBuilder::new(format!(
+            "WITH t AS (SELECT DISTINCT lexeme AS term
+                        FROM unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', "
+        ));
+        qb.push_bind(query.text.to_owned())
+            .push(
+                "))),
+                 n AS (SELECT t.term, coalesce(c.files, (
+                         SELECT count(*) FROM (SELECT 1 FROM file_terms p WHERE p.term = t.term
+                                               LIMIT ",
+            )
+            .push_bind(FILE_TERM_COUNT_CAP)
+            .push(
+                ") s))::float8 AS files
+                       FROM t LEFT JOIN unnest(",
+            )
+            .push_bind(common_terms)
+            .push("::text[], ")
+            .push_bind(common_counts)
+            .push(
+                "::int8[]) AS c(term, files) USING (term)),
+                 q AS (SELECT term, ln(1 + (",
+            )
+            .push_bind(query.stats.files.max(1) as f64)
+            .push(
+                "::float8 - files + 0.5) / (files + 0.5)) AS idf
+                       FROM n WHERE files < ",
+            )
+            .push_bind(query.stats.files.max(1) as f64)
+            .push("::float8 + 0.5)");
+        // A filter to repositories with few files (the common case: an agent searching its
+        // own repository) reads the postings of those files only. Otherwise each term's
+        // postings are read best first and each file checked against the filters, which
+        // costs more the fewer files the filters let through.
+        let repositories = query
+            .filters
+            .repositories
+            .as_ref()
+            .filter(|r| !r.is_empty());
+        if let Some(repositories) = repositories {
+            qb.push(
+                ", allowed AS MATERIALIZED (
+                   SELECT f.id FROM indexed_files f WHERE f.repository = ANY(",
+            )
+            .push_bind(repositories.clone())
+            .push(
+                ") AND EXISTS (SELECT 1 FROM codebase_index x
+                     WHERE x.repository = f.repository AND x.file_path = f.file_path",
+            );
+            push_filters(&mut qb, query.filters);
+            qb.push(") LIMIT ")
+                .push_bind(FEW_FILES + 1)
+                .push("), few AS (SELECT count(*) <= ")
+                .push_bind(FEW_FILES)
+                .push(" AS yes FROM allowed)");
+        }
+        qb.push(
+            ", scored AS (
+               SELECT p.file_id, sum(q.idf * p.impact) AS score
+               FROM q CROSS JOIN LATERAL (",
+        );
+        if repositories.is_some() {
+            qb.push(
+                "SELECT p.file_id, p.impact FROM allowed a
+                   JOIN file_terms p ON p.file_id = a.id AND p.term = q.term
+                 WHERE (SELECT yes FROM few)
+                 UNION ALL (",
+            );
+        }
+        qb.push("SELECT p.file_id, p.impact FROM file_terms p");
+        if filtered {
+            qb.push(
+                " JOIN indexed_files f ON f.id = p.file_id
+                 WHERE p.term = q.term AND EXISTS (SELECT 1 FROM codebase_index x
+                   WHERE x.repository = f.repository AND x.file_path = f.file_path",
+            );
+            push_filters(&mut qb, query.filters);
+            qb.push(")");
+            if repositories.is_some() {
+                qb.push(" AND NOT (SELECT yes FROM few)");
+            }
+        } else {
+            qb.push(" WHERE p.term = q.term");
+        }
+        qb.push(" ORDER BY p.impact DESC LIMIT ")
+            .push_bind(FILE_POSTINGS_PER_TERM);
+        if repositories.is_some() {
+            qb.push(")");
+        }
+        qb.push(") p GROUP BY p.file_id ORDER BY score DESC LIMIT ")
+            .push_bind(query.limit)
+            .push(
+                "), ranked AS (
+                   SELECT f.repository, f.file_path, s.score,
+                          row_number() OVER (ORDER BY s.score DESC, f.id) AS r
+                   FROM scored s JOIN indexed_files f ON f.id = s.file_id),
+                 best AS (
+                   SELECT ranked.score, b.id FROM ranked CROSS JOIN LATERAL (
+                     SELECT x.id FROM codebase_index x
+                     WHERE x.repository = ranked.repository AND x.file_path = ranked.file_path",
+            );
+        push_filters(&mut qb, query.filters);
+        qb.push(
+            " ORDER BY (SELECT sum(q.idf * ts_rank_cd(x.lexemes, quote_literal(q.term)::tsquery, 0))
+                        FROM q) DESC NULLS LAST, x.chunk_index
+                     LIMIT 1) b
+                   WHERE ranked.r <= ",
+        )
+        .push_bind(query.best_chunks)
+        .push(
+            " UNION ALL
+                   SELECT ranked.score, b.id FROM ranked CROSS JOIN LATERAL (
+                     SELECT x.id FROM codebase_index x
+                     WHERE x.repository = ranked.repository AND x.file_path = ranked.file_path",
+        );
+        push_filters(&mut qb, query.filters);
+        qb.push(" ORDER BY x.chunk_index LIMIT 1) b WHERE ranked.r > ")
+            .push_bind(query.best_chunks)
+            .push(")")
+            .push(format!(" SELECT {HIT_COLUMNS_CI}, "));
+        push_similarity(&mut qb, query.embedding);
+        qb.push(
+            " AS similarity, best.score AS lexical
+             FROM best JOIN codebase_index ci USING (id) ORDER BY best.score DESC, ci.id",
+        );
+        let rows = qb
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("searching files lexically"))?;
+        Ok(rows.iter().map(hit).collect())
+    }
+
+    /// The chunks that define any of the keys, each with the keys it defines. A key defined
+    /// by more than [`DEFINITIONS_PER_KEY`] chunks (within the filters) names no particular
+    /// definition (`new`, `__init__`) and is left out.
+    pub async fn definition_search(
+        &self,
+        query: &DefinitionQuery<'_>,
+    ) -> Result<Vec<(Hit, Vec<String>)>, StoreError> {
+        if query.keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut qb = QueryBuilder::new("WITH k AS (SELECT DISTINCT unnest(");
+        qb.push_bind(query.keys.to_vec()).push(
+            "::text[]) AS key),
+             m AS (SELECT k.key, x.id FROM k CROSS JOIN LATERAL (
+                     SELECT id FROM codebase_index WHERE defines @> ARRAY[k.key]",
+        );
+        push_filters(&mut qb, query.filters);
+        qb.push(" LIMIT ")
+            .push_bind(DEFINITIONS_PER_KEY + 1)
+            .push(
+                ") x),
+             ok AS (SELECT key FROM m GROUP BY key HAVING count(*) <= ",
+            )
+            .push_bind(DEFINITIONS_PER_KEY)
+            .push(format!(") SELECT {HIT_COLUMNS_CI}, "));
+        push_similarity(&mut qb, query.embedding);
+        qb.push(
+            " AS similarity, NULL::float8 AS lexical,
+               ARRAY(SELECT key FROM ok WHERE ok.key = ANY(ci.defines)) AS matched
+             FROM codebase_index ci
+             WHERE ci.id IN (SELECT id FROM m WHERE key IN (SELECT key FROM ok))
+             ORDER BY ci.id",
+        );
+        let rows = qb
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("searching definitions"))?;
+        Ok(rows.iter().map(|r| (hit(r), r.get("matched"))).collect())
+    }
+}
+
+/// Rows each candidate query of a lexical search of chunks may return.
+pub const LEXICAL_CANDIDATES: i64 = 2000;
+/// Postings each query term contributes to a lexical search of files, best first.
+pub const FILE_POSTINGS_PER_TERM: i64 = 2000;
+/// A file query counts a term's postings (for its idf) up to this many; the most common
+/// terms' counts come from the planner's statistics instead.
+pub const FILE_TERM_COUNT_CAP: i64 = 50_000;
+/// A repository-filtered file query reads the postings of the repositories' files directly
+/// when they have at most this many files (a lookup per file and term).
+const FEW_FILES: i64 = 2000;
+/// A definition key found in more chunks than this names nothing in particular.
+pub const DEFINITIONS_PER_KEY: i64 = 10;
+/// A path-filtered vector search scans the matching files' chunks exactly, instead of walking
+/// the HNSW graph, when they are at most this many (about 25 ms of distances).
+const EXACT_PATH_SCAN_CHUNKS: i64 = 10_000;
+/// `ts_rank_cd` (cover density, no normalization) of a single unweighted term is 0.1 per
+/// occurrence (each occurrence is a cover of weight 0.1): this factor makes it the term
+/// frequency.
+const TS_RANK_CD_TO_TF: f64 = 10.0;
+
+const HIT_COLUMNS: &str = "id, repository, file_path, chunk_index, chunk_content, module, \
+     component_type, file_type, language, symbol, start_line, end_line";
+const HIT_COLUMNS_CI: &str = "ci.id, ci.repository, ci.file_path, ci.chunk_index, \
+     ci.chunk_content, ci.module, ci.component_type, ci.file_type, ci.language, ci.symbol, \
+     ci.start_line, ci.end_line";
+
+fn hit(r: &sqlx::postgres::PgRow) -> Hit {
+    Hit {
+        id: r.get("id"),
+        repository: r.get("repository"),
+        file_path: r.get("file_path"),
+        chunk_index: r.get("chunk_index"),
+        content: r.get("chunk_content"),
+        similarity: r.get("similarity"),
+        lexical: r.get("lexical"),
+        module: r.get("module"),
+        component_type: r.get("component_type"),
+        file_type: r.get("file_type"),
+        language: r.get("language"),
+        symbol: r.get("symbol"),
+        start_line: r.get("start_line"),
+        end_line: r.get("end_line"),
+    }
+}
+
+/// `WITH qt AS (...)`: the query's terms as single-term `tsquery`s with their idf.
+fn terms_cte(terms: &[TermWeight]) -> QueryBuilder<'static, Postgres> {
+    let mut qb = QueryBuilder::new(
+        "WITH qt AS (SELECT quote_literal(term)::tsquery AS tq, idf FROM unnest(",
+    );
+    qb.push_bind(terms.iter().map(|t| t.term.clone()).collect::<Vec<_>>())
+        .push("::text[], ")
+        .push_bind(terms.iter().map(|t| t.idf).collect::<Vec<_>>())
+        .push("::float8[]) AS q(term, idf))");
+    qb
+}
+
+/// The cosine similarity of `ci`'s vector to the query's, when the query was embedded and the
+/// chunk has a vector of the same model; NULL otherwise.
+fn push_similarity(qb: &mut QueryBuilder<'_, Postgres>, embedding: Option<(&[f32], &str)>) {
+    match embedding {
+        Some((embedding, model)) => {
+            qb.push("CASE WHEN ci.embedding_model = ")
+                .push_bind(model.to_owned())
+                .push(" THEN 1 - (ci.embedding <=> ")
+                .push_bind(pad(embedding))
+                .push(") END");
+        }
+        None => {
+            qb.push("NULL::float8");
+        }
+    }
+}
+
+/// The `tsquery` texts that select lexical candidates: all selective terms, and any of them
+/// (every term when none is selective). `None` when the query has no terms.
+fn candidate_queries(terms: &[TermWeight]) -> Option<(String, String)> {
+    let selective: Vec<&TermWeight> = terms.iter().filter(|t| t.selective).collect();
+    let generating: Vec<&TermWeight> = if selective.is_empty() {
+        terms.iter().collect()
+    } else {
+        selective
+    };
+    if generating.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> = generating
+        .iter()
+        .map(|t| format!("'{}'", t.term.replace('\\', "\\\\").replace('\'', "''")))
+        .collect();
+    Some((quoted.join(" & "), quoted.join(" | ")))
+}
+
+/// Appends ` AND ...` for each filter that restricts something.
+fn push_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
+    let lists = [
+        ("file_type", &f.file_types),
+        ("module", &f.modules),
+        ("component_type", &f.component_types),
+        ("language", &f.languages),
+        ("repository", &f.repositories),
+    ];
+    for (column, list) in lists {
+        if let Some(list) = list.as_ref().filter(|l| !l.is_empty()) {
+            qb.push(format!(" AND {column} = ANY("))
+                .push_bind(list.clone())
+                .push(")");
+        }
+    }
+    if let Some(re) = &f.path_regex {
+        qb.push(" AND file_path ~ ").push_bind(re.clone());
+    }
+}
