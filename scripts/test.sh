@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs the whole test suite on a fresh machine: installs the local tools (scripts/setup.sh:
-# PostgreSQL + pgvector, nats-server, the local model), then `cargo test`. The tests start
-# their own PostgreSQL cluster and nats-servers on free ports and stop them when they end.
+# Runs the whole test suite on a fresh machine: checks formatting (`cargo fmt --check`),
+# installs the local tools (scripts/setup.sh: PostgreSQL + pgvector, nats-server, the local
+# model), runs the lints (`cargo clippy --all-targets -- -D warnings`), then `cargo test`. The
+# tests start their own PostgreSQL cluster and nats-servers on free ports and stop them when
+# they end. Clippy and the tests share one build profile (dev), so the tree is built once.
 #
 #   scripts/test.sh [extra cargo test arguments]
 set -euo pipefail
@@ -13,7 +15,13 @@ set -euo pipefail
 # shellcheck source=/dev/null
 . "$STATE/tools.env"
 
-say "running the tests (the first build takes several minutes)"
 cd "$ROOT"
+say "checking formatting (cargo fmt --check)"
+cargo fmt --check || die "formatting differs: run \`cargo fmt\`"
+
+say "lints (cargo clippy --all-targets -- -D warnings; the first build takes several minutes)"
+cargo clippy --locked --all-targets -- -D warnings
+
+say "running the tests"
 # Doc tests are left out: the doc comments hold JSON examples, not Rust.
 cargo test --locked --lib --bins --tests "$@"
