@@ -96,7 +96,8 @@ async fn main() -> anyhow::Result<()> {
     println!("model: {}", embedder.model_id());
     let indexer = Indexer::new(store.clone(), Arc::clone(&embedder), cfg.index.clone())?;
     let cancel = CancellationToken::new();
-    let cold = indexer.index_root(&root, None, &cancel).await?;
+    let repo = indexer.repository(&root)?;
+    let cold = indexer.index_repository(&repo, None, &cancel).await?;
     println!(
         "\n[cold index] {} files, {} chunks, {:.1}s",
         cold.indexed,
@@ -128,7 +129,7 @@ async fn main() -> anyhow::Result<()> {
     std::fs::write(&largest, edited)?;
     let rel = largest.strip_prefix(&root)?.to_string_lossy().into_owned();
     let edit = indexer
-        .index_paths(&root, vec![rel.clone()], &cancel)
+        .index_paths(&repo, vec![rel.clone()], &cancel)
         .await?;
     println!("\n[one-function edit of {rel}, {lines} lines]");
     println!(
@@ -136,13 +137,13 @@ async fn main() -> anyhow::Result<()> {
         edit.chunks, edit.embedded, edit.reused
     );
     std::fs::write(&largest, &text)?;
-    indexer.index_paths(&root, vec![rel], &cancel).await?;
+    indexer.index_paths(&repo, vec![rel], &cancel).await?;
 
     // 2. Save-to-searchable, through the daemon: watcher, pipeline, search over NATS.
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let daemon = tokio::spawn(codesearch::daemon::serve(
         cfg.clone(),
-        vec![root.clone()],
+        vec![repo.clone()],
         async move {
             let _ = stop_rx.await;
         },

@@ -38,7 +38,7 @@ use codesearch::config::{Config, EmbedBackend, SearchMode};
 use codesearch::embed::{EmbedError, Embedder, HashEmbedder, InputKind};
 use codesearch::pipeline::Indexer;
 use codesearch::search::{RawSearch, SearchRequest, SearchService};
-use codesearch::store::{Filters, Store, VectorQuery, ef_search_for};
+use codesearch::store::{Filters, Scope, Store, VectorQuery, ef_search_for};
 use codesearch::text::glob_to_regex;
 use common::{percentile, registry_crates};
 use futures::future::BoxFuture;
@@ -186,12 +186,14 @@ async fn build_corpus(store: &Store, cfg: &Config, target: i64) -> anyhow::Resul
 fn depth40<'a>(
     embedding: &'a [f32],
     model: &'a str,
+    scope: &'a Scope,
     filters: &'a Filters,
     ef_search: u32,
 ) -> VectorQuery<'a> {
     VectorQuery {
         embedding,
         model,
+        scope,
         filters,
         min_similarity: -1.0,
         limit: 40,
@@ -381,6 +383,7 @@ async fn main() -> anyhow::Result<()> {
         ef_search_for(cfg.search.hnsw_ef_search, total, false),
         ef_search_for(cfg.search.hnsw_ef_search, total, true)
     );
+    let scope = store.scope(codesearch::config::DEFAULT_WORKSPACE).await?;
     for (name, filters, predicate) in &filter_cases {
         let matching: i64 = sqlx::query_scalar(&format!(
             "SELECT count(*) FROM codebase_index WHERE {predicate}"
@@ -391,7 +394,7 @@ async fn main() -> anyhow::Result<()> {
         let started = Instant::now();
         for (i, probe) in probes.iter().enumerate() {
             let f = filters(i);
-            let mut truth = exact.vector_search(&depth40(probe, &model, &f, 40)).await?;
+            let mut truth = exact.vector_search(&depth40(probe, &model, &scope, &f, 40)).await?;
             truth.truncate(10);
             truths.push(truth);
         }
@@ -406,7 +409,7 @@ async fn main() -> anyhow::Result<()> {
             for (i, truth) in truths.iter().enumerate() {
                 let f = filters(i);
                 let mut ann = store
-                    .vector_search(&depth40(&probes[i], &model, &f, ef))
+                    .vector_search(&depth40(&probes[i], &model, &scope, &f, ef))
                     .await?;
                 ann.truncate(10);
                 let Some(tenth) = truth.last().and_then(|h| h.similarity) else {

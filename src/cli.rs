@@ -44,22 +44,32 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Index directories once and exit (only changed files are re-indexed).
+    ///
+    /// With no PATH and no [[repositories]] in the configuration, indexes the working
+    /// directory. Each root is a repository named after its directory; two roots with the same
+    /// directory name need names of their own ([[repositories]] in the configuration).
     Index {
         /// Directories to index.
-        #[arg(default_value = ".")]
         paths: Vec<PathBuf>,
-        /// Repository name stored with the chunks (default: each directory's name).
+        /// Name of the repository, when one PATH is given (default: its directory's name).
         #[arg(long)]
         repository: Option<String>,
     },
     /// Index directories, then serve searches on NATS until stopped (Ctrl-C or SIGTERM).
+    ///
+    /// Also serves the repositories added by repository requests (`codesearch repo add`).
     Serve {
         /// Directories to index and serve.
-        #[arg(default_value = ".")]
         paths: Vec<PathBuf>,
-        /// Repository name stored with the chunks (default: each directory's name).
+        /// Name of the repository, when one PATH is given (default: its directory's name).
         #[arg(long)]
         repository: Option<String>,
+    },
+    /// Add, remove, list or show repositories of a running daemon (a NATS repository
+    /// request).
+    Repo {
+        #[command(subcommand)]
+        action: RepoAction,
     },
     /// Search as an agent host would: a NATS request to the running daemon.
     Search {
@@ -95,6 +105,9 @@ pub enum Command {
         /// Drop results below this cosine similarity.
         #[arg(long)]
         min_similarity: Option<f64>,
+        /// Search this workspace (default: the daemon's default workspace).
+        #[arg(long, short = 'w')]
+        workspace: Option<String>,
         /// Print the raw JSON reply.
         #[arg(long)]
         json: bool,
@@ -115,4 +128,46 @@ pub enum Command {
     },
     /// Apply database migrations and exit.
     Migrate,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RepoAction {
+    /// Add a directory (absolute; under the daemon's workspaces.allowed_roots) or a git URL
+    /// (cloned by the daemon). Returns at once; `codesearch repo status NAME` shows progress.
+    Add {
+        /// A directory or a git URL (https://, ssh://, git@host:path, file://).
+        source: String,
+        /// Repository name (default: the directory's or the URL's last segment).
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        common: RepoArgs,
+    },
+    /// Remove a repository added by a request: its rows, its watcher and its clone.
+    Remove {
+        name: String,
+        #[command(flatten)]
+        common: RepoArgs,
+    },
+    /// List the workspace's repositories with their state and figures.
+    List {
+        #[command(flatten)]
+        common: RepoArgs,
+    },
+    /// One repository's state and figures.
+    Status {
+        name: String,
+        #[command(flatten)]
+        common: RepoArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RepoArgs {
+    /// Workspace (default: the daemon's default workspace).
+    #[arg(long, short = 'w')]
+    pub workspace: Option<String>,
+    /// Print the raw JSON reply.
+    #[arg(long)]
+    pub json: bool,
 }

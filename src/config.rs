@@ -11,6 +11,9 @@ use thiserror::Error;
 /// The documented defaults, compiled in.
 pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
 
+/// The workspace of everything that names none, unless `workspaces.default` says otherwise.
+pub const DEFAULT_WORKSPACE: &str = "default";
+
 /// Environment variable -> dotted configuration key.
 pub const ENV_VARS: &[(&str, &str)] = &[
     ("DATABASE_URL", "database.url"),
@@ -80,6 +83,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "CODESEARCH_BACKFILL_INTERVAL_SECS",
         "watch.backfill_interval_secs",
     ),
+    ("CODESEARCH_WORKSPACE", "workspaces.default"),
+    ("CODESEARCH_PLAIN_SUBJECTS", "workspaces.plain_subjects"),
+    ("CODESEARCH_ALLOWED_ROOTS", "workspaces.allowed_roots"),
+    ("CODESEARCH_CLONE_DIR", "workspaces.clone_dir"),
     ("CODESEARCH_SEARCH_DEFAULT_LIMIT", "search.default_limit"),
     ("CODESEARCH_HNSW_EF_SEARCH", "search.hnsw_ef_search"),
     ("CODESEARCH_SEARCH_MAX_LIMIT", "search.max_limit"),
@@ -146,6 +153,114 @@ pub struct Config {
     pub search: SearchConfig,
     pub health: HealthConfig,
     pub watch: WatchConfig,
+    pub workspaces: WorkspacesConfig,
+    /// Repositories to index, besides the roots given on the command line.
+    #[serde(default)]
+    pub repositories: Vec<RepositoryConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspacesConfig {
+    pub default: String,
+    pub plain_subjects: PlainSubjects,
+    pub allowed_roots: Vec<PathBuf>,
+    pub clone_dir: PathBuf,
+}
+
+/// Which workspaces the plain subjects (`<prefix>.codebase.search`, ...) serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlainSubjects {
+    /// Any workspace a request names (the default one when it names none).
+    All,
+    /// Only the default workspace; a request naming another is refused.
+    Default,
+    /// Not served: only the per-workspace subjects answer.
+    Off,
+}
+
+/// One `[[repositories]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepositoryConfig {
+    /// Default: the directory's name.
+    #[serde(default)]
+    pub name: Option<String>,
+    pub path: PathBuf,
+    /// Default: `workspaces.default`.
+    #[serde(default)]
+    pub workspace: Option<String>,
+    /// Replaces `index.include_paths` for this repository.
+    #[serde(default)]
+    pub include_paths: Option<Vec<String>>,
+    /// Added to `index.exclude_paths`.
+    #[serde(default)]
+    pub exclude_paths: Vec<String>,
+    /// Tried before `index.module_rules`.
+    #[serde(default)]
+    pub module_rules: Vec<ModuleRule>,
+    /// Tried before `index.component_rules`.
+    #[serde(default)]
+    pub component_rules: Vec<ComponentRule>,
+}
+
+impl RepositoryConfig {
+    /// The index rules of this repository: the global ones with its own applied.
+    pub fn rules(&self, global: &IndexConfig) -> IndexConfig {
+        let mut cfg = global.clone();
+        if let Some(include) = &self.include_paths {
+            cfg.include_paths = include.clone();
+        }
+        cfg.exclude_paths.extend(self.exclude_paths.iter().cloned());
+        cfg.module_rules = self
+            .module_rules
+            .iter()
+            .chain(&global.module_rules)
+            .cloned()
+            .collect();
+        cfg.component_rules = self
+            .component_rules
+            .iter()
+            .chain(&global.component_rules)
+            .cloned()
+            .collect();
+        cfg
+    }
+}
+
+/// Checks a workspace name: it is part of NATS subjects, so letters, digits, `_` and `-`
+/// only, at most 64 characters.
+pub fn check_workspace_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 64 {
+        return Err(format!(
+            "workspace name {name:?} must have 1 to 64 characters"
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(format!(
+            "workspace name {name:?} may hold only letters, digits, `_` and `-` (it is part of NATS subjects)"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a repository name: 1 to 128 characters, no control characters, no `/`.
+pub fn check_repository_name(name: &str) -> Result<(), String> {
+    if name.trim().is_empty() || name.chars().count() > 128 {
+        return Err(format!(
+            "repository name {name:?} must have 1 to 128 characters"
+        ));
+    }
+    if name.chars().any(|c| c.is_control() || c == '/') || name != name.trim() {
+        return Err(format!(
+            "repository name {name:?} may not hold control characters, `/`, or surrounding spaces"
+        ));
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -208,7 +323,21 @@ impl std::fmt::Debug for NatsConfig {
 impl NatsConfig {
     /// The search subject, e.g. `agog.codebase.search`.
     pub fn search_subject(&self) -> String {
-        format!("{}.codebase.search", self.subject_prefix)
+        self.subject("search")
+    }
+
+    /// A plain subject, e.g. `agog.codebase.repo.request` for `repo.request`.
+    pub fn subject(&self, name: &str) -> String {
+        format!("{}.codebase.{name}", self.subject_prefix)
+    }
+
+    /// A workspace's own subject, e.g. `agog.workspace.billing.codebase.search`; `*` as the
+    /// workspace gives the wildcard the daemon listens on.
+    pub fn workspace_subject(&self, workspace: &str, name: &str) -> String {
+        format!(
+            "{}.workspace.{workspace}.codebase.{name}",
+            self.subject_prefix
+        )
     }
 }
 
@@ -416,6 +545,21 @@ impl Config {
         }
         if self.database.index_build_memory_mb < 64 {
             return bad("database.index_build_memory_mb must be at least 64");
+        }
+        check_workspace_name(&self.workspaces.default)
+            .map_err(|m| ConfigError::Invalid(format!("workspaces.default: {m}")))?;
+        if !self.index.repository.is_empty() {
+            check_repository_name(&self.index.repository)
+                .map_err(|m| ConfigError::Invalid(format!("index.repository: {m}")))?;
+        }
+        for (i, r) in self.repositories.iter().enumerate() {
+            let at = |m: String| ConfigError::Invalid(format!("repositories[{i}]: {m}"));
+            if let Some(name) = &r.name {
+                check_repository_name(name).map_err(at)?;
+            }
+            if let Some(ws) = &r.workspace {
+                check_workspace_name(ws).map_err(at)?;
+            }
         }
         Ok(())
     }

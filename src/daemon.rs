@@ -6,7 +6,6 @@
 //! endpoint answers what it holds, then the connection is drained and the pool closed.
 
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +18,8 @@ use crate::embed::{self, Embedder};
 use crate::health::Metrics;
 use crate::http::HttpState;
 use crate::pipeline::{IndexReport, Indexer};
+use crate::repository::Repository;
+use crate::roots::Roots;
 use crate::search::SearchService;
 use crate::store::Store;
 
@@ -57,26 +58,39 @@ fn progress_bar() -> ProgressBar {
     bar
 }
 
-/// Indexes every root once.
+/// Indexes every repository once. Every name is claimed before any is indexed, so a name
+/// taken by another root fails the run before anything is written.
 pub async fn index(
     config: &Config,
     store: Store,
     embedder: Arc<dyn Embedder>,
-    roots: &[PathBuf],
+    repos: &[Repository],
     cancel: &CancellationToken,
     show_progress: bool,
 ) -> anyhow::Result<Vec<IndexReport>> {
     let indexer = Indexer::new(store, embedder, config.index.clone())?;
+    for repo in repos {
+        indexer.claim(repo).await?;
+    }
     let mut reports = Vec::new();
-    for root in roots {
+    for repo in repos {
         let bar = show_progress.then(progress_bar);
         if let Some(bar) = &bar {
-            bar.set_message(indexer.repository_name(root));
+            bar.set_message(repo.name.clone());
         }
         let report = indexer
-            .index_root(root, bar.as_ref(), cancel)
+            .index_repository(repo, bar.as_ref(), cancel)
             .await
-            .with_context(|| format!("indexing {}", root.display()))?;
+            .with_context(|| format!("indexing {} ({})", repo.name, repo.root.display()))?;
+        let state = if cancel.is_cancelled() {
+            crate::store::RepoState::Initializing
+        } else {
+            crate::store::RepoState::Ready
+        };
+        indexer
+            .store()
+            .set_repository_state(&repo.name, state, None)
+            .await?;
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
@@ -93,32 +107,37 @@ pub async fn index(
     Ok(reports)
 }
 
-/// Serves searches over NATS and keeps `roots` indexed (reconcile, watch, backfill; see
-/// [`crate::live`]), until `shutdown` resolves.
+/// Serves searches over NATS and keeps `repos` indexed (reconcile, watch, backfill; see
+/// [`crate::live`]), and the repositories requests added, until `shutdown` resolves.
 pub async fn serve(
     config: Config,
-    roots: Vec<PathBuf>,
+    repos: Vec<Repository>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    // A mistyped root is an error now, not a reconcile retried forever.
-    for root in &roots {
-        anyhow::ensure!(
-            root.is_dir(),
-            "{} is not a readable directory",
-            root.display()
-        );
-    }
     let (store, embedder) = open(&config).await?;
+    // A name another root holds is an error now, before anything is swept.
+    let indexer = Indexer::new(store.clone(), Arc::clone(&embedder), config.index.clone())?;
+    for repo in &repos {
+        indexer.claim(repo).await?;
+    }
     let client = crate::bus::connect(&config.nats).await?;
     tracing::info!(url = %redact_url(&config.nats.url), "connected to NATS");
     let cancel = CancellationToken::new();
     let metrics = Arc::new(Metrics::new());
     let active_model = embedder.model_id().to_owned();
-    let search = SearchService::new(store.clone(), Arc::clone(&embedder), config.search.clone());
+    let search = SearchService::new(store.clone(), Arc::clone(&embedder), config.search.clone())
+        .with_default_workspace(&config.workspaces.default);
+    let roots = Roots::new(
+        indexer.clone(),
+        config.clone(),
+        Arc::clone(&metrics),
+        cancel.clone(),
+    );
     let bus = tokio::spawn(crate::bus::serve(
         client.clone(),
         search,
-        config.nats.clone(),
+        roots.clone(),
+        config.clone(),
         Arc::clone(&metrics),
         cancel.clone(),
     ));
@@ -153,34 +172,30 @@ pub async fn serve(
             }
         }
     };
-    let indexer = Indexer::new(store.clone(), Arc::clone(&embedder), config.index.clone())?;
-    let mut tasks = Vec::new();
-    for root in roots {
-        tasks.push(tokio::spawn(crate::live::keep_indexed(
-            indexer.clone(),
-            root,
-            config.watch.clone(),
-            Arc::clone(&metrics),
-            cancel.clone(),
-        )));
+    for repo in repos {
+        roots.start(repo).await;
     }
-    tasks.push(tokio::spawn(crate::backfill::run(
+    match roots.restore_requested().await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(repositories = n, "requested repositories restored"),
+        Err(e) => tracing::error!(error = %e, "cannot restore requested repositories"),
+    }
+    let backfill = tokio::spawn(crate::backfill::run(
         store,
         embedder,
         indexer.backlog(),
         Duration::from_secs(config.watch.backfill_interval_secs.max(1)),
         Arc::clone(&metrics),
         cancel.clone(),
-    )));
+    ));
 
     shutdown.await;
     tracing::info!("shutting down");
     cancel.cancel();
     let wait = async {
-        for task in tasks {
-            if let Err(e) = task.await {
-                tracing::error!(error = %e, "indexing task panicked");
-            }
+        roots.wait().await;
+        if let Err(e) = backfill.await {
+            tracing::error!(error = %e, "the backfill task panicked");
         }
         match bus.await {
             Ok(Err(e)) => tracing::error!(error = %e, "NATS service failed"),

@@ -15,11 +15,13 @@
 //! ```
 //!
 //! Module map: [`config`] (layered settings), [`text`] (words and identifiers as indexing and
-//! search see them), [`scan`], [`chunk`], [`embed`] (backends and the
-//! guard in front of them), [`store`], [`search`], [`pipeline`] (the stages joined by bounded
-//! channels), [`watch`] (file events to batches of paths), [`live`] (one root kept indexed:
-//! reconcile, watch, recover), [`backfill`], [`daemon`] (wiring and shutdown), [`bus`] (the
-//! NATS adapter and its wire contract), [`health`], [`http`], [`cli`].
+//! search see them), [`repository`] (which roots are indexed under which names),
+//! [`scan`], [`chunk`], [`embed`] (backends and the guard in front of them), [`store`],
+//! [`search`], [`pipeline`] (the stages joined by bounded channels), [`watch`] (file events to
+//! batches of paths), [`live`] (one repository kept indexed: reconcile, watch, recover),
+//! [`roots`] (the live set of repositories, and repository requests), [`backfill`], [`daemon`]
+//! (wiring and shutdown), [`bus`] (the NATS adapter and its wire contract), [`health`],
+//! [`http`], [`cli`].
 //!
 //! Invariants:
 //! - A file's chunks change in one transaction, with its `indexed_files` row: a search never
@@ -31,6 +33,9 @@
 //!   stored with their vectors pending and filled in by [`backfill`].
 //! - A full reconcile is the truth; the watcher is a hint that makes it rarely needed.
 //! - Adapters talk to [`search::SearchService`], never to the store.
+//! - A repository's name is claimed by one root; only that root ever sweeps its files.
+//! - Every read takes a [`store::Scope`] (one workspace's repositories): no reply, statistic
+//!   or cached result mixes workspaces.
 
 pub mod backfill;
 pub mod bus;
@@ -44,6 +49,8 @@ pub mod http;
 pub mod live;
 pub mod pipeline;
 pub mod report;
+pub mod repository;
+pub mod roots;
 pub mod scan;
 pub mod search;
 pub mod store;

@@ -1,4 +1,6 @@
-//! Keeps one root indexed while the daemon serves: reconcile, then follow the watcher.
+//! Keeps one repository indexed while the daemon serves: reconcile, then follow the watcher.
+//! Its state (`initializing`, `indexing`, `ready`, `failed` with the reason) is recorded on its
+//! `repositories` row, where status, heartbeats and repository requests read it.
 //!
 //! 1. The watcher starts first, so nothing changed during the start-up reconcile is missed.
 //! 2. A full reconcile (walk, hash compare, sweep) runs at start-up, whenever the watcher lost
@@ -9,7 +11,6 @@
 //!
 //! Nothing here gives up: errors are logged, counted in [`Metrics`], and retried.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +19,8 @@ use tokio_util::sync::CancellationToken;
 use crate::config::WatchConfig;
 use crate::health::{IndexState, Metrics};
 use crate::pipeline::Indexer;
+use crate::repository::Repository;
+use crate::store::RepoState;
 use crate::watch::{Change, INOTIFY_ADVICE, RootWatcher};
 
 /// Longest wait between two attempts of a failing reconcile.
@@ -26,13 +29,13 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Runs until `cancel` fires.
 pub async fn keep_indexed(
     indexer: Indexer,
-    root: PathBuf,
+    repo: Repository,
     cfg: WatchConfig,
     metrics: Arc<Metrics>,
     cancel: CancellationToken,
 ) {
     let mut watcher = if cfg.enabled {
-        start_watcher(&indexer, &root, &cfg).await
+        start_watcher(&indexer, &repo, &cfg).await
     } else {
         None
     };
@@ -45,7 +48,8 @@ pub async fn keep_indexed(
         if let Some(reason) = due {
             metrics.reconcile_started(reason);
             metrics.set_index_state(IndexState::Indexing);
-            let result = indexer.index_root(&root, None, &cancel).await;
+            record_state(&indexer, &repo, RepoState::Indexing, None).await;
+            let result = indexer.index_repository(&repo, None, &cancel).await;
             metrics.set_index_state(IndexState::Ready);
             match result {
                 Ok(report) => {
@@ -53,6 +57,9 @@ pub async fn keep_indexed(
                     report.log(reason);
                     due = None;
                     backoff = Duration::from_secs(1);
+                    if !cancel.is_cancelled() {
+                        record_state(&indexer, &repo, RepoState::Ready, None).await;
+                    }
                     let changed = report.indexed + report.removed as usize;
                     if let Err(e) = indexer.store().after_index_pass(changed).await {
                         tracing::warn!(error = %e, "index upkeep failed; next pass retries");
@@ -60,8 +67,9 @@ pub async fn keep_indexed(
                 }
                 Err(e) => {
                     metrics.index_run(0, Duration::ZERO, Some(e.to_string()));
-                    tracing::error!(root = %root.display(), error = %e, retry_in_secs = backoff.as_secs(),
-                        "reconcile failed; retrying");
+                    tracing::error!(repository = %repo.name, root = %repo.root.display(), error = %e,
+                        retry_in_secs = backoff.as_secs(), "reconcile failed; retrying");
+                    record_state(&indexer, &repo, RepoState::Failed, Some(&e.to_string())).await;
                     due = Some("recovery");
                     tokio::select! {
                         _ = cancel.cancelled() => return,
@@ -73,7 +81,7 @@ pub async fn keep_indexed(
             }
             if watcher.is_none() && cfg.enabled {
                 // The watcher could not start (or died): try again after each reconcile.
-                watcher = start_watcher(&indexer, &root, &cfg).await;
+                watcher = start_watcher(&indexer, &repo, &cfg).await;
             }
         }
         if cancel.is_cancelled() {
@@ -99,17 +107,17 @@ pub async fn keep_indexed(
             }
             change = change => match change {
                 None => {
-                    tracing::warn!(root = %root.display(), "the file watcher stopped; reconciling and restarting it");
+                    tracing::warn!(repository = %repo.name, "the file watcher stopped; reconciling and restarting it");
                     watcher = None;
                     due = Some("watcher");
                 }
                 Some(Change::Rescan { reason }) => {
-                    tracing::warn!(root = %root.display(), %reason, "file events were lost; reconciling");
+                    tracing::warn!(repository = %repo.name, %reason, "file events were lost; reconciling");
                     due = Some("watcher");
                 }
                 Some(Change::Paths { paths, since }) => {
                     let count = paths.len();
-                    match indexer.index_paths(&root, paths, &cancel).await {
+                    match indexer.index_paths(&repo, paths, &cancel).await {
                         Ok(report) => {
                             metrics.watch_batch(count, Some(since.elapsed()));
                             metrics.index_run(report.embedded, report.embed_time, None);
@@ -135,14 +143,26 @@ pub async fn keep_indexed(
     }
 }
 
-async fn start_watcher(indexer: &Indexer, root: &Path, cfg: &WatchConfig) -> Option<RootWatcher> {
-    let walker = match std::fs::canonicalize(root)
-        .map_err(|e| e.to_string())
-        .and_then(|r| indexer.walker(&r).map_err(|e| e.to_string()))
+/// Records the repository's state; a database that does not answer only costs the record.
+async fn record_state(indexer: &Indexer, repo: &Repository, state: RepoState, error: Option<&str>) {
+    if let Err(e) = indexer
+        .store()
+        .set_repository_state(&repo.name, state, error)
+        .await
     {
+        tracing::debug!(repository = %repo.name, error = %e, "could not record the repository's state");
+    }
+}
+
+async fn start_watcher(
+    indexer: &Indexer,
+    repo: &Repository,
+    cfg: &WatchConfig,
+) -> Option<RootWatcher> {
+    let walker = match indexer.walker(repo) {
         Ok(w) => w,
         Err(e) => {
-            tracing::error!(root = %root.display(), error = %e, "cannot watch");
+            tracing::error!(repository = %repo.name, error = %e, "cannot watch");
             return None;
         }
     };
@@ -150,14 +170,14 @@ async fn start_watcher(indexer: &Indexer, root: &Path, cfg: &WatchConfig) -> Opt
     let started = tokio::task::spawn_blocking(move || RootWatcher::start(walker, &cfg)).await;
     match started {
         Ok(Ok(w)) => {
-            tracing::info!(root = %root.display(), directories = w.watched(), "watching for changes");
+            tracing::info!(repository = %repo.name, directories = w.watched(), "watching for changes");
             Some(w)
         }
         Ok(Err(e)) => {
             let advice = matches!(e.kind, notify::ErrorKind::MaxFilesWatch)
                 .then_some(INOTIFY_ADVICE)
                 .unwrap_or("changes are picked up by the periodic reconcile only");
-            tracing::error!(root = %root.display(), error = %e, advice, "cannot watch for changes");
+            tracing::error!(repository = %repo.name, error = %e, advice, "cannot watch for changes");
             None
         }
         Err(e) => {

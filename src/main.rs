@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use codesearch::bus::wire;
-use codesearch::cli::{Cli, Command, GlobalArgs};
+use codesearch::cli::{Cli, Command, GlobalArgs, RepoAction};
 use codesearch::config::Config;
 use codesearch::pipeline::IndexReport;
 use tokio_util::sync::CancellationToken;
@@ -86,6 +86,46 @@ async fn shutdown_signal() {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Repo { action } => {
+            let config = load_config(&cli.global, None)?;
+            let (request, common) = match action {
+                RepoAction::Add {
+                    source,
+                    name,
+                    common,
+                } => {
+                    let is_url = source.contains("://") || source.contains('@');
+                    let path = (!is_url).then(|| {
+                        std::fs::canonicalize(&source)
+                            .map(|p| p.to_string_lossy().into_owned())
+                            .unwrap_or(source.clone())
+                    });
+                    let request = wire::RepoRequest {
+                        action: "add".into(),
+                        workspace: common.workspace.clone(),
+                        name,
+                        path,
+                        url: is_url.then_some(source),
+                    };
+                    (request, common)
+                }
+                RepoAction::Remove { name, common } => {
+                    (repo_request("remove", Some(name), &common), common)
+                }
+                RepoAction::List { common } => (repo_request("list", None, &common), common),
+                RepoAction::Status { name, common } => {
+                    (repo_request("status", Some(name), &common), common)
+                }
+            };
+            let payload = serde_json::to_vec(&request)?;
+            let reply =
+                request_reply(&config, config.nats.subject("repo.request"), payload).await?;
+            if common.json {
+                println!("{}", String::from_utf8_lossy(&reply.payload));
+                return Ok(ExitCode::SUCCESS);
+            }
+            print_repos(&reply.payload)
+        }
         Command::Status { json } => {
             let config = load_config(&cli.global, None)?;
             let ok = codesearch::report::status(&config, json).await?;
@@ -113,6 +153,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Index { paths, repository } => {
             let config = load_config(&cli.global, repository.as_deref())?;
+            let repos = codesearch::repository::resolve(&config, &paths)?;
             let (store, embedder) = codesearch::daemon::open(&config).await?;
             let cancel = CancellationToken::new();
             let on_signal = cancel.clone();
@@ -125,7 +166,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 &config,
                 store,
                 embedder,
-                &paths,
+                &repos,
                 &cancel,
                 std::io::stderr().is_terminal(),
             )
@@ -143,7 +184,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Serve { paths, repository } => {
             let config = load_config(&cli.global, repository.as_deref())?;
-            codesearch::daemon::serve(config, paths, shutdown_signal()).await?;
+            let repos = codesearch::repository::resolve(&config, &paths)?;
+            codesearch::daemon::serve(config, repos, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Search {
@@ -158,6 +200,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             offset,
             mode,
             min_similarity,
+            workspace,
             json,
         } => {
             let config = load_config(&cli.global, None)?;
@@ -174,24 +217,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 offset,
                 mode,
                 max_per_file: None,
+                workspace,
             };
-            let client = codesearch::bus::connect(&config.nats).await?;
             let payload = serde_json::to_vec(&request)?;
-            let subject = config.nats.search_subject();
-            let reply = tokio::time::timeout(
-                Duration::from_secs(config.nats.request_timeout_secs),
-                client.request(subject.clone(), payload.into()),
-            )
-            .await
-            .with_context(|| {
-                format!(
-                    "no reply on {subject} within {}s",
-                    config.nats.request_timeout_secs
-                )
-            })?
-            .with_context(|| {
-                format!("request on {subject} failed (is `codesearch serve` running?)")
-            })?;
+            let reply = request_reply(&config, config.nats.search_subject(), payload).await?;
             if json {
                 println!("{}", String::from_utf8_lossy(&reply.payload));
                 return Ok(ExitCode::SUCCESS);
@@ -199,6 +228,101 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print_search(&reply.payload)
         }
     }
+}
+
+/// Sends a request to the running daemon and waits for its reply, within the configured
+/// request timeout.
+async fn request_reply(
+    config: &Config,
+    subject: String,
+    payload: Vec<u8>,
+) -> anyhow::Result<async_nats::Message> {
+    let client = codesearch::bus::connect(&config.nats).await?;
+    tokio::time::timeout(
+        Duration::from_secs(config.nats.request_timeout_secs),
+        client.request(subject.clone(), payload.into()),
+    )
+    .await
+    .with_context(|| {
+        format!(
+            "no reply on {subject} within {}s",
+            config.nats.request_timeout_secs
+        )
+    })?
+    .with_context(|| format!("request on {subject} failed (is `codesearch serve` running?)"))
+}
+
+fn repo_request(
+    action: &str,
+    name: Option<String>,
+    common: &codesearch::cli::RepoArgs,
+) -> wire::RepoRequest {
+    wire::RepoRequest {
+        action: action.into(),
+        workspace: common.workspace.clone(),
+        name,
+        ..Default::default()
+    }
+}
+
+fn print_repos(payload: &[u8]) -> anyhow::Result<ExitCode> {
+    if let Ok(err) = serde_json::from_slice::<wire::ErrorResponse>(payload)
+        && !err.success
+    {
+        eprintln!("error: {} ({})", err.error.message, err.error.code.as_str());
+        return Ok(ExitCode::FAILURE);
+    }
+    let reply: wire::RepoResponse =
+        serde_json::from_slice(payload).context("the reply is not a repository response")?;
+    let repos: Vec<&wire::RepoInfo> = reply
+        .repository
+        .iter()
+        .chain(reply.repositories.iter().flatten())
+        .collect();
+    println!(
+        "workspace {}: {} repositories",
+        reply.workspace,
+        repos.len()
+    );
+    for r in repos {
+        let languages: Vec<String> = r
+            .languages
+            .iter()
+            .map(|(l, n)| format!("{l} {n}"))
+            .collect();
+        println!(
+            "  {}  [{}]  {} files, {} chunks, {} lines{}{}",
+            r.name,
+            r.state.as_deref().unwrap_or("unknown"),
+            r.files,
+            r.chunks,
+            r.lines,
+            if r.files_with_errors > 0 {
+                format!(", {} files not indexed", r.files_with_errors)
+            } else {
+                String::new()
+            },
+            if r.pending > 0 {
+                format!(", {} vectors pending", r.pending)
+            } else {
+                String::new()
+            },
+        );
+        println!(
+            "      {} ({}){}",
+            r.root.as_deref().unwrap_or("?"),
+            r.origin.as_deref().unwrap_or("?"),
+            if languages.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", languages.join(", "))
+            }
+        );
+        if let Some(e) = &r.error {
+            println!("      error: {e}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_report(r: &IndexReport) {

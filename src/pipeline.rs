@@ -33,10 +33,11 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::chunk::{self, CHUNKER_VERSION, Chunk, ChunkOptions, Language};
-use crate::config::IndexConfig;
+use crate::config::{DEFAULT_WORKSPACE, IndexConfig};
 use crate::embed::{Embedder, embed_documents};
-use crate::scan::{self, Candidate, Classifier, SkipReason, Skipped, SourceFile, Walker};
-use crate::store::{ChunkRow, FileState, FileWrite, Store, StoreError};
+use crate::repository::{Repository, RepositoryError, default_name};
+use crate::scan::{self, Candidate, SkipReason, Skipped, SourceFile, Walker};
+use crate::store::{ChunkRow, Claimed, FileState, FileWrite, Origin, RepoClaim, Store, StoreError};
 use crate::text::lexical_text;
 
 /// Chunks gathered before calling the embedder.
@@ -52,8 +53,8 @@ const WRITERS: usize = 4;
 pub enum IndexError {
     #[error("invalid index rule: {0}")]
     Rules(#[from] globset::Error),
-    #[error("{path} is not a readable directory: {message}")]
-    Root { path: String, message: String },
+    #[error(transparent)]
+    Repository(#[from] RepositoryError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("indexing task failed: {0}")]
@@ -149,7 +150,6 @@ pub struct Indexer {
     store: Store,
     embedder: Arc<dyn Embedder>,
     cfg: IndexConfig,
-    classifier: Classifier,
     /// Woken whenever a run stored chunks with pending vectors.
     backlog: Arc<Notify>,
 }
@@ -160,12 +160,12 @@ impl Indexer {
         embedder: Arc<dyn Embedder>,
         cfg: IndexConfig,
     ) -> Result<Self, IndexError> {
-        let classifier = Classifier::new(&cfg)?;
+        // The rules are checked here, once, for every repository that uses them as they are.
+        crate::scan::Classifier::new(&cfg)?;
         Ok(Self {
             store,
             embedder,
             cfg,
-            classifier,
             backlog: Arc::new(Notify::new()),
         })
     }
@@ -183,9 +183,9 @@ impl Indexer {
         Arc::clone(&self.backlog)
     }
 
-    /// The walker of `root` (canonical), with this indexer's rules.
-    pub fn walker(&self, root: &Path) -> Result<Walker, IndexError> {
-        Ok(Walker::new(root, &self.cfg)?)
+    /// The walker of a repository, with its rules.
+    pub fn walker(&self, repo: &Repository) -> Result<Walker, IndexError> {
+        Ok(Walker::new(&repo.root, repo.rules())?)
     }
 
     fn chunk_options(&self) -> ChunkOptions {
@@ -197,61 +197,97 @@ impl Indexer {
         }
     }
 
-    /// The repository name for a root: the configured one, else the directory's name.
-    pub fn repository_name(&self, root: &Path) -> String {
-        if !self.cfg.repository.is_empty() {
-            return self.cfg.repository.clone();
-        }
-        root.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "root".to_owned())
+    /// `root` as a repository with this indexer's rules in the default workspace, named by
+    /// `index.repository` or else by its directory.
+    pub fn repository(&self, root: &Path) -> Result<Repository, IndexError> {
+        let root = crate::repository::canonical_root(root)?;
+        let name = if self.cfg.repository.is_empty() {
+            default_name(&root)
+        } else {
+            self.cfg.repository.clone()
+        };
+        Ok(Repository::new(
+            &name,
+            &root,
+            DEFAULT_WORKSPACE,
+            Origin::Local,
+            self.cfg.clone(),
+        )?)
     }
 
-    /// Brings the index of `root` up to date with the disk: a full reconcile.
+    /// Records `repo`'s name for its root, or fails when another root that still exists
+    /// holds the name (nothing of that root is touched).
+    pub async fn claim(&self, repo: &Repository) -> Result<(), IndexError> {
+        let claimed = self
+            .store
+            .claim_repository(&RepoClaim {
+                name: &repo.name,
+                root: &repo.root.to_string_lossy(),
+                workspace: &repo.workspace,
+                origin: repo.origin,
+                git_url: repo.git_url.as_deref(),
+            })
+            .await?;
+        if let Claimed::Moved { from } = claimed
+            && !from.is_empty()
+        {
+            tracing::info!(repository = %repo.name, %from, to = %repo.root.display(),
+                "the repository's recorded root is gone: taken as moved here");
+        }
+        Ok(())
+    }
+
+    /// Brings the index of `root` (named as [`Indexer::repository`] names it) up to date.
     pub async fn index_root(
         &self,
         root: &Path,
         progress: Option<&ProgressBar>,
         cancel: &CancellationToken,
     ) -> Result<IndexReport, IndexError> {
+        let repo = self.repository(root)?;
+        self.index_repository(&repo, progress, cancel).await
+    }
+
+    /// Brings the index of a repository up to date with the disk: a full reconcile (walk,
+    /// sweep of the files it recorded that are gone, the stages for the rest).
+    pub async fn index_repository(
+        &self,
+        repo: &Repository,
+        progress: Option<&ProgressBar>,
+        cancel: &CancellationToken,
+    ) -> Result<IndexReport, IndexError> {
         let started = Instant::now();
-        let root = canonical_root(root)?;
-        let repository = self.repository_name(&root);
-        self.store
-            .upsert_repository(&repository, &root.to_string_lossy())
-            .await?;
-        let walker = Walker::new(&root, &self.cfg)?;
+        self.claim(repo).await?;
+        let walker = self.walker(repo)?;
         let (candidates, walk_skips) = tokio::task::spawn_blocking(move || walker.walk())
             .await
             .map_err(|e| IndexError::Task(e.to_string()))?;
-        let states = self.store.file_states(&repository).await?;
+        let states = self.store.file_states(&repo.name).await?;
         let mut report = self
-            .run(repository, candidates, walk_skips, states, progress, cancel)
+            .run(repo, candidates, walk_skips, states, progress, cancel)
             .await?;
         report.total_time = started.elapsed();
         Ok(report)
     }
 
-    /// Brings the given paths of `root` (relative, `/`-separated; files or directories, present
-    /// or gone) up to date: what a watcher reports. The same rules as a full walk apply.
+    /// Brings the given paths of a repository (relative, `/`-separated; files or directories,
+    /// present or gone) up to date: what a watcher reports. The same rules as a full walk apply.
     pub async fn index_paths(
         &self,
-        root: &Path,
+        repo: &Repository,
         paths: Vec<String>,
         cancel: &CancellationToken,
     ) -> Result<IndexReport, IndexError> {
         let started = Instant::now();
-        let root = canonical_root(root)?;
-        let repository = self.repository_name(&root);
-        let walker = Walker::new(&root, &self.cfg)?;
+        let walker = self.walker(repo)?;
         let changed = paths.clone();
         let (candidates, walk_skips) =
             tokio::task::spawn_blocking(move || walker.walk_paths(&changed))
                 .await
                 .map_err(|e| IndexError::Task(e.to_string()))?;
-        let states = self.store.file_states_under(&repository, &paths).await?;
+        let states = self.store.file_states_under(&repo.name, &paths).await?;
         let mut report = self
-            .run(repository, candidates, walk_skips, states, None, cancel)
+            .run(repo, candidates, walk_skips, states, None, cancel)
             .await?;
         report.total_time = started.elapsed();
         Ok(report)
@@ -261,13 +297,14 @@ impl Indexer {
     /// covers: recorded files that are not candidates any more are deleted.
     async fn run(
         &self,
-        repository: String,
+        repo: &Repository,
         candidates: Vec<Candidate>,
         walk_skips: Vec<Skipped>,
         mut states: std::collections::HashMap<String, FileState>,
         progress: Option<&ProgressBar>,
         cancel: &CancellationToken,
     ) -> Result<IndexReport, IndexError> {
+        let repository = repo.name.clone();
         let mut report = IndexReport {
             repository: repository.clone(),
             ..Default::default()
@@ -296,8 +333,8 @@ impl Indexer {
         // Stage 1: read, hash, compare, chunk (blocking thread).
         let (scan_tx, mut scan_rx) = mpsc::channel::<Scanned>(PREPARED_QUEUE);
         let model = self.embedder.model_id().to_owned();
-        let max_bytes = self.cfg.max_file_bytes;
-        let classifier = self.classifier.clone();
+        let max_bytes = repo.rules().max_file_bytes;
+        let classifier = repo.classifier().clone();
         let opts = self.chunk_options();
         let reader_cancel = cancel.clone();
         let reader = tokio::task::spawn_blocking(move || {
@@ -356,6 +393,7 @@ impl Indexer {
                                 module: p.file.module.as_deref(),
                                 component_type: p.file.component_type.as_deref(),
                                 size_bytes: p.file.text.len() as i64,
+                                line_count: p.file.text.lines().count() as i32,
                                 chunker_version: CHUNKER_VERSION,
                                 embedding_model: model,
                                 embedding_dim: dim,
@@ -586,20 +624,6 @@ pub(crate) enum Vectored {
     Pending,
     /// The model refused the input (the error).
     Rejected(String),
-}
-
-fn canonical_root(root: &Path) -> Result<std::path::PathBuf, IndexError> {
-    let canonical = std::fs::canonicalize(root).map_err(|e| IndexError::Root {
-        path: root.display().to_string(),
-        message: e.to_string(),
-    })?;
-    if !canonical.is_dir() {
-        return Err(IndexError::Root {
-            path: canonical.display().to_string(),
-            message: "not a directory".into(),
-        });
-    }
-    Ok(canonical)
 }
 
 fn prepare(file: SourceFile, opts: &ChunkOptions) -> Prepared {

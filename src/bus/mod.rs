@@ -1,7 +1,11 @@
 //! Adapter: the NATS service.
 //!
-//! In: requests on `<prefix>.codebase.search` (queue group `codesearch` by default, so several
-//! daemons share the load). Out: the JSON replies of [`wire`]. Built on async-nats' service
+//! In: requests on `<prefix>.codebase.search` and `<prefix>.codebase.repo.request` (the plain
+//! subjects, served as `workspaces.plain_subjects` says), and on each workspace's own subjects
+//! `<prefix>.workspace.<name>.codebase.search` and `....codebase.repo.request` (queue group
+//! `codesearch` by default, so several daemons share the load). A workspace subject answers
+//! from that workspace only, so the NATS server's permissions can decide who reads what.
+//! Out: the JSON replies of [`wire`]. Built on async-nats' service
 //! API, so `$SRV.PING`, `$SRV.INFO` and `$SRV.STATS` answer for free. A request is answered
 //! whatever it holds: bad input gets `success: false` with a code, internal details stay in
 //! the log under the request id. Requests are handled concurrently, at most
@@ -21,10 +25,13 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::{NatsConfig, redact_url};
+use crate::config::{Config, NatsConfig, PlainSubjects, redact_url};
 use crate::health::Metrics;
+use crate::roots::{Roots, RootsError, Source};
 use crate::search::{RawSearch, SearchError, SearchRequest, SearchService};
-use wire::{ErrorCode, ErrorResponse, ScoreParts, SearchResponse, SearchResult};
+use wire::{
+    ErrorCode, ErrorResponse, RepoInfo, RepoResponse, ScoreParts, SearchResponse, SearchResult,
+};
 
 /// Requests handled at once; more wait in the subscription buffer.
 pub const MAX_IN_FLIGHT: usize = 32;
@@ -42,11 +49,21 @@ pub enum BusError {
 }
 
 /// Connects to NATS, naming the connection so operators can see it in `nats server report`.
+/// Credentials in the URL (`nats://user:password@host`, or `nats://token@host`) are used:
+/// async-nats itself ignores them.
 pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
-    async_nats::ConnectOptions::new()
+    let (url, credentials) = split_credentials(&cfg.url);
+    let options = match credentials {
+        Some((user, Some(password))) => {
+            async_nats::ConnectOptions::with_user_and_password(user, password)
+        }
+        Some((token, None)) => async_nats::ConnectOptions::with_token(token),
+        None => async_nats::ConnectOptions::new(),
+    };
+    options
         .name("codesearch")
         .connection_timeout(Duration::from_secs(5))
-        .connect(&cfg.url)
+        .connect(url.as_str())
         .await
         .map_err(|e| BusError::Connect {
             url: redact_url(&cfg.url),
@@ -54,14 +71,117 @@ pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
         })
 }
 
-/// Serves searches until `cancel` fires.
+/// What a request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Search,
+    Repo,
+}
+
+/// Which workspace a request may read, from the subject it came on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// A plain subject: as `workspaces.plain_subjects` allows, with this default.
+    Plain {
+        policy: PlainSubjects,
+        default: String,
+    },
+    /// A workspace's own subject: that workspace only.
+    Workspace(String),
+}
+
+impl Access {
+    /// The workspace a request that names `asked` reads, or why it may not.
+    pub fn workspace(&self, asked: Option<&str>) -> Result<String, (ErrorCode, String)> {
+        if let Some(w) = asked {
+            crate::config::check_workspace_name(w)
+                .map_err(|m| (ErrorCode::InvalidArgument, format!("workspace: {m}")))?;
+        }
+        match self {
+            Access::Workspace(own) => match asked {
+                Some(w) if w != own => Err((
+                    ErrorCode::PermissionDenied,
+                    format!("this subject serves workspace `{own}`; the request names `{w}`"),
+                )),
+                _ => Ok(own.clone()),
+            },
+            Access::Plain { policy, default } => match (policy, asked) {
+                (PlainSubjects::Default, Some(w)) if w != default => Err((
+                    ErrorCode::PermissionDenied,
+                    format!(
+                        "the plain subjects serve only the default workspace `{default}`; \
+                         send the request to workspace `{w}`'s own subject"
+                    ),
+                )),
+                (_, Some(w)) => Ok(w.to_owned()),
+                (_, None) => Ok(default.clone()),
+            },
+        }
+    }
+}
+
+/// The URLs (comma-separated, as NATS takes them) without their user information, and the
+/// user and password (or token) of the first that has any, percent-decoded.
+fn split_credentials(urls: &str) -> (String, Option<(String, Option<String>)>) {
+    let mut credentials = None;
+    let stripped: Vec<String> = urls
+        .split(',')
+        .map(|url| {
+            let url = url.trim();
+            let Some((scheme, rest)) = url.split_once("://") else {
+                return url.to_owned();
+            };
+            let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+            let Some((userinfo, host)) = authority.rsplit_once('@') else {
+                return url.to_owned();
+            };
+            if credentials.is_none() {
+                credentials = Some(match userinfo.split_once(':') {
+                    Some((user, password)) => (decode(user), Some(decode(password))),
+                    None => (decode(userinfo), None),
+                });
+            }
+            let path = if path.is_empty() {
+                String::new()
+            } else {
+                format!("/{path}")
+            };
+            format!("{scheme}://{host}{path}")
+        })
+        .collect();
+    (stripped.join(","), credentials)
+}
+
+/// Percent-decoding of URL user information (`%40` -> `@`).
+fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = s.get(i + 1..i + 3)
+            && let Ok(b) = u8::from_str_radix(hex, 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Serves searches and repository requests until `cancel` fires.
 pub async fn serve(
     client: async_nats::Client,
     search: SearchService,
-    cfg: NatsConfig,
+    roots: Roots,
+    config: Config,
     metrics: Arc<Metrics>,
     cancel: CancellationToken,
 ) -> Result<(), BusError> {
+    let cfg = &config.nats;
     let figures = Arc::clone(&metrics);
     let service = client
         .service_builder()
@@ -75,21 +195,44 @@ pub async fn serve(
         .start(SERVICE_NAME, env!("CARGO_PKG_VERSION"))
         .await
         .map_err(|e| BusError::Service(e.to_string()))?;
-    let subject = cfg.search_subject();
-    let mut endpoint = service
-        .endpoint_builder()
-        .name("search")
-        .add(&subject)
-        .await
-        .map_err(|e| BusError::Service(e.to_string()))?;
-    tracing::info!(%subject, queue_group = %cfg.queue_group, "serving searches");
+    let policy = config.workspaces.plain_subjects;
+    let mut routes: Vec<(String, &str, Kind)> = Vec::new();
+    if policy != PlainSubjects::Off {
+        routes.push((cfg.search_subject(), "search", Kind::Search));
+        routes.push((cfg.subject("repo.request"), "repo", Kind::Repo));
+    }
+    routes.push((
+        cfg.workspace_subject("*", "search"),
+        "workspace-search",
+        Kind::Search,
+    ));
+    routes.push((
+        cfg.workspace_subject("*", "repo.request"),
+        "workspace-repo",
+        Kind::Repo,
+    ));
+    let mut endpoints = Vec::new();
+    for (subject, name, kind) in &routes {
+        let endpoint = service
+            .endpoint_builder()
+            .name(*name)
+            .add(subject.as_str())
+            .await
+            .map_err(|e| BusError::Service(e.to_string()))?;
+        tracing::info!(%subject, queue_group = %cfg.queue_group, "serving");
+        let kind = *kind;
+        endpoints.push(endpoint.map(move |r| (kind, r)).boxed());
+    }
+    let mut requests = futures::stream::select_all(endpoints);
+    let workspace_prefix = format!("{}.workspace.", cfg.subject_prefix);
+    let default = config.workspaces.default.clone();
 
     let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     let tracker = TaskTracker::new();
     loop {
-        let request = tokio::select! {
+        let (kind, request) = tokio::select! {
             _ = cancel.cancelled() => break,
-            r = endpoint.next() => match r {
+            r = requests.next() => match r {
                 Some(r) => r,
                 None => break,
             },
@@ -97,43 +240,59 @@ pub async fn serve(
         let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
             break;
         };
+        let access = match request
+            .message
+            .subject
+            .strip_prefix(workspace_prefix.as_str())
+            .and_then(|rest| rest.split('.').next())
+        {
+            Some(ws) => Access::Workspace(ws.to_owned()),
+            None => Access::Plain {
+                policy,
+                default: default.clone(),
+            },
+        };
         let search = search.clone();
+        let roots = roots.clone();
         let metrics = Arc::clone(&metrics);
         tracker.spawn(async move {
             let _permit = permit;
             let started = std::time::Instant::now();
-            let Handled {
-                body,
-                error,
-                cached,
-                query_embedding,
-            } = handle(&search, &request.message.payload).await;
+            let handled = match kind {
+                Kind::Search => handle(&search, &access, &request.message.payload).await,
+                Kind::Repo => handle_repo(&roots, &access, &request.message.payload).await,
+            };
             let mut headers = async_nats::HeaderMap::new();
-            if let Some(code) = error {
+            if let Some(code) = handled.error {
                 headers.insert("Nats-Service-Error", code.as_str());
                 headers.insert(
                     "Nats-Service-Error-Code",
                     code.status().to_string().as_str(),
                 );
             }
-            if let Err(e) = request.respond_with_headers(Ok(body), headers).await {
+            if let Err(e) = request
+                .respond_with_headers(Ok(handled.body), headers)
+                .await
+            {
                 tracing::warn!(error = %e, "could not send a reply");
             }
-            metrics.search_answered(
-                started.elapsed(),
-                error.map(ErrorCode::as_str),
-                cached,
-                query_embedding,
-            );
+            if kind == Kind::Search {
+                metrics.search_answered(
+                    started.elapsed(),
+                    handled.error.map(ErrorCode::as_str),
+                    handled.cached,
+                    handled.query_embedding,
+                );
+            }
         });
     }
     tracker.close();
-    let _ = endpoint.stop().await;
+    drop(requests);
     if tokio::time::timeout(Duration::from_secs(10), tracker.wait())
         .await
         .is_err()
     {
-        tracing::warn!("searches still running after 10s at shutdown; leaving them");
+        tracing::warn!("requests still running after 10s at shutdown; leaving them");
     }
     let _ = service.stop().await;
     Ok(())
@@ -150,9 +309,9 @@ pub struct Handled {
     pub query_embedding: Option<Duration>,
 }
 
-/// Answers one request.
-pub async fn handle(search: &SearchService, payload: &[u8]) -> Handled {
-    match answer(search, payload).await {
+/// Answers one search request.
+pub async fn handle(search: &SearchService, access: &Access, payload: &[u8]) -> Handled {
+    match answer(search, access, payload).await {
         Ok(response) => Handled {
             cached: response.cached,
             query_embedding: (!response.cached && response.query_embedding_time > 0)
@@ -169,10 +328,11 @@ pub async fn handle(search: &SearchService, payload: &[u8]) -> Handled {
     }
 }
 
-async fn answer(
-    search: &SearchService,
+/// A JSON object of type `T`, or the reply's error.
+fn parse<T: serde::de::DeserializeOwned>(
     payload: &[u8],
-) -> Result<SearchResponse, (ErrorCode, String)> {
+    what: &str,
+) -> Result<T, (ErrorCode, String)> {
     if payload.len() > MAX_REQUEST_BYTES {
         return Err((
             ErrorCode::BadRequest,
@@ -184,12 +344,18 @@ async fn answer(
         .map_err(|e| bad(format!("request is not valid JSON: {e}")))?;
     // serde would read a JSON array positionally into the struct: insist on an object.
     if !value.is_object() {
-        return Err(bad(
-            "request must be a JSON object with a `query` field".into()
-        ));
+        return Err(bad(format!("request must be a JSON object ({what})")));
     }
-    let raw: wire::SearchRequest = serde_json::from_value(value)
-        .map_err(|e| bad(format!("request is not a valid search request: {e}")))?;
+    serde_json::from_value(value).map_err(|e| bad(format!("request is not a valid {what}: {e}")))
+}
+
+async fn answer(
+    search: &SearchService,
+    access: &Access,
+    payload: &[u8],
+) -> Result<SearchResponse, (ErrorCode, String)> {
+    let raw: wire::SearchRequest = parse(payload, "search request with a `query` field")?;
+    let workspace = access.workspace(raw.workspace.as_deref())?;
     let request = SearchRequest::new(
         RawSearch {
             query: raw.query,
@@ -204,6 +370,7 @@ async fn answer(
             min_similarity: raw.min_similarity,
             mode: raw.mode,
             max_per_file: raw.max_per_file,
+            workspace: Some(workspace),
         },
         search.config(),
     )
@@ -249,13 +416,126 @@ async fn answer(
         mode: Some(outcome.mode.as_str().to_owned()),
         warning: outcome.warning,
         cached: outcome.cached,
+        workspace: Some(outcome.workspace),
     })
+}
+
+/// Answers one repository request.
+pub async fn handle_repo(roots: &Roots, access: &Access, payload: &[u8]) -> Handled {
+    let (body, error) = match answer_repo(roots, access, payload).await {
+        Ok(response) => (to_bytes(&response), None),
+        Err((code, message)) => (to_bytes(&ErrorResponse::new(code, message)), Some(code)),
+    };
+    Handled {
+        body,
+        error,
+        cached: false,
+        query_embedding: None,
+    }
+}
+
+async fn answer_repo(
+    roots: &Roots,
+    access: &Access,
+    payload: &[u8],
+) -> Result<RepoResponse, (ErrorCode, String)> {
+    let raw: wire::RepoRequest = parse(payload, "repository request with an `action` field")?;
+    let workspace = access.workspace(raw.workspace.as_deref())?;
+    let invalid = |m: &str| (ErrorCode::InvalidArgument, m.to_owned());
+    let store = roots.indexer().store();
+    let ws = &workspace;
+    let summary = |name: String| async move {
+        let all = store
+            .workspace_summary(ws)
+            .await
+            .map_err(|e| repo_fault(&RootsError::Store(e)))?;
+        all.repositories
+            .into_iter()
+            .find(|r| r.name == name)
+            .map(RepoInfo::from)
+            .ok_or_else(|| {
+                (
+                    ErrorCode::NotFound,
+                    format!("no repository `{name}` in workspace `{ws}`"),
+                )
+            })
+    };
+    let reply = |repository: Option<RepoInfo>, repositories: Option<Vec<RepoInfo>>| RepoResponse {
+        success: true,
+        workspace: workspace.clone(),
+        repository,
+        repositories,
+    };
+    match raw.action.trim() {
+        "add" => {
+            let source = match (raw.path, raw.url) {
+                (Some(p), None) => Source::Path(p.into()),
+                (None, Some(u)) => Source::Git(u),
+                _ => return Err(invalid("add takes either `path` or `url`")),
+            };
+            let record = roots
+                .add(&workspace, source, raw.name.as_deref())
+                .await
+                .map_err(|e| repo_fault(&e))?;
+            Ok(reply(Some(summary(record.name).await?), None))
+        }
+        "remove" => {
+            let name = raw.name.ok_or_else(|| invalid("remove takes `name`"))?;
+            let info = summary(name.clone()).await?;
+            roots
+                .remove(&workspace, &name)
+                .await
+                .map_err(|e| repo_fault(&e))?;
+            Ok(reply(Some(info), None))
+        }
+        "status" if raw.name.is_some() => {
+            let name = raw.name.unwrap_or_default();
+            Ok(reply(Some(summary(name).await?), None))
+        }
+        "list" | "status" => {
+            let all = store
+                .workspace_summary(&workspace)
+                .await
+                .map_err(|e| repo_fault(&RootsError::Store(e)))?;
+            Ok(reply(
+                None,
+                Some(all.repositories.into_iter().map(RepoInfo::from).collect()),
+            ))
+        }
+        other => Err(invalid(&format!(
+            "action must be \"add\", \"remove\", \"list\" or \"status\", got {other:?}"
+        ))),
+    }
+}
+
+/// Maps a repository request's error to what the caller is told.
+fn repo_fault(e: &RootsError) -> (ErrorCode, String) {
+    match e {
+        RootsError::Invalid(m) => (ErrorCode::InvalidArgument, m.clone()),
+        RootsError::NotFound(m) => (ErrorCode::NotFound, m.clone()),
+        RootsError::Store(s) if s.is_transient() => {
+            tracing::warn!(error = %e, "repository request failed");
+            (
+                ErrorCode::IndexUnavailable,
+                "the index database is unavailable; retry later".into(),
+            )
+        }
+        RootsError::Store(_) => {
+            let id = uuid::Uuid::new_v4().simple().to_string();
+            tracing::error!(request_id = %id, error = %e, "repository request failed");
+            (
+                ErrorCode::Internal,
+                format!("internal error (request id {id})"),
+            )
+        }
+    }
 }
 
 /// Maps a service error to what the caller is told; details go to the log.
 fn fault(e: &SearchError) -> (ErrorCode, String) {
     match e {
         SearchError::Invalid(m) => (ErrorCode::InvalidArgument, m.clone()),
+        SearchError::Forbidden(m) => (ErrorCode::PermissionDenied, m.clone()),
         SearchError::Embedding(inner) if inner.is_transient() => {
             tracing::warn!(error = %e, "search failed");
             (
@@ -290,4 +570,62 @@ fn to_bytes<T: serde::Serialize>(value: &T) -> Bytes {
             br#"{"success":false,"error":{"code":"internal","message":"reply encoding failed"}}"#,
         )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_taken_out_of_the_url() {
+        assert_eq!(
+            split_credentials("nats://127.0.0.1:4222"),
+            ("nats://127.0.0.1:4222".into(), None)
+        );
+        assert_eq!(
+            split_credentials("nats://svc:p%40ss@nats:4222"),
+            (
+                "nats://nats:4222".into(),
+                Some(("svc".into(), Some("p@ss".into())))
+            )
+        );
+        assert_eq!(
+            split_credentials("nats://s3cr3t@a:1, nats://s3cr3t@b:2"),
+            (
+                "nats://a:1,nats://b:2".into(),
+                Some(("s3cr3t".into(), None))
+            )
+        );
+    }
+
+    #[test]
+    fn a_workspace_subject_serves_its_workspace_only() {
+        let own = Access::Workspace("alpha".into());
+        assert_eq!(own.workspace(None), Ok("alpha".into()));
+        assert_eq!(
+            own.workspace(Some("beta")).map_err(|e| e.0),
+            Err(ErrorCode::PermissionDenied)
+        );
+        let plain = |policy| Access::Plain {
+            policy,
+            default: "main".into(),
+        };
+        assert_eq!(
+            plain(PlainSubjects::All).workspace(Some("beta")),
+            Ok("beta".into())
+        );
+        assert_eq!(plain(PlainSubjects::All).workspace(None), Ok("main".into()));
+        assert_eq!(
+            plain(PlainSubjects::Default)
+                .workspace(Some("beta"))
+                .map_err(|e| e.0),
+            Err(ErrorCode::PermissionDenied)
+        );
+        assert_eq!(
+            plain(PlainSubjects::All)
+                .workspace(Some("a.b"))
+                .map_err(|e| e.0),
+            Err(ErrorCode::InvalidArgument)
+        );
+    }
 }

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 ///   "fileTypes": ["ts", "tsx"], "modules": ["backend"], "limit": 5, "minSimilarity": 0.7 }
 /// ```
 /// Additions to the seed contract: `componentTypes`, `languages`, `repository`, `pathGlob`,
-/// `offset`, `mode` (`hybrid` | `vector` | `lexical`) and `maxPerFile`.
+/// `offset`, `mode` (`hybrid` | `vector` | `lexical`), `maxPerFile` and `workspace` (the
+/// workspace to search; the configured default when absent).
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchRequest {
@@ -39,6 +40,8 @@ pub struct SearchRequest {
     pub mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_per_file: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
 }
 
 /// A successful reply.
@@ -53,7 +56,8 @@ pub struct SearchRequest {
 ///   "totalFound": 1, "queryEmbeddingTime": 12, "searchTime": 4 }
 /// ```
 /// `queryEmbeddingTime` and `searchTime` are milliseconds. Additions to the seed contract:
-/// `mode` (the mode that answered), `warning`, `cached`; per result `startLine`, `endLine`,
+/// `mode` (the mode that answered), `warning`, `cached`, `workspace` (the one searched); per
+/// result `startLine`, `endLine`,
 /// `language`, `symbol`, `repository`, `fileType`, `score` and `scores`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -70,6 +74,8 @@ pub struct SearchResponse {
     pub warning: Option<String>,
     #[serde(default)]
     pub cached: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -156,6 +162,11 @@ pub enum ErrorCode {
     EmbeddingUnavailable,
     /// The database is unreachable: retry later.
     IndexUnavailable,
+    /// The request names a workspace its subject does not serve: use that workspace's own
+    /// subject.
+    PermissionDenied,
+    /// No such repository in the workspace.
+    NotFound,
     /// Our fault; the log has the details under the request id.
     Internal,
 }
@@ -165,6 +176,8 @@ impl ErrorCode {
     pub fn status(self) -> u16 {
         match self {
             ErrorCode::BadRequest | ErrorCode::InvalidArgument => 400,
+            ErrorCode::PermissionDenied => 403,
+            ErrorCode::NotFound => 404,
             ErrorCode::EmbeddingUnavailable | ErrorCode::IndexUnavailable => 503,
             ErrorCode::Internal => 500,
         }
@@ -176,6 +189,8 @@ impl ErrorCode {
             ErrorCode::InvalidArgument => "invalid_argument",
             ErrorCode::EmbeddingUnavailable => "embedding_unavailable",
             ErrorCode::IndexUnavailable => "index_unavailable",
+            ErrorCode::PermissionDenied => "permission_denied",
+            ErrorCode::NotFound => "not_found",
             ErrorCode::Internal => "internal",
         }
     }
@@ -189,6 +204,111 @@ impl ErrorResponse {
                 code,
                 message: message.into(),
             },
+        }
+    }
+}
+
+/// `agog.codebase.repo.request` request: add, remove, list or show repositories of a workspace.
+///
+/// ```json
+/// { "action": "add", "path": "/srv/code/billing", "name": "billing", "workspace": "acme" }
+/// { "action": "add", "url": "https://git.example.com/acme/billing.git" }
+/// { "action": "remove", "name": "billing" }
+/// { "action": "list" }
+/// { "action": "status", "name": "billing" }
+/// ```
+/// `add` takes `path` (absolute, under the daemon's `workspaces.allowed_roots`) or `url` (any
+/// URL git understands; cloned by the daemon), and an optional `name` (default: the directory's
+/// or the URL's last segment). The reply comes at once: the repository's `state` tells how far
+/// it is. `remove` deletes a requested repository's rows (and its clone). `status` without a
+/// `name` is `list`.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoRequest {
+    pub action: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// `agog.codebase.repo.request` reply: `repository` for add, remove and status of one;
+/// `repositories` for list.
+///
+/// ```json
+/// { "success": true, "workspace": "acme",
+///   "repository": { "id": 7, "name": "billing", "workspace": "acme", "root": "/srv/code/billing",
+///                   "origin": "request", "state": "indexing", "files": 120, "chunks": 800,
+///                   "lines": 15000, "languages": { "typescript": 110, "sql": 10 },
+///                   "pending": 0, "filesWithErrors": 1, "lastIndexed": "2026-11-23T10:00:00Z" } }
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoResponse {
+    pub success: bool,
+    pub workspace: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<RepoInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repositories: Option<Vec<RepoInfo>>,
+}
+
+/// One repository's record and figures.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// `local` (the daemon's command line or configuration) or `request`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_url: Option<String>,
+    /// `initializing`, `indexing`, `ready` or `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// Why it failed, when `state` is `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub files: i64,
+    pub chunks: i64,
+    pub lines: i64,
+    pub languages: std::collections::BTreeMap<String, i64>,
+    /// Chunks waiting for their vectors.
+    pub pending: i64,
+    /// Files that could not be indexed (binary, too large, ...).
+    pub files_with_errors: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_indexed: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl From<crate::store::RepositorySummary> for RepoInfo {
+    fn from(r: crate::store::RepositorySummary) -> Self {
+        Self {
+            id: r.id,
+            name: r.name,
+            workspace: r.workspace,
+            root: r.root,
+            origin: r.origin,
+            git_url: r.git_url,
+            state: r.state,
+            error: r.state_error,
+            files: r.files,
+            chunks: r.chunks,
+            lines: r.lines,
+            languages: r.languages,
+            pending: r.pending,
+            files_with_errors: r.errors,
+            last_indexed: r.last_indexed,
         }
     }
 }

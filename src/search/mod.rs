@@ -10,7 +10,12 @@
 //! - **hybrid** (the default) fuses both lists by reciprocal rank.
 //!
 //! Then one file's chunks beyond `max_per_file` are moved below every other file's, so a long
-//! file cannot crowd the top results. Results are cached until the index changes.
+//! file cannot crowd the top results.
+//!
+//! Every search reads one workspace: the request's, else the service's default. Its
+//! [`Scope`] (the workspace's repositories) bounds every statement, and its fingerprint keys the
+//! result cache and the BM25 statistics, so writes in one workspace neither invalidate nor
+//! re-rank another's results.
 //! Errors say whose fault they are: [`SearchError::Invalid`] is the caller's; embedder and
 //! database errors are passing faults when their source says so.
 
@@ -28,7 +33,7 @@ pub use self::request::{MAX_DEPTH, RawSearch, SearchRequest};
 use crate::config::{Fusion, SearchConfig, SearchMode};
 use crate::embed::{EmbedError, Embedder, InputKind};
 use crate::store::{
-    CollectionStats, DefinitionQuery, FileQuery, FileStats, Filters, Hit, LexicalQuery, Store,
+    CollectionStats, DefinitionQuery, FileQuery, FileStats, Hit, LexicalQuery, Scope, Store,
     StoreError, TermWeight, VectorQuery, ef_search_for,
 };
 use crate::text::{named_keys, words};
@@ -37,13 +42,16 @@ use crate::text::{named_keys, words};
 /// generate candidates, and their count stops here.
 pub const TERM_COUNT_CAP: i64 = 5000;
 /// How long collection statistics (counts, average length, common terms) are reused while the
-/// index changes.
+/// workspace changes.
 const COLLECTION_STATS_TTL: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Error)]
 pub enum SearchError {
     #[error("{0}")]
     Invalid(String),
+    /// The request asked for something its caller may not see (another workspace).
+    #[error("{0}")]
+    Forbidden(String),
     #[error("query embedding failed: {0}")]
     Embedding(#[from] EmbedError),
     #[error(transparent)]
@@ -101,6 +109,8 @@ pub struct SearchOutcome {
     pub search_ms: u64,
     /// Whether the result came from the result cache.
     pub cached: bool,
+    /// The workspace searched.
+    pub workspace: String,
 }
 
 /// The search service shared by every front end. Cheap to clone.
@@ -113,6 +123,8 @@ struct Inner {
     store: Store,
     embedder: Arc<dyn Embedder>,
     cfg: SearchConfig,
+    /// The workspace of requests that name none.
+    default_workspace: String,
     results: Option<Mutex<LruCache<String, Cached>>>,
     queries: Option<Mutex<LruCache<String, Arc<Vec<f32>>>>>,
     chunk_stats: IndexFigure<CollectionStats>,
@@ -120,34 +132,37 @@ struct Inner {
     file_stats: IndexFigure<Arc<FileStats>>,
 }
 
-/// A figure about the whole index, reused while the index is unchanged and, once it changed,
-/// for up to [`COLLECTION_STATS_TTL`]: BM25 weights drift slowly, and recomputing them is a
-/// scan.
-struct IndexFigure<T>(Mutex<Option<(i64, Instant, T)>>);
+/// A figure about one workspace, reused while the workspace is unchanged and, once it
+/// changed, for up to [`COLLECTION_STATS_TTL`]: BM25 weights drift slowly, and recomputing them
+/// is a scan. Kept per workspace, so one workspace's writes never refresh another's figures.
+struct IndexFigure<T>(Mutex<HashMap<String, (u64, Instant, T)>>);
 
 impl<T: Clone> IndexFigure<T> {
     fn new() -> Self {
-        Self(Mutex::new(None))
+        Self(Mutex::new(HashMap::new()))
     }
 
-    async fn get<F>(&self, generation: i64, load: F) -> Result<T, StoreError>
+    async fn get<F>(&self, workspace: &str, fingerprint: u64, load: F) -> Result<T, StoreError>
     where
         F: std::future::Future<Output = Result<T, StoreError>>,
     {
-        if let Some((g, at, value)) = &*lock(&self.0)
-            && (*g == generation || at.elapsed() < COLLECTION_STATS_TTL)
+        if let Some((f, at, value)) = lock(&self.0).get(workspace)
+            && (*f == fingerprint || at.elapsed() < COLLECTION_STATS_TTL)
         {
             return Ok(value.clone());
         }
         let value = load.await?;
-        *lock(&self.0) = Some((generation, Instant::now(), value.clone()));
+        lock(&self.0).insert(
+            workspace.to_owned(),
+            (fingerprint, Instant::now(), value.clone()),
+        );
         Ok(value)
     }
 }
 
 #[derive(Clone)]
 struct Cached {
-    generation: i64,
+    fingerprint: u64,
     outcome: SearchOutcome,
 }
 
@@ -160,6 +175,7 @@ impl SearchService {
                 store,
                 embedder,
                 cfg,
+                default_workspace: crate::config::DEFAULT_WORKSPACE.to_owned(),
                 chunk_stats: IndexFigure::new(),
                 chunk_estimate: IndexFigure::new(),
                 file_stats: IndexFigure::new(),
@@ -167,8 +183,60 @@ impl SearchService {
         }
     }
 
+    /// The same service answering requests that name no workspace from `workspace`.
+    pub fn with_default_workspace(self, workspace: &str) -> Self {
+        let mut inner = Arc::try_unwrap(self.inner).unwrap_or_else(|shared| Inner {
+            store: shared.store.clone(),
+            embedder: Arc::clone(&shared.embedder),
+            cfg: shared.cfg.clone(),
+            default_workspace: String::new(),
+            results: cache(shared.cfg.result_cache_entries),
+            queries: cache(shared.cfg.query_cache_entries),
+            chunk_stats: IndexFigure::new(),
+            chunk_estimate: IndexFigure::new(),
+            file_stats: IndexFigure::new(),
+        });
+        inner.default_workspace = workspace.to_owned();
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
     pub fn config(&self) -> &SearchConfig {
         &self.inner.cfg
+    }
+
+    /// The workspace of requests that name none.
+    pub fn default_workspace(&self) -> &str {
+        &self.inner.default_workspace
+    }
+
+    /// The scope a request reads: its workspace's repositories. A repository filter naming a
+    /// repository outside the workspace is the caller's error, and says which exist.
+    pub async fn scope(&self, req: &SearchRequest) -> Result<Scope, SearchError> {
+        let workspace = req
+            .workspace
+            .as_deref()
+            .unwrap_or(&self.inner.default_workspace);
+        let scope = self.inner.store.scope(workspace).await?;
+        if let Some(wanted) = &req.filters.repositories {
+            for name in wanted {
+                if !scope.contains(name) {
+                    let known = if scope.is_empty() {
+                        format!("workspace `{workspace}` has no repositories")
+                    } else {
+                        format!(
+                            "repositories of workspace `{workspace}`: {}",
+                            scope.repositories().join(", ")
+                        )
+                    };
+                    return Err(SearchError::Invalid(format!(
+                        "repository: no repository `{name}`; {known}"
+                    )));
+                }
+            }
+        }
+        Ok(scope)
     }
 
     pub fn store(&self) -> &Store {
@@ -178,11 +246,26 @@ impl SearchService {
     pub async fn search(&self, req: &SearchRequest) -> Result<SearchOutcome, SearchError> {
         let inner = &self.inner;
         let started = Instant::now();
-        let generation = inner.store.generation().await?;
-        let key = format!("{req:?}");
+        let scope = self.scope(req).await?;
+        let workspace = scope.workspace();
+        let fingerprint = scope.fingerprint();
+        let key = format!("{workspace}\u{0}{req:?}");
+        if scope.is_empty() {
+            return Ok(SearchOutcome {
+                hits: Vec::new(),
+                mode: req.mode,
+                warning: Some(format!(
+                    "workspace `{workspace}` has no repositories indexed yet"
+                )),
+                query_embedding_ms: 0,
+                search_ms: started.elapsed().as_millis() as u64,
+                cached: false,
+                workspace: workspace.to_owned(),
+            });
+        }
         if let Some(cache) = &inner.results
             && let Some(hit) = lock(cache).get(&key).cloned()
-            && hit.generation == generation
+            && hit.fingerprint == fingerprint
         {
             let mut outcome = hit.outcome;
             outcome.cached = true;
@@ -224,20 +307,21 @@ impl SearchService {
                 (Some(e), SearchMode::Hybrid | SearchMode::Vector) => {
                     let chunks = inner
                         .chunk_estimate
-                        .get(generation, inner.store.chunk_count_estimate())
+                        .get("", fingerprint, inner.store.chunk_count_estimate())
                         .await?;
                     inner
                         .store
                         .vector_search(&VectorQuery {
                             embedding: e,
                             model,
+                            scope: &scope,
                             filters: &req.filters,
                             min_similarity: req.min_similarity.unwrap_or(-1.0),
                             limit: depth,
                             ef_search: ef_search_for(
                                 inner.cfg.hnsw_ef_search,
                                 chunks,
-                                req.filters != Filters::default(),
+                                !req.filters.is_empty() || !scope.is_whole(),
                             ),
                         })
                         .await
@@ -248,12 +332,13 @@ impl SearchService {
         let embedding_ref = embedding.as_deref().map(|e| (e.as_slice(), model));
         let words = words(&req.query).collect::<Vec<_>>().join(" ");
         let chunk_list = || async {
-            let (terms, avg_length) = self.chunk_term_weights(&words, generation).await?;
+            let (terms, avg_length) = self.chunk_term_weights(&words, &scope).await?;
             inner
                 .store
                 .lexical_search(&LexicalQuery {
                     terms: &terms,
                     embedding: embedding_ref,
+                    scope: &scope,
                     filters: &req.filters,
                     avg_length,
                     limit: depth,
@@ -263,8 +348,8 @@ impl SearchService {
         let file_list = async {
             let stats = inner
                 .file_stats
-                .get(generation, async {
-                    Ok(Arc::new(inner.store.file_stats().await?))
+                .get(workspace, fingerprint, async {
+                    Ok(Arc::new(inner.store.file_stats(&scope).await?))
                 })
                 .await?;
             inner
@@ -273,6 +358,7 @@ impl SearchService {
                     text: &words,
                     stats: &stats,
                     embedding: embedding_ref,
+                    scope: &scope,
                     filters: &req.filters,
                     limit: depth,
                     best_chunks: (req.offset + req.limit) as i64,
@@ -312,6 +398,7 @@ impl SearchService {
                 .definition_search(&DefinitionQuery {
                     keys: &keys,
                     embedding: embedding_ref,
+                    scope: &scope,
                     filters: &req.filters,
                 })
                 .await?;
@@ -356,6 +443,7 @@ impl SearchService {
             query_embedding_ms,
             search_ms: search_started.elapsed().as_millis() as u64,
             cached: false,
+            workspace: workspace.to_owned(),
         };
         // A degraded answer is not cached: the next search should try the embedder again.
         if let Some(cache) = &inner.results
@@ -364,7 +452,7 @@ impl SearchService {
             lock(cache).put(
                 key,
                 Cached {
-                    generation,
+                    fingerprint,
                     outcome: outcome.clone(),
                 },
             );
@@ -399,14 +487,18 @@ impl SearchService {
     async fn chunk_term_weights(
         &self,
         words: &str,
-        generation: i64,
+        scope: &Scope,
     ) -> Result<(Vec<TermWeight>, f64), StoreError> {
         let store = &self.inner.store;
-        let stats = store.term_stats(words, TERM_COUNT_CAP).await?;
+        let stats = store.term_stats(words, TERM_COUNT_CAP, scope).await?;
         let collection = self
             .inner
             .chunk_stats
-            .get(generation, store.collection_stats())
+            .get(
+                scope.workspace(),
+                scope.fingerprint(),
+                store.collection_stats(scope),
+            )
             .await?;
         let n = collection.chunks.max(1) as f64;
         let terms = stats

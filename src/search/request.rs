@@ -27,6 +27,7 @@ pub struct RawSearch {
     pub min_similarity: Option<f64>,
     pub mode: Option<String>,
     pub max_per_file: Option<i64>,
+    pub workspace: Option<String>,
 }
 
 impl RawSearch {
@@ -49,6 +50,8 @@ pub struct SearchRequest {
     /// Cosine similarity a result must reach; `None` when the caller set no minimum.
     pub min_similarity: Option<f64>,
     pub max_per_file: usize,
+    /// The workspace to search; `None` is the service's default.
+    pub workspace: Option<String>,
 }
 
 impl SearchRequest {
@@ -121,6 +124,14 @@ impl SearchRequest {
             Some(r) if r.is_empty() => return invalid("repository must not be empty".into()),
             Some(r) => Some(vec![r]),
         };
+        let workspace = match raw.workspace {
+            None => None,
+            Some(w) => {
+                crate::config::check_workspace_name(&w)
+                    .map_err(|m| SearchError::Invalid(format!("workspace: {m}")))?;
+                Some(w)
+            }
+        };
         let filters = Filters {
             file_types: lower(clean("fileTypes", raw.file_types)?),
             modules: clean("modules", raw.modules)?,
@@ -137,6 +148,7 @@ impl SearchRequest {
             offset,
             min_similarity,
             max_per_file,
+            workspace,
         })
     }
 }

@@ -65,6 +65,8 @@ pub struct FileWrite<'a> {
     pub module: Option<&'a str>,
     pub component_type: Option<&'a str>,
     pub size_bytes: i64,
+    /// Lines in the file.
+    pub line_count: i32,
     pub chunker_version: i32,
     pub embedding_model: &'a str,
     pub embedding_dim: i32,
@@ -175,6 +177,7 @@ impl Store {
             module: None,
             component_type: None,
             size_bytes: 0,
+            line_count: 0,
             chunker_version,
             embedding_model,
             embedding_dim: 0,
@@ -290,13 +293,15 @@ impl Store {
         .map_err(q("inserting chunks"))?;
         let file_id: i64 = sqlx::query_scalar(
             "INSERT INTO indexed_files (repository, file_path, file_hash, chunker_version,
-               embedding_model, chunk_count, size_bytes, error, indexed_at, lexical_length)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), $9)
+               embedding_model, chunk_count, size_bytes, error, indexed_at, lexical_length,
+               language, line_count)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), $9, nullif($10, ''), $11)
              ON CONFLICT (repository, file_path) DO UPDATE SET
                file_hash = EXCLUDED.file_hash, chunker_version = EXCLUDED.chunker_version,
                embedding_model = EXCLUDED.embedding_model, chunk_count = EXCLUDED.chunk_count,
                size_bytes = EXCLUDED.size_bytes, error = EXCLUDED.error, indexed_at = now(),
-               lexical_length = EXCLUDED.lexical_length
+               lexical_length = EXCLUDED.lexical_length, language = EXCLUDED.language,
+               line_count = EXCLUDED.line_count
              RETURNING id",
         )
         .bind(f.repository)
@@ -308,14 +313,34 @@ impl Store {
         .bind(f.size_bytes)
         .bind(error)
         .bind(f.lexical_length)
+        .bind(f.language)
+        .bind(f.line_count)
         .fetch_one(&mut *tx)
         .await
         .map_err(q("recording a file"))?;
-        sqlx::query("DELETE FROM file_terms WHERE file_id = $1")
-            .bind(file_id)
-            .execute(&mut *tx)
-            .await
-            .map_err(q("deleting a file's old postings"))?;
+        // The file's postings and its repository's document frequencies change together: the
+        // old postings' terms count -1, the new ones' +1, netted and applied in one statement in
+        // term order, so concurrent writers of one repository wait for each other on a common
+        // term instead of deadlocking.
+        sqlx::query(&format!(
+            "WITH old AS (DELETE FROM file_terms WHERE file_id = $1 RETURNING term),
+                  new AS (SELECT t.lexeme AS term
+                          FROM unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', $2)) t),
+                  delta AS (SELECT term, sum(d)::int AS d
+                            FROM (SELECT term, -1 AS d FROM old
+                                  UNION ALL SELECT term, 1 FROM new) x
+                            GROUP BY term HAVING sum(d) <> 0)
+             INSERT INTO repo_terms (repository, term, files)
+             SELECT $3, term, d FROM delta ORDER BY term
+             ON CONFLICT (repository, term)
+               DO UPDATE SET files = repo_terms.files + EXCLUDED.files"
+        ))
+        .bind(file_id)
+        .bind(f.lexical)
+        .bind(f.repository)
+        .execute(&mut *tx)
+        .await
+        .map_err(q("replacing a file's postings"))?;
         if !f.lexical.is_empty() {
             // One posting per distinct lexeme; its term frequency is its number of positions.
             sqlx::query(&format!(
@@ -331,7 +356,7 @@ impl Store {
             .await
             .map_err(q("recording a file's postings"))?;
         }
-        bump_generation(&mut tx).await?;
+        bump_generation(&mut tx, f.repository).await?;
         tx.commit().await.map_err(q("committing a file"))?;
         Ok(())
     }
@@ -357,8 +382,14 @@ impl Store {
             .await
             .map_err(q("deleting vanished files' chunks"))?;
         sqlx::query(
-            "DELETE FROM file_terms WHERE file_id IN (
-               SELECT id FROM indexed_files WHERE repository = $1 AND file_path = ANY($2))",
+            "WITH old AS (
+               DELETE FROM file_terms WHERE file_id IN (
+                 SELECT id FROM indexed_files WHERE repository = $1 AND file_path = ANY($2))
+               RETURNING term)
+             INSERT INTO repo_terms (repository, term, files)
+             SELECT $1, term, -count(*)::int FROM old GROUP BY term ORDER BY term
+             ON CONFLICT (repository, term)
+               DO UPDATE SET files = repo_terms.files + EXCLUDED.files",
         )
         .bind(repository)
         .bind(paths)
@@ -372,7 +403,7 @@ impl Store {
                 .execute(&mut *tx)
                 .await
                 .map_err(q("deleting vanished files"))?;
-        bump_generation(&mut tx).await?;
+        bump_generation(&mut tx, repository).await?;
         tx.commit().await.map_err(q("committing deletions"))?;
         Ok(done.rows_affected())
     }

@@ -7,12 +7,13 @@
 //!
 //! One file per concern: [`files`] (the write path), [`retrieve`] (searches), [`stats`]
 //! (BM25 statistics, the generation), [`summary`] (status), [`pending`] (the vector backfill),
-//! [`repos`] (repositories), [`upkeep`] (vector index, vacuum).
+//! [`repos`] (repositories), [`scope`] (what a read may see), [`upkeep`] (vector index, vacuum).
 
 mod files;
 mod pending;
 mod repos;
 mod retrieve;
+mod scope;
 mod stats;
 mod summary;
 mod upkeep;
@@ -28,10 +29,12 @@ use crate::config::{DatabaseConfig, redact_url};
 
 pub use self::files::{ChunkRow, FileState, FileWrite};
 pub use self::pending::PendingChunk;
+pub use self::repos::{Claimed, Origin, RepoClaim, RepoRecord, RepoState};
 pub use self::retrieve::{
-    DEFINITIONS_PER_KEY, DefinitionQuery, FILE_POSTINGS_PER_TERM, FILE_TERM_COUNT_CAP, FileQuery,
-    Filters, Hit, LEXICAL_CANDIDATES, LexicalQuery, TermWeight, VectorQuery, ef_search_for,
+    DEFINITIONS_PER_KEY, DefinitionQuery, FILE_POSTINGS_PER_TERM, FileQuery, Filters, Hit,
+    LEXICAL_CANDIDATES, LexicalQuery, TermWeight, VectorQuery, ef_search_for,
 };
+pub use self::scope::Scope;
 pub use self::stats::{CollectionStats, FileStats, TermStat};
 pub use self::summary::{IndexSummary, RepositorySummary};
 pub use self::upkeep::ANN_MIN_ROWS;
@@ -53,6 +56,17 @@ pub enum StoreError {
     Query {
         op: &'static str,
         source: sqlx::Error,
+    },
+    #[error(
+        "repository `{name}` is already indexed from {recorded}, which still exists, and {root} \
+         would take its name and sweep its files; give one of them another name \
+         (`--repository NAME`, or `name` in [[repositories]]) or remove the other \
+         (`codesearch repo remove {name}`)"
+    )]
+    NameTaken {
+        name: String,
+        recorded: String,
+        root: String,
     },
     #[error(
         "model `{model}` makes {dimension}-dimensional vectors; the index stores at most {VECTOR_WIDTH}"
@@ -174,8 +188,13 @@ fn impact_sql(tf: &str, length: &str) -> String {
     )
 }
 
-async fn bump_generation(tx: &mut sqlx::Transaction<'_, Postgres>) -> Result<(), StoreError> {
-    sqlx::query("UPDATE index_generation SET generation = generation + 1")
+/// Marks a repository's rows changed (see [`Scope::fingerprint`]), in the writer's transaction.
+async fn bump_generation(
+    tx: &mut sqlx::Transaction<'_, Postgres>,
+    repository: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE repositories SET generation = generation + 1 WHERE name = $1")
+        .bind(repository)
         .execute(&mut **tx)
         .await
         .map_err(q("bumping the index generation"))?;

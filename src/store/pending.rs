@@ -100,7 +100,16 @@ impl Store {
             .map_err(q("recording refused inputs"))?;
         }
         if stored > 0 {
-            bump_generation(&mut tx).await?;
+            let repositories: Vec<String> = sqlx::query_scalar(
+                "SELECT DISTINCT repository FROM codebase_index WHERE id = ANY($1) ORDER BY 1",
+            )
+            .bind(vectors.iter().map(|(id, _)| *id).collect::<Vec<_>>())
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(q("storing backfilled vectors"))?;
+            for repository in &repositories {
+                bump_generation(&mut tx, repository).await?;
+            }
         }
         tx.commit()
             .await

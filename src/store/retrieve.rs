@@ -3,19 +3,55 @@
 
 use sqlx::{Postgres, QueryBuilder, Row};
 
-use super::{BM25_B, BM25_K1, FILE_TEXT_SEARCH_CONFIG, FileStats, Store, StoreError, pad, q};
+use super::{
+    BM25_B, BM25_K1, FILE_TEXT_SEARCH_CONFIG, FileStats, Scope, Store, StoreError, pad, q,
+};
 
-/// Which rows a search may return. `None` (or an empty list) means no restriction.
+/// Which rows of the scope a search may return. `None` (or an empty list) means no
+/// restriction. The workspace boundary is not a filter: it is the [`Scope`] every query takes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Filters {
     pub file_types: Option<Vec<String>>,
     pub modules: Option<Vec<String>>,
     pub component_types: Option<Vec<String>>,
     pub languages: Option<Vec<String>>,
+    /// Repositories of the scope; one outside it matches nothing.
     pub repositories: Option<Vec<String>>,
     /// A POSIX regular expression the relative path must match (see
     /// [`crate::text::glob_to_regex`]).
     pub path_regex: Option<String>,
+}
+
+impl Filters {
+    /// Whether any filter but the repositories applies (those need the chunks' columns).
+    fn on_chunks(&self) -> bool {
+        let set = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| !l.is_empty());
+        set(&self.file_types)
+            || set(&self.modules)
+            || set(&self.component_types)
+            || set(&self.languages)
+            || self.path_regex.is_some()
+    }
+
+    /// Whether anything narrows the scope.
+    pub fn is_empty(&self) -> bool {
+        !self.on_chunks() && self.repositories.as_ref().is_none_or(|r| r.is_empty())
+    }
+}
+
+/// The repository predicate of a read: the filter's repositories that are in the scope, else
+/// the scope's, else (the scope is the whole database) none.
+fn repository_predicate(scope: &Scope, f: &Filters) -> Option<Vec<String>> {
+    match f.repositories.as_ref().filter(|r| !r.is_empty()) {
+        Some(wanted) => Some(
+            wanted
+                .iter()
+                .filter(|r| scope.contains(r))
+                .cloned()
+                .collect(),
+        ),
+        None => scope.restriction().map(<[String]>::to_vec),
+    }
 }
 
 /// A vector query.
@@ -23,6 +59,8 @@ pub struct Filters {
 pub struct VectorQuery<'a> {
     pub embedding: &'a [f32],
     pub model: &'a str,
+    /// The repositories the query may see.
+    pub scope: &'a Scope,
     pub filters: &'a Filters,
     pub min_similarity: f64,
     pub limit: i64,
@@ -56,6 +94,8 @@ pub struct LexicalQuery<'a> {
     pub terms: &'a [TermWeight],
     /// When given, each hit also gets its cosine similarity to this vector.
     pub embedding: Option<(&'a [f32], &'a str)>,
+    /// The repositories the query may see.
+    pub scope: &'a Scope,
     pub filters: &'a Filters,
     /// BM25's average document length.
     pub avg_length: f64,
@@ -69,6 +109,8 @@ pub struct DefinitionQuery<'a> {
     pub keys: &'a [String],
     /// When given, each hit also gets its cosine similarity to this vector.
     pub embedding: Option<(&'a [f32], &'a str)>,
+    /// The repositories the query may see.
+    pub scope: &'a Scope,
     pub filters: &'a Filters,
 }
 
@@ -82,6 +124,8 @@ pub struct FileQuery<'a> {
     pub stats: &'a FileStats,
     /// When given, each hit also gets its cosine similarity to this vector.
     pub embedding: Option<(&'a [f32], &'a str)>,
+    /// The repositories the query may see.
+    pub scope: &'a Scope,
     pub filters: &'a Filters,
     pub limit: i64,
     /// How many of the best files get their best-matching chunk found (the others are
@@ -125,15 +169,17 @@ impl Store {
     pub async fn vector_search(&self, query: &VectorQuery<'_>) -> Result<Vec<Hit>, StoreError> {
         // The planner cannot tell how many rows a regular expression lets through, so it
         // walks the HNSW graph for a path filter, whose recall suffers when the filter
-        // discards most candidates (docs/BENCHMARKS.md). The files' chunk counts tell.
-        let exact_in_files = match &query.filters.path_regex {
-            Some(re) => {
-                self.chunks_in_files(re, query.filters.repositories.as_deref())
-                    .await?
-                    <= EXACT_PATH_SCAN_CHUNKS
-            }
-            None => false,
-        };
+        // discards most candidates (docs/BENCHMARKS.md); the same holds for a workspace or
+        // repository that is a small part of the table. The files' chunk counts tell. An exact
+        // scan also makes a small workspace's results independent of the other workspaces'
+        // rows (the HNSW graph is shared).
+        let repositories = repository_predicate(query.scope, query.filters);
+        let restricted = query.filters.path_regex.is_some() || repositories.is_some();
+        let exact_in_files = restricted
+            && self
+                .chunks_in_files(query.filters.path_regex.as_deref(), repositories.as_deref())
+                .await?
+                <= EXACT_SCAN_CHUNKS;
         // `relaxed_order` iterative scans may return rows slightly out of order: the outer
         // query puts them back in order (pgvector's documented pattern).
         let vector = pad(query.embedding);
@@ -142,21 +188,25 @@ impl Store {
                SELECT {HIT_COLUMNS}, embedding <=> "
         ));
         qb.push_bind(vector.clone()).push(" AS distance FROM ");
-        match (&query.filters.path_regex, exact_in_files) {
+        if exact_in_files {
             // The matching files' chunks, through the (repository, file_path) key; `OFFSET 0`
             // keeps the planner from merging this into an HNSW walk.
-            (Some(re), true) => {
-                qb.push(
-                    "(SELECT x.* FROM indexed_files m JOIN codebase_index x
-                        ON x.repository = m.repository AND x.file_path = m.file_path
-                      WHERE m.file_path ~ ",
-                )
-                .push_bind(re.clone())
-                .push(" OFFSET 0) AS codebase_index");
+            qb.push(
+                "(SELECT x.* FROM indexed_files m JOIN codebase_index x
+                    ON x.repository = m.repository AND x.file_path = m.file_path
+                  WHERE TRUE",
+            );
+            if let Some(re) = &query.filters.path_regex {
+                qb.push(" AND m.file_path ~ ").push_bind(re.clone());
             }
-            _ => {
-                qb.push("codebase_index");
+            if let Some(repositories) = &repositories {
+                qb.push(" AND m.repository = ANY(")
+                    .push_bind(repositories.clone())
+                    .push(")");
             }
+            qb.push(" OFFSET 0) AS codebase_index");
+        } else {
+            qb.push("codebase_index");
         }
         qb.push(" WHERE embedding IS NOT NULL AND embedding_model = ")
             .push_bind(query.model.to_owned())
@@ -164,7 +214,7 @@ impl Store {
             .push_bind(vector.clone())
             .push(") >= ")
             .push_bind(query.min_similarity);
-        push_filters(&mut qb, query.filters);
+        push_filters(&mut qb, query.scope, query.filters);
         qb.push(" ORDER BY embedding <=> ")
             .push_bind(vector)
             .push(" LIMIT ")
@@ -194,21 +244,29 @@ impl Store {
         Ok(rows.iter().map(hit).collect())
     }
 
-    /// Chunks in the files whose path matches `path_regex` (in `repositories`, if given).
+    /// Chunks in the files whose path matches `path_regex` (if given) in `repositories` (if
+    /// given).
     async fn chunks_in_files(
         &self,
-        path_regex: &str,
+        path_regex: Option<&str>,
         repositories: Option<&[String]>,
     ) -> Result<i64, StoreError> {
-        sqlx::query_scalar(
-            "SELECT coalesce(sum(chunk_count), 0)::int8 FROM indexed_files
-             WHERE file_path ~ $1 AND ($2::text[] IS NULL OR repository = ANY($2))",
-        )
-        .bind(path_regex)
-        .bind(repositories.filter(|r| !r.is_empty()))
-        .fetch_one(&self.pool)
-        .await
-        .map_err(q("counting the chunks a path filter lets through"))
+        // Built per case: with generic plans, `$1 IS NULL OR ...` would never use an index.
+        let mut qb = QueryBuilder::<Postgres>::new(
+            "SELECT coalesce(sum(chunk_count), 0)::int8 FROM indexed_files WHERE TRUE",
+        );
+        if let Some(re) = path_regex {
+            qb.push(" AND file_path ~ ").push_bind(re.to_owned());
+        }
+        if let Some(repositories) = repositories {
+            qb.push(" AND repository = ANY(")
+                .push_bind(repositories.to_vec())
+                .push(")");
+        }
+        qb.build_query_scalar()
+            .fetch_one(&self.pool)
+            .await
+            .map_err(q("counting the chunks a filter lets through"))
     }
 
     /// BM25 over the chunks' lexemes. Candidates are the chunks matching all selective terms,
@@ -223,13 +281,13 @@ impl Store {
         qb.push(", cand AS ((SELECT id FROM codebase_index WHERE lexemes @@ ")
             .push_bind(all)
             .push("::tsquery");
-        push_filters(&mut qb, query.filters);
+        push_filters(&mut qb, query.scope, query.filters);
         qb.push(" LIMIT ")
             .push_bind(LEXICAL_CANDIDATES)
             .push(") UNION (SELECT id FROM codebase_index WHERE lexemes @@ ")
             .push_bind(any)
             .push("::tsquery");
-        push_filters(&mut qb, query.filters);
+        push_filters(&mut qb, query.scope, query.filters);
         qb.push(" LIMIT ")
             .push_bind(LEXICAL_CANDIDATES)
             .push(format!(
@@ -261,8 +319,8 @@ impl Store {
     }
 
     /// BM25 over whole files, from the postings of `file_terms`. The query's terms are its
-    /// text's lexemes; a term's file count comes from `query.stats` when it is common, else
-    /// from its postings, counted up to [`FILE_TERM_COUNT_CAP`]. Each term contributes its
+    /// text's lexemes; a term's file count is the sum of the scope's repositories' counts
+    /// (`repo_terms`), the number of files `query.stats`'. Each term contributes its
     /// [`FILE_POSTINGS_PER_TERM`] best postings, so a query costs the same whatever the size
     /// of the index (a file outside a common term's best postings misses only that term's
     /// small share of its score). Filters apply to the file's chunks.
@@ -271,62 +329,57 @@ impl Store {
     /// first `query.best_chunks` files the chunk matching the query's words best (by the
     /// chunks' own BM25), for the others their first chunk, which is cheaper.
     pub async fn lexical_file_search(&self, query: &FileQuery<'_>) -> Result<Vec<Hit>, StoreError> {
-        let filtered = query.filters != &Filters::default();
-        let (common_terms, common_counts) = query.stats.common_for(query.text);
+        let repositories = repository_predicate(query.scope, query.filters);
+        let on_chunks = query.filters.on_chunks();
         // q: the query's terms with their idf (Lucene's BM25 variant, positive for any term a
-        // file lacks); a term counted in more files than there are (statistics lagging
-        // behind deletions) is left out.
+        // file lacks), from the scope's document frequencies (`repo_terms`): another
+        // workspace's files never change a term's weight here. A term counted in more files
+        // than there are (a count lagging behind) is left out.
         let mut qb = QueryBuilder::new(format!(
             "WITH t AS (SELECT DISTINCT lexeme AS term
                         FROM unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', "
         ));
-        qb.push_bind(query.text.to_owned())
-            .push(
-                "))),
-                 n AS (SELECT t.term, coalesce(c.files, (
-                         SELECT count(*) FROM (SELECT 1 FROM file_terms p WHERE p.term = t.term
-                                               LIMIT ",
-            )
-            .push_bind(FILE_TERM_COUNT_CAP)
-            .push(
-                ") s))::float8 AS files
-                       FROM t LEFT JOIN unnest(",
-            )
-            .push_bind(common_terms)
-            .push("::text[], ")
-            .push_bind(common_counts)
-            .push(
-                "::int8[]) AS c(term, files) USING (term)),
-                 q AS (SELECT term, ln(1 + (",
-            )
-            .push_bind(query.stats.files.max(1) as f64)
-            .push(
-                "::float8 - files + 0.5) / (files + 0.5)) AS idf
-                       FROM n WHERE files < ",
-            )
-            .push_bind(query.stats.files.max(1) as f64)
-            .push("::float8 + 0.5)");
-        // A filter to repositories with few files (the common case: an agent searching its
-        // own repository) reads the postings of those files only. Otherwise each term's
-        // postings are read best first and each file checked against the filters, which
-        // costs more the fewer files the filters let through.
-        let repositories = query
-            .filters
-            .repositories
-            .as_ref()
-            .filter(|r| !r.is_empty());
-        if let Some(repositories) = repositories {
+        qb.push_bind(query.text.to_owned()).push(
+            "))),
+             n AS (SELECT t.term, (SELECT coalesce(sum(r.files), 0) FROM repo_terms r
+                                   WHERE r.term = t.term",
+        );
+        if let Some(scope) = query.scope.restriction() {
+            qb.push(" AND r.repository = ANY(")
+                .push_bind(scope.to_vec())
+                .push(")");
+        }
+        qb.push(
+            ")::float8 AS files FROM t),
+             q AS (SELECT term, ln(1 + (",
+        )
+        .push_bind(query.stats.files.max(1) as f64)
+        .push(
+            "::float8 - files + 0.5) / (files + 0.5)) AS idf
+                   FROM n WHERE files > 0 AND files < ",
+        )
+        .push_bind(query.stats.files.max(1) as f64)
+        .push("::float8 + 0.5)");
+        // A read restricted to repositories with few files (the common case: an agent
+        // searching its own repository or a small workspace) reads the postings of those files
+        // only. Otherwise each term's postings are read best first and each file checked
+        // against the restriction, which costs more the fewer files it lets through.
+        if let Some(repositories) = &repositories {
             qb.push(
                 ", allowed AS MATERIALIZED (
                    SELECT f.id FROM indexed_files f WHERE f.repository = ANY(",
             )
             .push_bind(repositories.clone())
-            .push(
-                ") AND EXISTS (SELECT 1 FROM codebase_index x
-                     WHERE x.repository = f.repository AND x.file_path = f.file_path",
-            );
-            push_filters(&mut qb, query.filters);
-            qb.push(") LIMIT ")
+            .push(")");
+            if on_chunks {
+                qb.push(
+                    " AND EXISTS (SELECT 1 FROM codebase_index x
+                       WHERE x.repository = f.repository AND x.file_path = f.file_path",
+                );
+                push_chunk_filters(&mut qb, query.filters);
+                qb.push(")");
+            }
+            qb.push(" LIMIT ")
                 .push_bind(FEW_FILES + 1)
                 .push("), few AS (SELECT count(*) <= ")
                 .push_bind(FEW_FILES)
@@ -346,16 +399,20 @@ impl Store {
             );
         }
         qb.push("SELECT p.file_id, p.impact FROM file_terms p");
-        if filtered {
-            qb.push(
-                " JOIN indexed_files f ON f.id = p.file_id
-                 WHERE p.term = q.term AND EXISTS (SELECT 1 FROM codebase_index x
-                   WHERE x.repository = f.repository AND x.file_path = f.file_path",
-            );
-            push_filters(&mut qb, query.filters);
-            qb.push(")");
-            if repositories.is_some() {
-                qb.push(" AND NOT (SELECT yes FROM few)");
+        if repositories.is_some() || on_chunks {
+            qb.push(" JOIN indexed_files f ON f.id = p.file_id WHERE p.term = q.term");
+            if let Some(repositories) = &repositories {
+                qb.push(" AND f.repository = ANY(")
+                    .push_bind(repositories.clone())
+                    .push(") AND NOT (SELECT yes FROM few)");
+            }
+            if on_chunks {
+                qb.push(
+                    " AND EXISTS (SELECT 1 FROM codebase_index x
+                       WHERE x.repository = f.repository AND x.file_path = f.file_path",
+                );
+                push_chunk_filters(&mut qb, query.filters);
+                qb.push(")");
             }
         } else {
             qb.push(" WHERE p.term = q.term");
@@ -377,7 +434,7 @@ impl Store {
                      SELECT x.id FROM codebase_index x
                      WHERE x.repository = ranked.repository AND x.file_path = ranked.file_path",
             );
-        push_filters(&mut qb, query.filters);
+        push_chunk_filters(&mut qb, query.filters);
         qb.push(
             " ORDER BY (SELECT sum(q.idf * ts_rank_cd(x.lexemes, quote_literal(q.term)::tsquery, 0))
                         FROM q) DESC NULLS LAST, x.chunk_index
@@ -391,7 +448,7 @@ impl Store {
                      SELECT x.id FROM codebase_index x
                      WHERE x.repository = ranked.repository AND x.file_path = ranked.file_path",
         );
-        push_filters(&mut qb, query.filters);
+        push_chunk_filters(&mut qb, query.filters);
         qb.push(" ORDER BY x.chunk_index LIMIT 1) b WHERE ranked.r > ")
             .push_bind(query.best_chunks)
             .push(")")
@@ -425,7 +482,7 @@ impl Store {
              m AS (SELECT k.key, x.id FROM k CROSS JOIN LATERAL (
                      SELECT id FROM codebase_index WHERE defines @> ARRAY[k.key]",
         );
-        push_filters(&mut qb, query.filters);
+        push_filters(&mut qb, query.scope, query.filters);
         qb.push(" LIMIT ")
             .push_bind(DEFINITIONS_PER_KEY + 1)
             .push(
@@ -455,17 +512,15 @@ impl Store {
 pub const LEXICAL_CANDIDATES: i64 = 2000;
 /// Postings each query term contributes to a lexical search of files, best first.
 pub const FILE_POSTINGS_PER_TERM: i64 = 2000;
-/// A file query counts a term's postings (for its idf) up to this many; the most common
-/// terms' counts come from the planner's statistics instead.
-pub const FILE_TERM_COUNT_CAP: i64 = 50_000;
 /// A repository-filtered file query reads the postings of the repositories' files directly
 /// when they have at most this many files (a lookup per file and term).
 const FEW_FILES: i64 = 2000;
 /// A definition key found in more chunks than this names nothing in particular.
 pub const DEFINITIONS_PER_KEY: i64 = 10;
-/// A path-filtered vector search scans the matching files' chunks exactly, instead of walking
-/// the HNSW graph, when they are at most this many (about 25 ms of distances).
-const EXACT_PATH_SCAN_CHUNKS: i64 = 10_000;
+/// A path-, repository- or workspace-restricted vector search scans the matching files'
+/// chunks exactly, instead of walking the HNSW graph, when they are at most this many (about
+/// 25 ms of distances).
+const EXACT_SCAN_CHUNKS: i64 = 10_000;
 /// `ts_rank_cd` (cover density, no normalization) of a single unweighted term is 0.1 per
 /// occurrence (each occurrence is a cover of weight 0.1): this factor makes it the term
 /// frequency.
@@ -544,14 +599,23 @@ fn candidate_queries(terms: &[TermWeight]) -> Option<(String, String)> {
     Some((quoted.join(" & "), quoted.join(" | ")))
 }
 
-/// Appends ` AND ...` for each filter that restricts something.
-fn push_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
+/// Appends ` AND ...` for the scope and each filter that restricts something.
+fn push_filters(qb: &mut QueryBuilder<'_, Postgres>, scope: &Scope, f: &Filters) {
+    push_chunk_filters(qb, f);
+    if let Some(repositories) = repository_predicate(scope, f) {
+        qb.push(" AND repository = ANY(")
+            .push_bind(repositories)
+            .push(")");
+    }
+}
+
+/// Appends ` AND ...` for each filter on the chunks' own columns (all but the repository).
+fn push_chunk_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
     let lists = [
         ("file_type", &f.file_types),
         ("module", &f.modules),
         ("component_type", &f.component_types),
         ("language", &f.languages),
-        ("repository", &f.repositories),
     ];
     for (column, list) in lists {
         if let Some(list) = list.as_ref().filter(|l| !l.is_empty()) {

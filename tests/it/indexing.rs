@@ -282,6 +282,8 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
     let db = test_db().await;
     let cfg = support::config(&db, "nats://unused");
     let store = Store::connect(&cfg.database).await.expect("connect");
+    support::claim(&store, "r", "default").await;
+    let scope = store.scope("default").await.expect("scope");
     let hash = HashEmbedder::new(384);
     // 25 files of 100 chunks; only one file in ten is `py`.
     let files = (ANN_MIN_ROWS as usize / 100) + 5;
@@ -313,6 +315,7 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
                 module: None,
                 component_type: None,
                 size_bytes: 1,
+                line_count: 1,
                 chunker_version: 1,
                 embedding_model: "hash/v1",
                 embedding_dim: 384,
@@ -337,6 +340,7 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
         .vector_search(&VectorQuery {
             embedding: &query,
             model: "hash/v1",
+            scope: &scope,
             filters: &py,
             min_similarity: -1.0,
             limit: 50,
@@ -361,6 +365,7 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
         .vector_search(&VectorQuery {
             embedding: &query,
             model: "hash/v1",
+            scope: &scope,
             filters: &path,
             min_similarity: -1.0,
             limit: 50,
@@ -399,6 +404,8 @@ async fn a_repository_filter_finds_files_in_small_and_large_repositories() {
     let db = test_db().await;
     let cfg = support::config(&db, "nats://unused");
     let store = Store::connect(&cfg.database).await.expect("connect");
+    support::claim(&store, "large", "default").await;
+    support::claim(&store, "small", "default").await;
     // "large" has more files than a repository-filtered query reads file by file (2,000), so
     // its queries walk the postings; "small" has three.
     let files: Vec<(String, String, String)> = (0..2010)
@@ -439,6 +446,7 @@ async fn a_repository_filter_finds_files_in_small_and_large_repositories() {
                         module: None,
                         component_type: None,
                         size_bytes: 1,
+                        line_count: 1,
                         chunker_version: 1,
                         embedding_model: "hash/v1",
                         embedding_dim: 384,

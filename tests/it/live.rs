@@ -30,13 +30,10 @@ impl Serving {
             .await
             .expect("client");
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(codesearch::daemon::serve(
-            cfg,
-            vec![root.to_owned()],
-            async move {
-                let _ = stopped.await;
-            },
-        ));
+        let repos = support::repos(&cfg, &[root]);
+        let task = tokio::spawn(codesearch::daemon::serve(cfg, repos, async move {
+            let _ = stopped.await;
+        }));
         Self {
             pool,
             client,
@@ -495,7 +492,7 @@ async fn sigkill_during_a_cold_index_converges_on_restart() {
         &cfg,
         store,
         embedder,
-        &[root.to_owned()],
+        &support::repos(&cfg, &[root]),
         &Default::default(),
         false,
     )

@@ -7,5 +7,6 @@ mod live;
 mod local_model;
 mod nats_search;
 mod ollama_client;
+mod repositories;
 mod retrieval;
 mod support;

@@ -29,20 +29,17 @@ impl Daemon {
             &cfg,
             store,
             embedder,
-            &[repo.path().to_owned()],
+            &support::repos(&cfg, &[repo.path()]),
             &Default::default(),
             false,
         )
         .await
         .expect("index");
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(codesearch::daemon::serve(
-            cfg,
-            vec![repo.path().to_owned()],
-            async move {
-                let _ = stopped.await;
-            },
-        ));
+        let repos = support::repos(&cfg, &[repo.path()]);
+        let task = tokio::spawn(codesearch::daemon::serve(cfg, repos, async move {
+            let _ = stopped.await;
+        }));
         let client = async_nats::connect(&n.url).await.expect("client");
         let d = Self {
             _nats: n,
@@ -299,7 +296,24 @@ async fn service_discovery_answers() {
         .await
         .expect("info");
     let info: Value = serde_json::from_slice(&info.payload).expect("json");
-    assert_eq!(info["endpoints"][0]["subject"], "agog.codebase.search");
-    assert_eq!(info["endpoints"][0]["queue_group"], "codesearch");
+    let subjects: Vec<&str> = info["endpoints"]
+        .as_array()
+        .expect("endpoints")
+        .iter()
+        .filter_map(|e| e["subject"].as_str())
+        .collect();
+    for subject in [
+        "agog.codebase.search",
+        "agog.codebase.repo.request",
+        "agog.workspace.*.codebase.search",
+        "agog.workspace.*.codebase.repo.request",
+    ] {
+        assert!(subjects.contains(&subject), "{subject}: {info}");
+    }
+    assert!(
+        info["endpoints"]
+            .as_array()
+            .is_some_and(|e| e.iter().all(|e| e["queue_group"] == "codesearch"))
+    );
     d.stop().await;
 }

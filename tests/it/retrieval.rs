@@ -357,14 +357,21 @@ async fn filters_and_paging_hold_in_every_mode() {
             .hits;
         assert_eq!(hits.len(), 1, "{mode}");
 
-        let hits = f
-            .search(q(RawSearch {
+        // An unknown repository is the caller's error, naming the ones there are.
+        let req = SearchRequest::new(
+            q(RawSearch {
                 repository: Some("elsewhere".into()),
                 ..base()
-            }))
-            .await
-            .hits;
-        assert!(hits.is_empty(), "{mode}");
+            }),
+            &f.cfg.search,
+        )
+        .expect("valid request");
+        match f.service.search(&req).await {
+            Err(codesearch::search::SearchError::Invalid(m)) => {
+                assert!(m.contains("`elsewhere`") && m.contains("app"), "{m}")
+            }
+            other => panic!("{mode}: {:?}", other.map(|o| o.hits.len())),
+        }
         let all = f
             .search(q(RawSearch {
                 repository: Some("app".into()),

@@ -24,6 +24,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use codesearch::config::Config;
+use codesearch::repository::Repository;
+use codesearch::store::{Origin, RepoClaim, Store};
 
 const TEMPLATE: &str = "codesearch_template";
 
@@ -384,11 +386,26 @@ pub fn nats() -> Nats {
     if let Ok(url) = std::env::var("CODESEARCH_TEST_NATS_URL") {
         return Nats { url, child: None };
     }
-    let (child, port) = spawn_nats("-1");
+    let (child, port) = spawn_nats("-1", &[]);
     Nats {
         url: format!("nats://127.0.0.1:{port}"),
         child: Some(child),
     }
+}
+
+/// A nats-server of our own with a configuration file (users, permissions), on a random port.
+pub fn nats_with_config(conf: &str) -> (Nats, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("nats.conf");
+    std::fs::write(&file, conf).expect("write nats.conf");
+    let (child, port) = spawn_nats("-1", &["-c".to_owned(), file.display().to_string()]);
+    (
+        Nats {
+            url: format!("nats://127.0.0.1:{port}"),
+            child: Some(child),
+        },
+        dir,
+    )
 }
 
 impl Nats {
@@ -400,14 +417,15 @@ impl Nats {
         let _ = old.kill();
         let _ = old.wait();
         let port = self.url.rsplit(':').next().expect("port").to_owned();
-        let (child, _) = spawn_nats(&port);
+        let (child, _) = spawn_nats(&port, &[]);
         self.child = Some(child);
     }
 }
 
 /// Starts nats-server on `port` ("-1": any) and returns it with the port it listens on.
-fn spawn_nats(port: &str) -> (Child, String) {
+fn spawn_nats(port: &str, extra: &[String]) -> (Child, String) {
     let mut child = Command::new(&tools().nats_server)
+        .args(extra)
         .args(["-a", "127.0.0.1", "-p", port])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -454,4 +472,24 @@ pub fn write(root: &Path, rel: &str, content: &str) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
     std::fs::write(path, content).expect("write");
+}
+
+/// The repositories of `paths` as `index` and `serve` resolve them from the command line.
+pub fn repos<P: AsRef<Path>>(cfg: &Config, paths: &[P]) -> Vec<Repository> {
+    let paths: Vec<PathBuf> = paths.iter().map(|p| p.as_ref().to_owned()).collect();
+    codesearch::repository::resolve(cfg, &paths).expect("repositories resolve")
+}
+
+/// Records repository `name` in `workspace` (for tests that write rows directly).
+pub async fn claim(store: &Store, name: &str, workspace: &str) {
+    store
+        .claim_repository(&RepoClaim {
+            name,
+            root: &format!("/nonexistent/{name}"),
+            workspace,
+            origin: Origin::Local,
+            git_url: None,
+        })
+        .await
+        .expect("claim");
 }

@@ -1,0 +1,280 @@
+//! Which repositories a process indexes, and under which names.
+//!
+//! Roots come from the command line and from `[[repositories]]`. Each gets a name (its own,
+//! `--repository` for a single command-line root, else the directory's name), a workspace and
+//! its index rules. Names are the keys the chunks are stored under, so two roots may never
+//! share one: [`resolve`] refuses that at start-up with advice, and the store refuses a name
+//! recorded for another root that still exists ([`crate::store::StoreError::NameTaken`]).
+//! Only the root that owns a name ever sweeps its files.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use thiserror::Error;
+
+use crate::config::{Config, IndexConfig, check_repository_name, check_workspace_name};
+use crate::scan::Classifier;
+use crate::store::Origin;
+
+#[derive(Debug, Error)]
+pub enum RepositoryError {
+    #[error("{path} is not a readable directory: {message}")]
+    Root { path: String, message: String },
+    #[error("invalid index rule for repository `{name}`: {source}")]
+    Rules {
+        name: String,
+        source: globset::Error,
+    },
+    #[error("{0}")]
+    Invalid(String),
+    #[error(
+        "two roots would both be repository `{name}`: {first} and {second}; each root needs a \
+         name of its own: index them in separate runs with `--repository NAME`, or list them in \
+         the configuration as [[repositories]] with `path` and `name`"
+    )]
+    NameClash {
+        name: String,
+        first: String,
+        second: String,
+    },
+}
+
+/// One repository: its name for its root, its workspace and its index rules. Cheap to clone.
+#[derive(Clone)]
+pub struct Repository {
+    pub name: String,
+    /// Canonical.
+    pub root: PathBuf,
+    pub workspace: String,
+    pub origin: Origin,
+    pub git_url: Option<String>,
+    rules: Arc<Rules>,
+}
+
+struct Rules {
+    cfg: IndexConfig,
+    classifier: Classifier,
+}
+
+impl std::fmt::Debug for Repository {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repository")
+            .field("name", &self.name)
+            .field("root", &self.root)
+            .field("workspace", &self.workspace)
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+impl Repository {
+    /// A repository of `root` (made canonical here) with these rules.
+    pub fn new(
+        name: &str,
+        root: &Path,
+        workspace: &str,
+        origin: Origin,
+        rules: IndexConfig,
+    ) -> Result<Self, RepositoryError> {
+        check_repository_name(name).map_err(RepositoryError::Invalid)?;
+        check_workspace_name(workspace).map_err(RepositoryError::Invalid)?;
+        let root = canonical_root(root)?;
+        let classifier = Classifier::new(&rules).map_err(|source| RepositoryError::Rules {
+            name: name.to_owned(),
+            source,
+        })?;
+        Ok(Self {
+            name: name.to_owned(),
+            root,
+            workspace: workspace.to_owned(),
+            origin,
+            git_url: None,
+            rules: Arc::new(Rules {
+                cfg: rules,
+                classifier,
+            }),
+        })
+    }
+
+    /// The same repository, cloned from `url`.
+    pub fn with_git_url(mut self, url: &str) -> Self {
+        self.git_url = Some(url.to_owned());
+        self
+    }
+
+    /// The index rules (include and exclude paths, module and component rules, limits).
+    pub fn rules(&self) -> &IndexConfig {
+        &self.rules.cfg
+    }
+
+    pub fn classifier(&self) -> &Classifier {
+        &self.rules.classifier
+    }
+}
+
+/// The name a root gets when nothing names it: its directory's name.
+pub fn default_name(root: &Path) -> String {
+    root.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".to_owned())
+}
+
+/// The repositories of this run: the command-line `paths` (named by `index.repository` when
+/// there is one path, else by their directories) and the configured `[[repositories]]`, in
+/// the default workspace unless configured otherwise. With neither, the working directory.
+/// Refuses two roots that would share a name, and `index.repository` for several paths.
+pub fn resolve(config: &Config, paths: &[PathBuf]) -> Result<Vec<Repository>, RepositoryError> {
+    let default_ws = &config.workspaces.default;
+    let mut out: Vec<Repository> = Vec::new();
+    let named = !config.index.repository.is_empty();
+    if named && paths.len() > 1 {
+        return Err(RepositoryError::Invalid(format!(
+            "--repository (index.repository = {:?}) names one repository, but {} roots were \
+             given; several roots need a name each: list them as [[repositories]] with `path` \
+             and `name` in the configuration",
+            config.index.repository,
+            paths.len()
+        )));
+    }
+    let cli_paths: Vec<PathBuf> = if paths.is_empty() && config.repositories.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        paths.to_vec()
+    };
+    for path in &cli_paths {
+        let root = canonical_root(path)?;
+        let name = if named {
+            config.index.repository.clone()
+        } else {
+            default_name(&root)
+        };
+        push(
+            &mut out,
+            Repository::new(
+                &name,
+                &root,
+                default_ws,
+                Origin::Local,
+                config.index.clone(),
+            )?,
+        )?;
+    }
+    for r in &config.repositories {
+        let root = canonical_root(&r.path)?;
+        let name = r.name.clone().unwrap_or_else(|| default_name(&root));
+        let ws = r.workspace.as_deref().unwrap_or(default_ws);
+        push(
+            &mut out,
+            Repository::new(&name, &root, ws, Origin::Local, r.rules(&config.index))?,
+        )?;
+    }
+    Ok(out)
+}
+
+/// Adds `repo` unless its root is already there under the same name; refuses a name or a
+/// root that two entries would share.
+fn push(out: &mut Vec<Repository>, repo: Repository) -> Result<(), RepositoryError> {
+    for seen in out.iter() {
+        if seen.root == repo.root {
+            if seen.name == repo.name && seen.workspace == repo.workspace {
+                return Ok(()); // the same root given twice
+            }
+            return Err(RepositoryError::Invalid(format!(
+                "{} is given twice, as repository `{}` ({}) and `{}` ({}); give it once",
+                repo.root.display(),
+                seen.name,
+                seen.workspace,
+                repo.name,
+                repo.workspace
+            )));
+        }
+        if seen.name == repo.name {
+            return Err(RepositoryError::NameClash {
+                name: repo.name.clone(),
+                first: seen.root.display().to_string(),
+                second: repo.root.display().to_string(),
+            });
+        }
+    }
+    out.push(repo);
+    Ok(())
+}
+
+/// `root` resolved (symlinks, `..`), and a directory.
+pub fn canonical_root(root: &Path) -> Result<PathBuf, RepositoryError> {
+    let canonical = std::fs::canonicalize(root).map_err(|e| RepositoryError::Root {
+        path: root.display().to_string(),
+        message: e.to_string(),
+    })?;
+    if !canonical.is_dir() {
+        return Err(RepositoryError::Root {
+            path: canonical.display().to_string(),
+            message: "not a directory".into(),
+        });
+    }
+    Ok(canonical)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(repository: &str, toml_repos: &str) -> Config {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, toml_repos).expect("write");
+        let mut c = Config::load(Some(&file), |_| None, &[]).expect("config");
+        c.index.repository = repository.to_owned();
+        c
+    }
+
+    #[test]
+    fn roots_sharing_a_directory_name_are_refused_with_advice() {
+        let base = tempfile::tempdir().expect("tempdir");
+        let one = base.path().join("one/app");
+        let two = base.path().join("two/app");
+        std::fs::create_dir_all(&one).expect("mkdir");
+        std::fs::create_dir_all(&two).expect("mkdir");
+        let err =
+            resolve(&config("", ""), &[one.clone(), two.clone()]).expect_err("two roots named app");
+        let message = err.to_string();
+        assert!(message.contains("`app`"), "{message}");
+        assert!(message.contains("[[repositories]]"), "{message}");
+
+        let err = resolve(&config("shared", ""), &[one.clone(), two.clone()])
+            .expect_err("--repository for two roots");
+        assert!(err.to_string().contains("names one repository"), "{err}");
+
+        // Named in the configuration, both are fine, each in its workspace.
+        let toml = format!(
+            "[[repositories]]\npath = {:?}\nname = \"one-app\"\n\n[[repositories]]\npath = {:?}\nname = \"two-app\"\nworkspace = \"two\"\nexclude_paths = [\"fixtures\"]\n",
+            one.display().to_string(),
+            two.display().to_string()
+        );
+        let repos = resolve(&config("", &toml), &[]).expect("named roots");
+        let names: Vec<(&str, &str)> = repos
+            .iter()
+            .map(|r| (r.name.as_str(), r.workspace.as_str()))
+            .collect();
+        assert_eq!(names, [("one-app", "default"), ("two-app", "two")]);
+        assert!(
+            repos[1]
+                .rules()
+                .exclude_paths
+                .iter()
+                .any(|p| p == "fixtures")
+        );
+        assert!(
+            repos[1]
+                .rules()
+                .exclude_paths
+                .iter()
+                .any(|p| p == "node_modules")
+        );
+
+        // The same root on the command line and in the configuration under one name: once.
+        let repos =
+            resolve(&config("one-app", &toml), std::slice::from_ref(&one)).expect("deduplicated");
+        assert_eq!(repos.len(), 2);
+    }
+}

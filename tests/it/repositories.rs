@@ -1,0 +1,738 @@
+//! Repositories and workspaces: names that two roots would share, isolation between
+//! workspaces (in the service and through the NATS server's own permissions), and repository
+//! requests.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use codesearch::config::{Config, SearchMode};
+use codesearch::embed::{Embedder, HashEmbedder};
+use codesearch::pipeline::Indexer;
+use codesearch::search::{RawSearch, SearchRequest, SearchService};
+use codesearch::store::Store;
+use serde_json::{Value, json};
+use sqlx::Row;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{self, test_db, write};
+
+async fn count(store: &Store, sql: &str) -> i64 {
+    sqlx::query(sql)
+        .fetch_one(store.pool())
+        .await
+        .expect("query")
+        .get::<i64, _>(0)
+}
+
+fn config_with(cfg: &Config, toml: &str) -> Config {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("c.toml");
+    std::fs::write(&file, toml).expect("write");
+    let mut c = Config::load(Some(&file), |_| None, &[]).expect("config");
+    c.database = cfg.database.clone();
+    c.nats = cfg.nats.clone();
+    c.embed = cfg.embed.clone();
+    c.health = cfg.health.clone();
+    c
+}
+
+#[tokio::test]
+async fn roots_with_the_same_directory_name_never_sweep_each_other() {
+    let db = test_db().await;
+    let base = tempfile::tempdir().expect("tempdir");
+    let one = base.path().join("one/app");
+    let two = base.path().join("two/app");
+    write(&one, "src/billing.py", "def bill():\n    return 'one'\n");
+    write(&one, "src/only_one.py", "def first():\n    return 1\n");
+    write(&two, "src/billing.py", "def bill():\n    return 'two'\n");
+    write(
+        &two,
+        "lib/only_two.ts",
+        "export function second() { return 2; }\n",
+    );
+
+    // One root at a time, both named after their directory: the second is refused before
+    // anything of the first is touched.
+    let cfg = support::config(&db, "nats://unused");
+    let (store, embedder) = codesearch::daemon::open(&cfg).await.expect("open");
+    let cancel = CancellationToken::new();
+    let first = codesearch::daemon::index(
+        &cfg,
+        store.clone(),
+        Arc::clone(&embedder),
+        &support::repos(&cfg, &[&one]),
+        &cancel,
+        false,
+    )
+    .await
+    .expect("index one/app");
+    assert_eq!(first[0].indexed, 2);
+    let err = codesearch::daemon::index(
+        &cfg,
+        store.clone(),
+        Arc::clone(&embedder),
+        &support::repos(&cfg, &[&two]),
+        &cancel,
+        false,
+    )
+    .await
+    .expect_err("two/app may not take `app`");
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("`app`") && message.contains("still exists"),
+        "{message}"
+    );
+    assert_eq!(
+        count(
+            &store,
+            "SELECT count(*) FROM indexed_files WHERE repository = 'app'"
+        )
+        .await,
+        2
+    );
+
+    // Named in the configuration, both live side by side, pass after pass.
+    let named = config_with(
+        &cfg,
+        &format!(
+            "[[repositories]]\npath = {:?}\nname = \"app\"\n\n[[repositories]]\npath = {:?}\nname = \"two-app\"\n",
+            one.display().to_string(),
+            two.display().to_string()
+        ),
+    );
+    let repos = support::repos(&named, &[] as &[&Path]);
+    for pass in 0..3 {
+        let reports = codesearch::daemon::index(
+            &named,
+            store.clone(),
+            Arc::clone(&embedder),
+            &repos,
+            &cancel,
+            false,
+        )
+        .await
+        .expect("index both");
+        let removed: u64 = reports.iter().map(|r| r.removed).sum();
+        let embedded: usize = reports.iter().map(|r| r.embedded).sum();
+        assert_eq!(removed, 0, "pass {pass}: {reports:?}");
+        if pass > 0 {
+            assert_eq!(embedded, 0, "pass {pass}: {reports:?}");
+            assert!(reports.iter().all(|r| r.indexed == 0), "pass {pass}");
+        }
+    }
+    let files: Vec<(String, String)> =
+        sqlx::query_as("SELECT repository, file_path FROM indexed_files ORDER BY 1, 2")
+            .fetch_all(store.pool())
+            .await
+            .expect("files");
+    let expect = [
+        ("app", "src/billing.py"),
+        ("app", "src/only_one.py"),
+        ("two-app", "lib/only_two.ts"),
+        ("two-app", "src/billing.py"),
+    ];
+    assert_eq!(
+        files,
+        expect
+            .iter()
+            .map(|(r, p)| ((*r).to_owned(), (*p).to_owned()))
+            .collect::<Vec<_>>()
+    );
+
+    // A root whose recorded directory is gone is taken as moved, not refused.
+    std::fs::remove_dir_all(&one).expect("rm");
+    let moved = base.path().join("moved/app");
+    write(&moved, "src/only_one.py", "def first():\n    return 1\n");
+    let reports = codesearch::daemon::index(
+        &cfg,
+        store.clone(),
+        Arc::clone(&embedder),
+        &support::repos(&cfg, &[&moved]),
+        &cancel,
+        false,
+    )
+    .await
+    .expect("moved root");
+    assert_eq!(reports[0].removed, 1, "billing.py is not in the moved tree");
+    assert_eq!(reports[0].embedded, 0, "vectors are reused");
+}
+
+/// Two workspaces of look-alike code, searched through one service.
+struct TwoWorkspaces {
+    _dirs: Vec<tempfile::TempDir>,
+    store: Store,
+    indexer: Indexer,
+    repos: Vec<codesearch::repository::Repository>,
+    cfg: Config,
+}
+
+fn look_alike(tag: &str) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    for i in 0..12 {
+        files.push((
+            format!("src/invoice_{i}.py"),
+            format!(
+                "def validate_invoice_{i}(total, lines):\n    \"\"\"Checks invoice {i} totals for {tag}.\"\"\"\n    return abs(sum(lines) - total) < 0.01\n\n\ndef retry_payment_{i}(attempts):\n    for _ in range(attempts):\n        pass\n"
+            ),
+        ));
+    }
+    files.push((
+        "tests/test_invoice.py".into(),
+        format!(
+            "def test_validate_invoice():\n    assert validate_invoice_1(3, [1, 2])  # {tag}\n"
+        ),
+    ));
+    files.push((
+        "README.md".into(),
+        format!("# Billing {tag}\n\nHow invoices are validated and payments retried.\n"),
+    ));
+    files
+}
+
+impl TwoWorkspaces {
+    async fn new() -> Self {
+        let db = test_db().await;
+        let base = support::config(&db, "nats://unused");
+        let dirs = vec![
+            support::repo(&look_alike("alpha")),
+            support::repo(&look_alike("alpha two")),
+            support::repo(&look_alike("beta")),
+        ];
+        let cfg = config_with(
+            &base,
+            &format!(
+                "[[repositories]]\npath = {:?}\nname = \"a1\"\nworkspace = \"alpha\"\n\n\
+                 [[repositories]]\npath = {:?}\nname = \"a2\"\nworkspace = \"alpha\"\n\n\
+                 [[repositories]]\npath = {:?}\nname = \"b1\"\nworkspace = \"beta\"\n",
+                dirs[0].path().display().to_string(),
+                dirs[1].path().display().to_string(),
+                dirs[2].path().display().to_string()
+            ),
+        );
+        let store = Store::connect(&cfg.database).await.expect("connect");
+        store.migrate().await.expect("migrate");
+        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
+        let indexer = Indexer::new(store.clone(), embedder, cfg.index.clone()).expect("indexer");
+        let repos = support::repos(&cfg, &[] as &[&Path]);
+        let t = Self {
+            _dirs: dirs,
+            store,
+            indexer,
+            repos,
+            cfg,
+        };
+        for r in &t.repos {
+            t.indexer
+                .index_repository(r, None, &CancellationToken::new())
+                .await
+                .expect("index");
+        }
+        t
+    }
+
+    fn service(&self) -> SearchService {
+        SearchService::new(
+            self.store.clone(),
+            Arc::clone(self.indexer.embedder()),
+            self.cfg.search.clone(),
+        )
+    }
+}
+
+/// Every query of a battery in `workspace`: (query, mode, repository, file type, offset) ->
+/// the (repository, path, score) of each hit.
+async fn battery(service: &SearchService, workspace: &str) -> Vec<Vec<(String, String, f64)>> {
+    let queries = [
+        "validate invoice totals",
+        "retry_payment_3",
+        "validate_invoice_7",
+        "how are payments retried",
+        "Billing",
+        "test validate invoice",
+        "alpha",
+        "beta",
+    ];
+    let mut out = Vec::new();
+    for query in queries {
+        for mode in [SearchMode::Hybrid, SearchMode::Vector, SearchMode::Lexical] {
+            for (file_type, offset) in [(None, None), (Some("py"), None), (None, Some(5))] {
+                let raw = RawSearch {
+                    mode: Some(mode.as_str().into()),
+                    file_types: file_type.map(|t: &str| vec![t.to_owned()]),
+                    offset,
+                    limit: Some(10),
+                    workspace: Some(workspace.to_owned()),
+                    ..RawSearch::query(query)
+                };
+                let req = SearchRequest::new(raw, service.config()).expect("valid");
+                let outcome = service.search(&req).await.expect("search");
+                assert_eq!(outcome.workspace, workspace);
+                out.push(
+                    outcome
+                        .hits
+                        .into_iter()
+                        .map(|h| (h.hit.repository, h.hit.file_path, h.score))
+                        .collect(),
+                );
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn no_result_ever_comes_from_another_workspace_and_its_writes_do_not_move_scores() {
+    let t = TwoWorkspaces::new().await;
+    let service = t.service();
+    let mut searches = 0;
+    // Twice: cold, then from the warm caches.
+    for _ in 0..2 {
+        for (workspace, own) in [("alpha", ["a1", "a2"]), ("beta", ["b1", "b1"])] {
+            for hits in battery(&service, workspace).await {
+                searches += 1;
+                for (repository, path, _) in &hits {
+                    assert!(
+                        own.contains(&repository.as_str()),
+                        "{workspace}: {repository}/{path}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(searches >= 288, "{searches}");
+    // A repository of another workspace is not a filter that finds nothing: it is unknown here.
+    let req = SearchRequest::new(
+        RawSearch {
+            repository: Some("b1".into()),
+            workspace: Some("alpha".into()),
+            ..RawSearch::query("invoice")
+        },
+        service.config(),
+    )
+    .expect("valid");
+    let err = service.search(&req).await.expect_err("b1 is not in alpha");
+    assert!(err.to_string().contains("a1, a2"), "{err}");
+    // A workspace nobody indexed into finds nothing, and says so.
+    let req = SearchRequest::new(
+        RawSearch {
+            workspace: Some("gamma".into()),
+            ..RawSearch::query("invoice")
+        },
+        service.config(),
+    )
+    .expect("valid");
+    let outcome = service.search(&req).await.expect("search");
+    assert!(outcome.hits.is_empty() && outcome.warning.is_some());
+
+    // Re-index beta with many more files: alpha's results and scores do not move, from a
+    // fresh service (no cache) as from the warm one.
+    let before = battery(&t.service(), "alpha").await;
+    let beta = &t.repos[2];
+    for i in 0..40 {
+        write(
+            &beta.root,
+            &format!("more/invoice_extra_{i}.py"),
+            &format!(
+                "def validate_invoice_extra_{i}(total):\n    return total  # invoice validate retry payment\n"
+            ),
+        );
+    }
+    t.indexer
+        .index_repository(beta, None, &CancellationToken::new())
+        .await
+        .expect("re-index beta");
+    t.store.vacuum_analyze().await.expect("analyze");
+    same(&battery(&t.service(), "alpha").await, &before);
+    same(&battery(&service, "alpha").await, &before);
+    // ... while beta's own results did change.
+    assert_ne!(
+        battery(&t.service(), "beta").await,
+        battery(&service, "alpha").await
+    );
+}
+
+/// Asserts two batteries' results are the same, naming the first search that differs: the same
+/// scores at every rank (to 1e-9: sums in another order differ in the last bits), and the same
+/// results except among the ones tied with the last (which of several equal candidates fills a
+/// page is up to the database's plan).
+fn same(after: &[Vec<(String, String, f64)>], before: &[Vec<(String, String, f64)>]) {
+    assert_eq!(after.len(), before.len());
+    for (i, (a, b)) in after.iter().zip(before).enumerate() {
+        let scores = |v: &[(String, String, f64)]| v.iter().map(|h| h.2).collect::<Vec<_>>();
+        assert_eq!(a.len(), b.len(), "search {i}: {a:?} != {b:?}");
+        for (x, y) in scores(a).iter().zip(scores(b)) {
+            assert!(
+                (x - y).abs() < 1e-9,
+                "search {i}: scores moved: {a:?} != {b:?}"
+            );
+        }
+        let last = b.last().map_or(0.0, |h| h.2);
+        let untied = |v: &[(String, String, f64)]| {
+            let mut ids: Vec<(String, String)> = v
+                .iter()
+                .filter(|h| (h.2 - last).abs() >= 1e-9)
+                .map(|h| (h.0.clone(), h.1.clone()))
+                .collect();
+            ids.sort();
+            ids
+        };
+        assert_eq!(untied(a), untied(b), "search {i}: results moved");
+    }
+}
+
+/// A daemon serving `repos` with `cfg` until dropped.
+struct Daemon {
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Daemon {
+    async fn start(cfg: Config, repos: Vec<codesearch::repository::Repository>) -> Self {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(codesearch::daemon::serve(cfg, repos, async move {
+            let _ = stopped.await;
+        }));
+        Self {
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(30), &mut self.task).await;
+    }
+}
+
+/// Sends `body` to `subject` until a daemon answers (it may still be starting).
+async fn ask(client: &async_nats::Client, subject: &str, body: Value) -> Value {
+    let payload = serde_json::to_vec(&body).expect("json");
+    for _ in 0..100 {
+        match tokio::time::timeout(
+            Duration::from_secs(10),
+            client.request(subject.to_owned(), payload.clone().into()),
+        )
+        .await
+        {
+            Ok(Ok(reply)) => return serde_json::from_slice(&reply.payload).expect("json reply"),
+            _ => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+    panic!("no reply on {subject}");
+}
+
+#[tokio::test]
+async fn a_client_allowed_one_workspace_cannot_read_another() {
+    let db = test_db().await;
+    let (nats, _conf) = support::nats_with_config(
+        r#"
+        authorization {
+          users = [
+            { user: daemon, password: daemon-secret }
+            { user: alpha, password: alpha-secret,
+              permissions: { publish: ["agog.workspace.alpha.>"], subscribe: ["_INBOX.>"] } }
+          ]
+        }
+        "#,
+    );
+    let port = nats.url.rsplit(':').next().expect("port");
+    let base = support::config(
+        &db,
+        &format!("nats://daemon:daemon-secret@127.0.0.1:{port}"),
+    );
+    let a = support::repo(&look_alike("alpha"));
+    let b = support::repo(&look_alike("beta"));
+    let cfg = config_with(
+        &base,
+        &format!(
+            "[workspaces]\nplain_subjects = \"default\"\ndefault = \"alpha\"\n\n\
+             [[repositories]]\npath = {:?}\nname = \"a1\"\nworkspace = \"alpha\"\n\n\
+             [[repositories]]\npath = {:?}\nname = \"b1\"\nworkspace = \"beta\"\n",
+            a.path().display().to_string(),
+            b.path().display().to_string()
+        ),
+    );
+    let repos = support::repos(&cfg, &[] as &[&Path]);
+    let daemon = Daemon::start(cfg, repos).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(!daemon.task.is_finished(), "{:?}", (daemon.task).await);
+
+    let alpha =
+        async_nats::ConnectOptions::with_user_and_password("alpha".into(), "alpha-secret".into())
+            .connect(format!("nats://127.0.0.1:{port}"))
+            .await
+            .expect("alpha connects");
+    // Its own subject answers, from its workspace only (once the daemon has indexed it).
+    let mut found = Value::Null;
+    for _ in 0..100 {
+        found = ask(
+            &alpha,
+            "agog.workspace.alpha.codebase.search",
+            json!({"query": "invoice", "limit": 20}),
+        )
+        .await;
+        if found["results"].as_array().is_some_and(|r| !r.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let results = found["results"].as_array().expect("results");
+    assert!(!results.is_empty(), "{found}");
+    assert!(results.iter().all(|r| r["repository"] == "a1"), "{found}");
+    // Naming another workspace on its own subject is refused by the daemon...
+    let refused = ask(
+        &alpha,
+        "agog.workspace.alpha.codebase.search",
+        json!({"query": "invoice", "workspace": "beta"}),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], "permission_denied", "{refused}");
+    // ...and publishing to beta's subject or the plain one is refused by the NATS server.
+    for subject in [
+        "agog.workspace.beta.codebase.search",
+        "agog.codebase.search",
+    ] {
+        let reply = tokio::time::timeout(
+            Duration::from_secs(3),
+            alpha.request(
+                subject.to_owned(),
+                br#"{"query":"invoice"}"#.to_vec().into(),
+            ),
+        )
+        .await;
+        assert!(
+            !matches!(reply, Ok(Ok(_))),
+            "{subject} answered a client without permission"
+        );
+    }
+    // The daemon's own user may use the plain subject, limited to the default workspace.
+    let admin =
+        async_nats::ConnectOptions::with_user_and_password("daemon".into(), "daemon-secret".into())
+            .connect(format!("nats://127.0.0.1:{port}"))
+            .await
+            .expect("admin");
+    let plain = ask(
+        &admin,
+        "agog.codebase.search",
+        json!({"query": "invoice", "workspace": "beta"}),
+    )
+    .await;
+    assert_eq!(plain["error"]["code"], "permission_denied", "{plain}");
+    let plain = ask(&admin, "agog.codebase.search", json!({"query": "invoice"})).await;
+    assert_eq!(plain["workspace"], "alpha", "{plain}");
+    daemon.stop().await;
+    drop(nats);
+}
+
+#[tokio::test]
+async fn repository_requests_add_remove_and_survive_a_restart() {
+    let db = test_db().await;
+    let nats = support::nats();
+    let allowed = tempfile::tempdir().expect("allowed");
+    let outside = tempfile::tempdir().expect("outside");
+    let clones = tempfile::tempdir().expect("clones");
+    write(
+        &allowed.path().join("svc"),
+        "src/ledger.py",
+        "def post_ledger_entry(amount):\n    return amount\n",
+    );
+    write(
+        outside.path(),
+        "secret/keys.py",
+        "def read_private_keys():\n    return 'nope'\n",
+    );
+    std::os::unix::fs::symlink(outside.path(), allowed.path().join("sneaky")).expect("symlink");
+    // A git repository to clone by file:// URL.
+    let origin = support::repo(&[(
+        "lib/refund.rs",
+        "pub fn issue_refund_now(amount: u64) -> u64 { amount }\n",
+    )]);
+    for args in [
+        vec!["init", "-q"],
+        vec!["add", "."],
+        vec![
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "init",
+        ],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(&args)
+            .current_dir(origin.path())
+            .status()
+            .expect("git");
+        assert!(ok.success(), "git {args:?}");
+    }
+
+    let base = support::config(&db, &nats.url);
+    let cfg = config_with(
+        &base,
+        &format!(
+            "[workspaces]\nallowed_roots = [{:?}]\nclone_dir = {:?}\n",
+            allowed.path().display().to_string(),
+            clones.path().display().to_string()
+        ),
+    );
+    let client = async_nats::connect(&nats.url).await.expect("client");
+    let daemon = Daemon::start(cfg.clone(), Vec::new()).await;
+    let repo_subject = "agog.codebase.repo.request";
+
+    // Escapes are refused, each with its reason.
+    let svc = allowed.path().join("svc");
+    for (path, why) in [
+        (
+            format!("{}/../{}", svc.display(), outside.path().display()),
+            "outside",
+        ),
+        (
+            allowed.path().join("sneaky").display().to_string(),
+            "outside",
+        ),
+        (outside.path().display().to_string(), "outside"),
+        ("relative/path".to_owned(), "relative"),
+    ] {
+        let reply = ask(
+            &client,
+            repo_subject,
+            json!({"action": "add", "path": path}),
+        )
+        .await;
+        assert_eq!(
+            reply["error"]["code"], "invalid_argument",
+            "{path}: {reply}"
+        );
+        let message = reply["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(why) || message.contains("not a readable"),
+            "{path}: {message}"
+        );
+    }
+
+    // An allowed path: the reply comes at once, and the code becomes searchable.
+    let added = ask(
+        &client,
+        repo_subject,
+        json!({"action": "add", "path": svc.display().to_string()}),
+    )
+    .await;
+    assert_eq!(added["success"], true, "{added}");
+    assert_eq!(added["repository"]["name"], "svc");
+    assert_eq!(added["repository"]["origin"], "request");
+    let url = format!("file://{}", origin.path().display());
+    let cloned = ask(
+        &client,
+        repo_subject,
+        json!({"action": "add", "url": url, "name": "refunds"}),
+    )
+    .await;
+    assert_eq!(cloned["success"], true, "{cloned}");
+
+    let found = |query: &'static str, want: &'static str| {
+        let client = client.clone();
+        async move {
+            for _ in 0..150 {
+                let reply = ask(&client, "agog.codebase.search", json!({"query": query})).await;
+                if reply["results"]
+                    .as_array()
+                    .is_some_and(|r| r.iter().any(|r| r["repository"] == want))
+                {
+                    return true;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            false
+        }
+    };
+    assert!(
+        found("post_ledger_entry", "svc").await,
+        "the added path is searchable"
+    );
+    assert!(
+        found("issue_refund_now", "refunds").await,
+        "the cloned URL is searchable"
+    );
+    let listed = ask(&client, repo_subject, json!({"action": "list"})).await;
+    let names: Vec<&str> = listed["repositories"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert_eq!(names, ["refunds", "svc"], "{listed}");
+    let status = ask(
+        &client,
+        repo_subject,
+        json!({"action": "status", "name": "refunds"}),
+    )
+    .await;
+    assert_eq!(status["repository"]["state"], "ready", "{status}");
+    assert_eq!(status["repository"]["languages"]["rust"], 1, "{status}");
+
+    // After a restart the requested repositories are served again.
+    daemon.stop().await;
+    let daemon = Daemon::start(cfg.clone(), Vec::new()).await;
+    let status = ask(
+        &client,
+        repo_subject,
+        json!({"action": "status", "name": "svc"}),
+    )
+    .await;
+    assert_eq!(status["success"], true, "{status}");
+    write(
+        &svc,
+        "src/audit.py",
+        "def audit_trail_after_restart():\n    return 1\n",
+    );
+    assert!(
+        found("audit_trail_after_restart", "svc").await,
+        "watched again after the restart"
+    );
+
+    // Removal leaves no rows, and the clone is gone.
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    let clone_dir = clones.path().join("refunds");
+    assert!(clone_dir.is_dir());
+    let removed = ask(
+        &client,
+        repo_subject,
+        json!({"action": "remove", "name": "refunds"}),
+    )
+    .await;
+    assert_eq!(removed["success"], true, "{removed}");
+    for table in [
+        "codebase_index",
+        "indexed_files",
+        "repo_terms",
+        "repositories",
+    ] {
+        let column = if table == "repositories" {
+            "name"
+        } else {
+            "repository"
+        };
+        let n = count(
+            &store,
+            &format!("SELECT count(*) FROM {table} WHERE {column} = 'refunds'"),
+        )
+        .await;
+        assert_eq!(n, 0, "{table}");
+    }
+    assert!(!clone_dir.exists(), "the clone is deleted");
+    let again = ask(
+        &client,
+        repo_subject,
+        json!({"action": "remove", "name": "refunds"}),
+    )
+    .await;
+    assert_eq!(again["error"]["code"], "not_found", "{again}");
+    daemon.stop().await;
+}
