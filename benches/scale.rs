@@ -394,7 +394,9 @@ async fn main() -> anyhow::Result<()> {
         let started = Instant::now();
         for (i, probe) in probes.iter().enumerate() {
             let f = filters(i);
-            let mut truth = exact.vector_search(&depth40(probe, &model, &scope, &f, 40)).await?;
+            let mut truth = exact
+                .vector_search(&depth40(probe, &model, &scope, &f, 40))
+                .await?;
             truth.truncate(10);
             truths.push(truth);
         }

@@ -111,6 +111,8 @@ struct State {
     search: Histogram,
     query_embedding: Histogram,
     index_state: Option<IndexState>,
+    /// Full passes running now (one per repository at most).
+    passes_running: usize,
     index_runs: u64,
     index_failures: u64,
     last_index_error: Option<String>,
@@ -191,6 +193,23 @@ impl Metrics {
 
     pub fn set_index_state(&self, state: IndexState) {
         self.lock().index_state = Some(state);
+    }
+
+    /// A repository's full pass started: the daemon is `indexing` until every pass that
+    /// started has finished.
+    pub fn pass_started(&self) {
+        let mut s = self.lock();
+        s.passes_running += 1;
+        s.index_state = Some(IndexState::Indexing);
+    }
+
+    /// A repository's full pass finished (well or not); `ready` once none is running.
+    pub fn pass_finished(&self) {
+        let mut s = self.lock();
+        s.passes_running = s.passes_running.saturating_sub(1);
+        if s.passes_running == 0 {
+            s.index_state = Some(IndexState::Ready);
+        }
     }
 
     pub fn index_state(&self) -> IndexState {

@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WatchConfig;
-use crate::health::{IndexState, Metrics};
+use crate::health::Metrics;
 use crate::pipeline::Indexer;
 use crate::repository::Repository;
 use crate::store::RepoState;
@@ -47,10 +47,10 @@ pub async fn keep_indexed(
     loop {
         if let Some(reason) = due {
             metrics.reconcile_started(reason);
-            metrics.set_index_state(IndexState::Indexing);
+            metrics.pass_started();
             record_state(&indexer, &repo, RepoState::Indexing, None).await;
             let result = indexer.index_repository(&repo, None, &cancel).await;
-            metrics.set_index_state(IndexState::Ready);
+            metrics.pass_finished();
             match result {
                 Ok(report) => {
                     metrics.index_run(report.embedded, report.embed_time, None);

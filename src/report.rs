@@ -129,19 +129,24 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
             );
             if !s.repositories.is_empty() {
                 println!(
-                    "          {:<24} {:>7} {:>8} {:>8} {:>7}  root",
-                    "repository", "files", "chunks", "pending", "errors"
+                    "          {:<24} {:<12} {:<12} {:>7} {:>8} {:>8} {:>7}  root",
+                    "repository", "workspace", "state", "files", "chunks", "pending", "errors"
                 );
                 for r in &s.repositories {
                     println!(
-                        "          {:<24} {:>7} {:>8} {:>8} {:>7}  {}",
+                        "          {:<24} {:<12} {:<12} {:>7} {:>8} {:>8} {:>7}  {}",
                         r.name,
+                        r.workspace.as_deref().unwrap_or("-"),
+                        r.state.as_deref().unwrap_or("-"),
                         r.files,
                         r.chunks,
                         r.pending,
                         r.errors,
                         r.root.as_deref().unwrap_or("")
                     );
+                    if let Some(e) = &r.state_error {
+                        println!("            {}: {e}", r.state.as_deref().unwrap_or("error"));
+                    }
                 }
             }
         }
