@@ -43,6 +43,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("CODESEARCH_EXCLUDE_PATHS", "index.exclude_paths"),
     ("CODESEARCH_RESPECT_GITIGNORE", "index.respect_gitignore"),
     ("CODESEARCH_MAX_FILE_BYTES", "index.max_file_bytes"),
+    ("CODESEARCH_MAX_LINE_CHARS", "index.max_line_chars"),
     ("CODESEARCH_MAX_CHUNK_CHARS", "index.max_chunk_chars"),
     (
         "CODESEARCH_CHUNK_OVERLAP_CHARS",
@@ -351,6 +352,7 @@ pub struct IndexConfig {
     pub exclude_paths: Vec<String>,
     pub respect_gitignore: bool,
     pub max_file_bytes: u64,
+    pub max_line_chars: usize,
     pub max_chunk_chars: usize,
     pub chunk_overlap_chars: usize,
     pub min_chunk_chars: usize,

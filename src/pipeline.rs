@@ -334,6 +334,7 @@ impl Indexer {
         let (scan_tx, mut scan_rx) = mpsc::channel::<Scanned>(PREPARED_QUEUE);
         let model = self.embedder.model_id().to_owned();
         let max_bytes = repo.rules().max_file_bytes;
+        let max_line_chars = repo.rules().max_line_chars;
         let classifier = repo.classifier().clone();
         let opts = self.chunk_options();
         let reader_cancel = cancel.clone();
@@ -343,7 +344,12 @@ impl Indexer {
                     break;
                 }
                 let previous = states.remove(&candidate.rel_path);
-                let msg = match scan::read_candidate(&candidate, max_bytes, &classifier) {
+                let msg = match scan::read_candidate(
+                    &candidate,
+                    max_bytes,
+                    max_line_chars,
+                    &classifier,
+                ) {
                     Err(reason) => Scanned::Skipped {
                         rel_path: candidate.rel_path,
                         reason,
@@ -383,7 +389,7 @@ impl Indexer {
                         let rows = rows_of(&p, vectors);
                         let (lexical, lexical_length) =
                             lexical_text(&p.file.rel_path, None, &p.file.text);
-                        store
+                        let result = store
                             .replace_file(&FileWrite {
                                 repository,
                                 file_path: &p.file.rel_path,
@@ -401,7 +407,8 @@ impl Indexer {
                                 lexical: &lexical,
                                 lexical_length,
                             })
-                            .await
+                            .await;
+                        (p.file.rel_path, p.file.sha256, result)
                     }
                 };
                 // Files are independent: a few transactions at once keep the database's
@@ -410,14 +417,35 @@ impl Indexer {
                     .map(write)
                     .buffer_unordered(WRITERS);
                 let mut written = 0usize;
-                while let Some(done) = writes.next().await {
-                    done?;
-                    written += 1;
+                let mut refused = Vec::new();
+                while let Some((path, hash, done)) = writes.next().await {
+                    match done {
+                        Ok(()) => written += 1,
+                        // The database is down: the pass fails and is retried.
+                        Err(e) if e.is_transient() => return Err(e),
+                        // The database refused this file's rows: that is this file's error,
+                        // recorded under its hash so that it is skipped until it changes.
+                        Err(e) => {
+                            tracing::warn!(path = %path, error = %e, "file cannot be stored; skipped until it changes");
+                            let reason = SkipReason::Unstorable(e.to_string());
+                            store
+                                .record_skip(
+                                    &repository,
+                                    &path,
+                                    &hash,
+                                    CHUNKER_VERSION,
+                                    &model,
+                                    &reason.to_string(),
+                                )
+                                .await?;
+                            refused.push(reason);
+                        }
+                    }
                     if let Some(bar) = &progress {
                         bar.inc(1);
                     }
                 }
-                Ok::<usize, StoreError>(written)
+                Ok::<_, StoreError>((written, refused))
             })
         };
 
@@ -458,6 +486,7 @@ impl Indexer {
                             .record_skip(
                                 &repository,
                                 &rel_path,
+                                "",
                                 CHUNKER_VERSION,
                                 self.embedder.model_id(),
                                 &message,
@@ -502,7 +531,11 @@ impl Indexer {
         let written = writer.await.map_err(|e| IndexError::Task(e.to_string()))?;
         reader.await.map_err(|e| IndexError::Task(e.to_string()))?;
         result?;
-        report.indexed = written?;
+        let (written, refused) = written?;
+        report.indexed = written;
+        for reason in refused {
+            *report.skipped.entry(reason.label()).or_default() += 1;
+        }
         if report.pending > 0 {
             self.backlog.notify_one();
         }

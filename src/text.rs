@@ -18,16 +18,35 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 /// The text stored for a chunk's lexical search, and its length in words. The path and the
 /// symbol are counted twice: a chunk is more about the words that name it than about the
 /// words it happens to contain.
+///
+/// At most [`MAX_LEXICAL_WORDS`] words and [`MAX_LEXICAL_BYTES`] bytes are kept: PostgreSQL
+/// refuses a `tsvector` over 1 MB, and a file of a megabyte of distinct identifiers made one
+/// (the words past the cap are not searchable at the file level; the file's chunks each keep
+/// all of theirs).
 pub fn lexical_text(path: &str, symbol: Option<&str>, content: &str) -> (String, i32) {
     let mut out: Vec<String> = Vec::new();
     for _ in 0..2 {
         out.extend(words(path));
         out.extend(symbol.into_iter().flat_map(words));
     }
-    out.extend(words(content));
+    let mut bytes: usize = out.iter().map(|w| w.len() + 1).sum();
+    for word in words(content) {
+        if out.len() >= MAX_LEXICAL_WORDS || bytes + word.len() >= MAX_LEXICAL_BYTES {
+            break;
+        }
+        bytes += word.len() + 1;
+        out.push(word);
+    }
     let n = out.len() as i32;
     (out.join(" "), n)
 }
+
+/// Words of one text's lexical side at most. A `tsvector` holds each distinct lexeme's bytes
+/// plus about 8 bytes of entry and positions, so 20,000 words of at most 600,000 bytes in all
+/// stay under 800 KB, below PostgreSQL's 1 MB limit, whatever the words.
+pub const MAX_LEXICAL_WORDS: usize = 20_000;
+/// Bytes of one text's lexical side at most (see [`MAX_LEXICAL_WORDS`]).
+pub const MAX_LEXICAL_BYTES: usize = 600_000;
 
 fn split_identifier(token: &str) -> Vec<String> {
     let mut parts = Vec::new();
@@ -345,6 +364,15 @@ mod tests {
         assert!(keys("RFC 2047 encoded words").is_empty());
         assert!(keys("see utils.py, Cargo.toml and e.g. x.y").is_empty());
         assert_eq!(keys("loop.close")[0], ("loop.close".into(), 1.0));
+    }
+
+    #[test]
+    fn lexical_text_is_capped_below_the_tsvector_limit() {
+        let text: String = (0..200_000).map(|i| format!("uniqueName{i}xyz ")).collect();
+        let (lexical, n) = lexical_text("dist/bundle.js", None, &text);
+        assert!(n as usize <= MAX_LEXICAL_WORDS, "{n}");
+        assert!(lexical.len() <= MAX_LEXICAL_BYTES, "{}", lexical.len());
+        assert!(lexical.starts_with("dist bundle js dist bundle js unique name 0"));
     }
 
     #[test]

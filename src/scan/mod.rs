@@ -43,6 +43,12 @@ pub enum SkipReason {
     BrokenSymlink,
     Symlink,
     Unreadable(String),
+    /// A line longer than `index.max_line_chars`: minified or generated.
+    Generated {
+        line_chars: usize,
+    },
+    /// The database refused the file's rows (the message says why).
+    Unstorable(String),
 }
 
 impl SkipReason {
@@ -55,6 +61,8 @@ impl SkipReason {
             SkipReason::BrokenSymlink => "broken symlink",
             SkipReason::Symlink => "symlink",
             SkipReason::Unreadable(_) => "unreadable",
+            SkipReason::Generated { .. } => "minified or generated",
+            SkipReason::Unstorable(_) => "cannot be stored",
         }
     }
 }
@@ -63,6 +71,11 @@ impl fmt::Display for SkipReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SkipReason::Unreadable(e) => write!(f, "unreadable: {e}"),
+            SkipReason::Generated { line_chars } => write!(
+                f,
+                "minified or generated: a line of {line_chars} characters (index.max_line_chars)"
+            ),
+            SkipReason::Unstorable(e) => write!(f, "cannot be stored: {e}"),
             other => f.write_str(other.label()),
         }
     }
@@ -90,6 +103,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 pub fn read_candidate(
     candidate: &Candidate,
     max_bytes: u64,
+    max_line_chars: usize,
     classifier: &Classifier,
 ) -> Result<SourceFile, SkipReason> {
     let bytes = read_limited(&candidate.abs_path, max_bytes)?;
@@ -99,6 +113,20 @@ pub fn read_candidate(
     }
     let sha256 = sha256_hex(&bytes);
     let text = String::from_utf8(bytes).map_err(|_| SkipReason::NotUtf8)?;
+    if max_line_chars > 0 {
+        // Bytes bound characters from above: only a long line in bytes needs counting.
+        let longest = text
+            .lines()
+            .filter(|l| l.len() > max_line_chars)
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0);
+        if longest > max_line_chars {
+            return Err(SkipReason::Generated {
+                line_chars: longest,
+            });
+        }
+    }
     let (module, component_type) = classifier.classify(&candidate.rel_path);
     Ok(SourceFile {
         file_type: file_type_of(&candidate.rel_path),

@@ -160,10 +160,15 @@ impl Store {
 
     /// Records that a file cannot be indexed (binary, too large, ...) and drops its chunks,
     /// so a stale version is not served.
+    ///
+    /// `file_hash` is the content's hash when the failure is the content's own (the database
+    /// refused its rows): the file is then unchanged for later passes, and skipped until it
+    /// changes. Empty for reasons checked again at every pass (binary, too large, ...).
     pub async fn record_skip(
         &self,
         repository: &str,
         file_path: &str,
+        file_hash: &str,
         chunker_version: i32,
         embedding_model: &str,
         error: &str,
@@ -171,7 +176,7 @@ impl Store {
         let skipped = FileWrite {
             repository,
             file_path,
-            file_hash: "",
+            file_hash,
             file_type: "",
             language: "",
             module: None,

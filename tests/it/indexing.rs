@@ -489,3 +489,88 @@ async fn a_repository_filter_finds_files_in_small_and_large_repositories() {
     assert!(found.iter().all(|(r, _)| r == "small"), "{found:?}");
     assert!(search("marker1234", "small").await.is_empty());
 }
+
+#[tokio::test]
+async fn oversized_generated_and_unstorable_files_are_each_that_files_problem() {
+    // A minified bundle (one line of a megabyte of distinct names), a 5 MB generated file,
+    // and just under a megabyte of distinct identifiers on short lines, whose whole-file
+    // tsvector PostgreSQL refused ("string is too long for tsvector") before lexical text was
+    // capped, failing the whole pass.
+    let bundle: String = (0..50_000).map(|i| format!("var a{i}q=b{i}z;")).collect();
+    let generated = "INSERT INTO t VALUES (1);\n".repeat(200_000);
+    let names: String = (0..42_000)
+        .map(|i| format!("k{i}x{}={i}\n", i * 7919))
+        .collect();
+    assert!(names.len() < 1_048_576 && bundle.len() < 1_048_576);
+    let (repo, store, indexer) = setup(&[
+        ("public/app.bundle.js", bundle.as_str()),
+        ("db/seed.sql", generated.as_str()),
+        ("src/names.py", names.as_str()),
+        ("src/invoice.service.ts", SERVICE),
+    ])
+    .await;
+    let cancel = CancellationToken::new();
+    let first = indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("the pass completes");
+    assert_eq!(first.indexed, 2, "{first:?}");
+    assert_eq!(
+        first.skipped.get("minified or generated"),
+        Some(&1),
+        "{first:?}"
+    );
+    assert_eq!(first.skipped.get("too large"), Some(&1), "{first:?}");
+    let errors: Vec<(String, String)> = sqlx::query_as(
+        "SELECT file_path, error FROM indexed_files WHERE error IS NOT NULL ORDER BY 1",
+    )
+    .fetch_all(store.pool())
+    .await
+    .expect("errors");
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_eq!(errors[0].0, "db/seed.sql");
+    assert!(errors[1].1.contains("a line of"), "{errors:?}");
+    // The names file is searchable by its chunks' words.
+    assert!(
+        rows(
+            &store,
+            "SELECT count(*) FROM codebase_index WHERE file_path = 'src/names.py'"
+        )
+        .await
+            > 100
+    );
+
+    // A file whose rows the database refuses is recorded with the reason, the pass goes on,
+    // and it is not tried again until it changes. (Vectors wider than the column: refused.)
+    let db = test_db().await;
+    let cfg = support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    let wide: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(1000));
+    let indexer = Indexer::new(store.clone(), wide, cfg.index.clone()).expect("indexer");
+    let report = indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("the pass completes");
+    assert_eq!(report.indexed, 0, "{report:?}");
+    assert_eq!(
+        report.skipped.get("cannot be stored"),
+        Some(&2),
+        "{report:?}"
+    );
+    let again = indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("second pass");
+    assert_eq!(
+        (again.indexed, again.embedded, again.unchanged),
+        (0, 0, 2),
+        "{again:?}"
+    );
+    let reason: String = sqlx::query_scalar(
+        "SELECT error FROM indexed_files WHERE file_path = 'src/invoice.service.ts'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("reason");
+    assert!(reason.starts_with("cannot be stored: model"), "{reason}");
+}
