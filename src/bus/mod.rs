@@ -63,6 +63,9 @@ pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
     options
         .name("codesearch")
         .connection_timeout(Duration::from_secs(5))
+        // The client's own default (10 s) would cut every request short of the configured
+        // timeout, whatever the configuration says.
+        .request_timeout(Some(Duration::from_secs(cfg.request_timeout_secs.max(1))))
         .connect(url.as_str())
         .await
         .map_err(|e| BusError::Connect {
@@ -328,10 +331,14 @@ pub async fn handle(search: &SearchService, access: &Access, payload: &[u8]) -> 
     }
 }
 
-/// A JSON object of type `T`, or the reply's error.
+/// A JSON object of type `T`, or the reply's error. A field of the wrong type is
+/// `invalid_argument` naming the field (found by trying each field alone on `minimal`, a
+/// smallest valid request); what is not a JSON object, or lacks a required field, is
+/// `bad_request`.
 fn parse<T: serde::de::DeserializeOwned>(
     payload: &[u8],
     what: &str,
+    minimal: serde_json::Value,
 ) -> Result<T, (ErrorCode, String)> {
     if payload.len() > MAX_REQUEST_BYTES {
         return Err((
@@ -346,7 +353,18 @@ fn parse<T: serde::de::DeserializeOwned>(
     if !value.is_object() {
         return Err(bad(format!("request must be a JSON object ({what})")));
     }
-    serde_json::from_value(value).map_err(|e| bad(format!("request is not a valid {what}: {e}")))
+    serde_json::from_value::<T>(value.clone()).map_err(|e| {
+        let fields = value.as_object().into_iter().flatten();
+        for (key, field) in fields {
+            let mut probe = minimal.clone();
+            probe[key] = field.clone();
+            if let Err(e) = serde_json::from_value::<T>(probe) {
+                return (ErrorCode::InvalidArgument, format!("{key}: {e}"));
+            }
+        }
+        // No single field is wrong: a required one is missing.
+        bad(format!("request is not a valid {what}: {e}"))
+    })
 }
 
 async fn answer(
@@ -354,7 +372,11 @@ async fn answer(
     access: &Access,
     payload: &[u8],
 ) -> Result<SearchResponse, (ErrorCode, String)> {
-    let raw: wire::SearchRequest = parse(payload, "search request with a `query` field")?;
+    let raw: wire::SearchRequest = parse(
+        payload,
+        "search request with a `query` field",
+        serde_json::json!({ "query": "x" }),
+    )?;
     let workspace = access.workspace(raw.workspace.as_deref())?;
     let request = SearchRequest::new(
         RawSearch {
@@ -439,7 +461,11 @@ async fn answer_repo(
     access: &Access,
     payload: &[u8],
 ) -> Result<RepoResponse, (ErrorCode, String)> {
-    let raw: wire::RepoRequest = parse(payload, "repository request with an `action` field")?;
+    let raw: wire::RepoRequest = parse(
+        payload,
+        "repository request with an `action` field",
+        serde_json::json!({ "action": "list" }),
+    )?;
     let workspace = access.workspace(raw.workspace.as_deref())?;
     let invalid = |m: &str| (ErrorCode::InvalidArgument, m.to_owned());
     let store = roots.indexer().store();

@@ -62,6 +62,7 @@ impl SearchRequest {
         if query.is_empty() {
             return invalid("query must not be empty".into());
         }
+        no_nul("query", query)?;
         if query.chars().count() > cfg.max_query_chars {
             return invalid(format!(
                 "query is longer than {} characters",
@@ -117,12 +118,21 @@ impl SearchRequest {
             |l: Option<Vec<String>>| l.map(|l| l.into_iter().map(|s| s.to_lowercase()).collect());
         let path_regex = match raw.path_glob {
             None => None,
-            Some(g) => Some(glob_to_regex(&g).map_err(SearchError::Invalid)?),
+            Some(g) => {
+                no_nul("pathGlob", &g)?;
+                Some(
+                    glob_to_regex(&g)
+                        .map_err(|e| SearchError::Invalid(format!("pathGlob: {e}")))?,
+                )
+            }
         };
         let repositories = match raw.repository.map(|r| r.trim().to_owned()) {
             None => None,
             Some(r) if r.is_empty() => return invalid("repository must not be empty".into()),
-            Some(r) => Some(vec![r]),
+            Some(r) => {
+                no_nul("repository", &r)?;
+                Some(vec![r])
+            }
         };
         let workspace = match raw.workspace {
             None => None,
@@ -171,7 +181,20 @@ fn clean(name: &str, list: Option<Vec<String>>) -> Result<Option<Vec<String>>, S
             "{name} must not contain empty strings"
         )));
     }
+    for entry in &list {
+        no_nul(name, entry)?;
+    }
     Ok((!list.is_empty()).then_some(list))
+}
+
+/// Refuses a NUL character (PostgreSQL cannot store or compare one in text).
+fn no_nul(name: &str, value: &str) -> Result<(), SearchError> {
+    if value.contains('\0') {
+        return Err(SearchError::Invalid(format!(
+            "{name} must not contain NUL characters"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -243,6 +266,83 @@ mod tests {
                 ..RawSearch::query("x")
             },
         ];
+        // Every field refuses NUL, naming itself.
+        let nul = "a\0b".to_owned();
+        let with_nul = [
+            ("query", RawSearch::query(nul.clone())),
+            (
+                "fileTypes",
+                RawSearch {
+                    file_types: Some(vec![nul.clone()]),
+                    ..RawSearch::query("x")
+                },
+            ),
+            (
+                "modules",
+                RawSearch {
+                    modules: Some(vec![nul.clone()]),
+                    ..RawSearch::query("x")
+                },
+            ),
+            (
+                "componentTypes",
+                RawSearch {
+                    component_types: Some(vec![nul.clone()]),
+                    ..RawSearch::query("x")
+                },
+            ),
+            (
+                "languages",
+                RawSearch {
+                    languages: Some(vec![nul.clone()]),
+                    ..RawSearch::query("x")
+                },
+            ),
+            (
+                "repository",
+                RawSearch {
+                    repository: Some(nul.clone()),
+                    ..RawSearch::query("x")
+                },
+            ),
+            (
+                "pathGlob",
+                RawSearch {
+                    path_glob: Some(nul.clone()),
+                    ..RawSearch::query("x")
+                },
+            ),
+            (
+                "workspace",
+                RawSearch {
+                    workspace: Some(nul.clone()),
+                    ..RawSearch::query("x")
+                },
+            ),
+            (
+                "mode",
+                RawSearch {
+                    mode: Some(nul.clone()),
+                    ..RawSearch::query("x")
+                },
+            ),
+        ];
+        for (field, raw) in with_nul {
+            match SearchRequest::new(raw, &cfg) {
+                Err(SearchError::Invalid(m)) => assert!(m.starts_with(field), "{field}: {m}"),
+                other => panic!("{field}: {other:?}"),
+            }
+        }
+        match SearchRequest::new(
+            RawSearch {
+                path_glob: Some("[".into()),
+                ..RawSearch::query("x")
+            },
+            &cfg,
+        ) {
+            Err(SearchError::Invalid(m)) => assert!(m.starts_with("pathGlob"), "{m}"),
+            other => panic!("{other:?}"),
+        }
         for raw in bad {
             let shown = format!("{raw:?}");
             assert!(

@@ -259,6 +259,42 @@ async fn malformed_requests_get_errors_and_the_responder_keeps_answering() {
             "{name}: no message"
         );
     }
+    // A malformed field is `invalid_argument` naming the field, never `internal`: wrong
+    // types, NUL characters (PostgreSQL cannot compare them), bad globs.
+    let fields = [
+        (
+            "minSimilarity",
+            json!({"query": "x", "minSimilarity": "high"}),
+        ),
+        ("limit", json!({"query": "x", "limit": "5"})),
+        ("fileTypes", json!({"query": "x", "fileTypes": "ts"})),
+        ("modules", json!({"query": "x", "modules": [1]})),
+        ("query", json!({"query": 5})),
+        ("query", json!({"query": "a\0b"})),
+        ("fileTypes", json!({"query": "x", "fileTypes": ["t\0s"]})),
+        ("modules", json!({"query": "x", "modules": ["a\0"]})),
+        (
+            "componentTypes",
+            json!({"query": "x", "componentTypes": ["\0"]}),
+        ),
+        ("languages", json!({"query": "x", "languages": ["ru\0st"]})),
+        ("repository", json!({"query": "x", "repository": "a\0"})),
+        ("pathGlob", json!({"query": "x", "pathGlob": "src/\0"})),
+        ("pathGlob", json!({"query": "x", "pathGlob": "src/[a"})),
+        ("workspace", json!({"query": "x", "workspace": "a.b"})),
+        ("mode", json!({"query": "x", "mode": "fuzzy"})),
+        ("maxPerFile", json!({"query": "x", "maxPerFile": 0})),
+        ("offset", json!({"query": "x", "offset": -1})),
+    ];
+    for (field, request) in fields {
+        let reply = d.search(request.clone()).await;
+        assert_eq!(
+            reply["error"]["code"], "invalid_argument",
+            "{request}: {reply}"
+        );
+        let message = reply["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(field), "{request}: {message}");
+    }
     // Still serving.
     let ok = d.search(json!({"query": "invoice totals"})).await;
     assert_eq!(ok["success"], true);
@@ -316,4 +352,34 @@ async fn service_discovery_answers() {
             .is_some_and(|e| e.iter().all(|e| e["queue_group"] == "codesearch"))
     );
     d.stop().await;
+}
+
+#[tokio::test]
+async fn requests_wait_the_configured_timeout_not_the_clients_default() {
+    let nats = support::nats();
+    let db = support::test_db().await;
+    let mut cfg = support::config(&db, &nats.url);
+    cfg.nats.request_timeout_secs = 1;
+    let responder = async_nats::connect(&nats.url).await.expect("responder");
+    let mut sub = responder
+        .subscribe("agog.codebase.search")
+        .await
+        .expect("subscribe");
+    tokio::spawn(async move {
+        while let Some(m) = futures::StreamExt::next(&mut sub).await {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            if let Some(reply) = m.reply {
+                let _ = responder.publish(reply, "{}".into()).await;
+            }
+        }
+    });
+    let client = codesearch::bus::connect(&cfg.nats).await.expect("client");
+    let started = std::time::Instant::now();
+    let reply = client.request("agog.codebase.search", "{}".into()).await;
+    assert!(reply.is_err(), "answered after 2 s despite a 1 s timeout");
+    assert!(
+        started.elapsed() < Duration::from_millis(1900),
+        "{:?}",
+        started.elapsed()
+    );
 }
