@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job, on a fresh machine: install the local tools (scripts/setup.sh), start
-# PostgreSQL + pgvector and nats-server (scripts/services.sh), build codesearch (release),
-# index the given directories (default: this repository) and serve searches on NATS until
-# Ctrl-C, when the services are stopped again.
+# PostgreSQL + pgvector and nats-server (scripts/services.sh), build codesearch (the dev
+# profile scripts/test.sh builds too; CODESEARCH_BIN=path skips the build), index the given
+# directories (default: this repository) and serve searches on NATS until Ctrl-C or SIGTERM,
+# when codesearch and then the services are stopped.
 #
 #   scripts/run.sh [PATH...]
 #
@@ -16,11 +17,29 @@ set -euo pipefail
 
 with_services
 
-say "building codesearch (release; the first build takes several minutes)"
-cargo build --release --locked --manifest-path "$ROOT/Cargo.toml" --bin codesearch >&2
-BIN="$ROOT/target/release/codesearch"
+BIN="${CODESEARCH_BIN:-}"
+if [ -z "$BIN" ]; then
+  # The dev profile, as `scripts/test.sh` builds it: one build serves both commands. The numeric
+  # crates (candle, gemm, tokenizers) are optimised in it (Cargo.toml), so the model runs at
+  # full speed; `cargo build --release` is for installs.
+  say "building codesearch (the first build takes several minutes; scripts/test.sh shares it)"
+  cargo build --locked --manifest-path "$ROOT/Cargo.toml" --bin codesearch >&2
+  BIN="$ROOT/target/debug/codesearch"
+fi
 
 if [ "$#" -eq 0 ]; then set -- "$ROOT"; fi
-say "indexing and serving: $* (Ctrl-C stops)"
+say "indexing and serving: $* (Ctrl-C or SIGTERM stops it and the services)"
 say "search from another terminal:  . $STATE/env && $BIN search \"where is the config loaded\""
-"$BIN" serve "$@"
+# serve runs as a child so that a signal to this script reaches it: the script forwards
+# SIGTERM and SIGINT, waits for serve's clean stop (it drains NATS and finishes the files in
+# hand), then the EXIT trap of with_services stops PostgreSQL and NATS.
+"$BIN" serve "$@" &
+SERVE_PID=$!
+# Both as SIGTERM: bash starts background children with SIGINT ignored.
+trap 'kill -TERM "$SERVE_PID" 2>/dev/null || true' TERM INT
+status=0
+while kill -0 "$SERVE_PID" 2>/dev/null; do
+  # A trapped signal ends `wait` early: wait again until serve has exited.
+  if wait "$SERVE_PID"; then status=0; else status=$?; fi
+done
+exit "$status"
