@@ -13,6 +13,20 @@ use codesearch::pipeline::IndexReport;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 
+/// `println!` for command output that stops quietly, with success, when the reader has gone
+/// (`codesearch search ... | head`): `println!` panics on a broken pipe.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return Ok(ExitCode::SUCCESS);
+            }
+            return Err(e.into());
+        }
+    }};
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let filter = EnvFilter::try_from_default_env()
@@ -121,7 +135,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let reply =
                 request_reply(&config, config.nats.subject("repo.request"), payload).await?;
             if common.json {
-                println!("{}", String::from_utf8_lossy(&reply.payload));
+                out!("{}", String::from_utf8_lossy(&reply.payload));
                 return Ok(ExitCode::SUCCESS);
             }
             print_repos(&reply.payload)
@@ -222,7 +236,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let payload = serde_json::to_vec(&request)?;
             let reply = request_reply(&config, config.nats.search_subject(), payload).await?;
             if json {
-                println!("{}", String::from_utf8_lossy(&reply.payload));
+                out!("{}", String::from_utf8_lossy(&reply.payload));
                 return Ok(ExitCode::SUCCESS);
             }
             print_search(&reply.payload)
@@ -279,7 +293,7 @@ fn print_repos(payload: &[u8]) -> anyhow::Result<ExitCode> {
         .iter()
         .chain(reply.repositories.iter().flatten())
         .collect();
-    println!(
+    out!(
         "workspace {}: {} repositories",
         reply.workspace,
         repos.len()
@@ -290,7 +304,7 @@ fn print_repos(payload: &[u8]) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|(l, n)| format!("{l} {n}"))
             .collect();
-        println!(
+        out!(
             "  {}  [{}]  {} files, {} chunks, {} lines{}{}",
             r.name,
             r.state.as_deref().unwrap_or("unknown"),
@@ -308,7 +322,7 @@ fn print_repos(payload: &[u8]) -> anyhow::Result<ExitCode> {
                 String::new()
             },
         );
-        println!(
+        out!(
             "      {} ({}){}",
             r.root.as_deref().unwrap_or("?"),
             r.origin.as_deref().unwrap_or("?"),
@@ -319,7 +333,7 @@ fn print_repos(payload: &[u8]) -> anyhow::Result<ExitCode> {
             }
         );
         if let Some(e) = &r.error {
-            println!("      error: {e}");
+            out!("      error: {e}");
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -386,7 +400,7 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
             .into_iter()
             .flatten()
             .collect();
-        println!(
+        out!(
             "{}. {}{lines}  {:.3}  {}{}",
             i + 1,
             r.file_path,
@@ -399,16 +413,16 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
             }
         );
         for line in r.content.lines().take(6) {
-            println!("     {line}");
+            out!("     {line}");
         }
         if r.content.lines().count() > 6 {
-            println!("     …");
+            out!("     …");
         }
     }
     if let Some(w) = &reply.warning {
         eprintln!("warning: {w}");
     }
-    println!(
+    out!(
         "{} results · {} · query embedding {} ms · search {} ms{}",
         reply.total_found,
         reply.mode.as_deref().unwrap_or("hybrid"),

@@ -383,3 +383,38 @@ async fn requests_wait_the_configured_timeout_not_the_clients_default() {
         started.elapsed()
     );
 }
+
+#[tokio::test]
+async fn search_output_into_a_closed_pipe_ends_quietly() {
+    let d = Daemon::start(FILES).await;
+    // Wait for the daemon to answer, then run the CLI with its reader already gone, as
+    // `codesearch search ... | head -1` leaves it.
+    assert_eq!(d.search(json!({"query": "invoice"})).await["success"], true);
+    let url = d._nats.url.clone();
+    let status = tokio::task::spawn_blocking(move || {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_codesearch"))
+            .args([
+                "--nats-url",
+                &url,
+                "search",
+                "invoice totals",
+                "--limit",
+                "20",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run codesearch");
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("wait");
+        (
+            out.status,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    })
+    .await
+    .expect("join");
+    assert!(status.0.success(), "{:?}: {}", status.0, status.1);
+    assert!(!status.1.contains("panicked"), "{}", status.1);
+    d.stop().await;
+}
