@@ -89,6 +89,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("CODESEARCH_ALLOWED_ROOTS", "workspaces.allowed_roots"),
     ("CODESEARCH_CLONE_DIR", "workspaces.clone_dir"),
     ("CODESEARCH_SEARCH_DEFAULT_LIMIT", "search.default_limit"),
+    (
+        "CODESEARCH_QUERY_EMBEDDING_TIMEOUT_MS",
+        "search.query_embedding_timeout_ms",
+    ),
     ("CODESEARCH_HNSW_EF_SEARCH", "search.hnsw_ef_search"),
     ("CODESEARCH_SEARCH_MAX_LIMIT", "search.max_limit"),
     (
@@ -405,6 +409,7 @@ pub struct EmbedConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SearchConfig {
+    pub query_embedding_timeout_ms: u64,
     pub default_limit: usize,
     pub max_limit: usize,
     pub max_query_chars: usize,

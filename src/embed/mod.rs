@@ -66,6 +66,8 @@ pub enum EmbedError {
         "the embedder is paused after repeated failures (retrying in {retry_in_secs}s); last error: {last}"
     )]
     CircuitOpen { retry_in_secs: u64, last: String },
+    #[error("the query embedding did not finish within its deadline of {ms} ms")]
+    QueryDeadline { ms: u64 },
 }
 
 impl EmbedError {
@@ -74,7 +76,8 @@ impl EmbedError {
         match self {
             EmbedError::Unreachable { .. }
             | EmbedError::Timeout { .. }
-            | EmbedError::CircuitOpen { .. } => true,
+            | EmbedError::CircuitOpen { .. }
+            | EmbedError::QueryDeadline { .. } => true,
             EmbedError::Server { status, .. } => *status >= 500 || *status == 429,
             _ => false,
         }

@@ -125,6 +125,8 @@ struct Inner {
     cfg: SearchConfig,
     /// The workspace of requests that name none.
     default_workspace: String,
+    /// How long a search waits for its query embedding.
+    query_deadline: Duration,
     results: Option<Mutex<LruCache<String, Cached>>>,
     queries: Option<Mutex<LruCache<String, Arc<Vec<f32>>>>>,
     chunk_stats: IndexFigure<CollectionStats>,
@@ -172,6 +174,7 @@ impl SearchService {
             inner: Arc::new(Inner {
                 results: cache(cfg.result_cache_entries),
                 queries: cache(cfg.query_cache_entries),
+                query_deadline: query_deadline(&cfg, embedder.model_id()),
                 store,
                 embedder,
                 cfg,
@@ -190,6 +193,7 @@ impl SearchService {
             embedder: Arc::clone(&shared.embedder),
             cfg: shared.cfg.clone(),
             default_workspace: String::new(),
+            query_deadline: shared.query_deadline,
             results: cache(shared.cfg.result_cache_entries),
             queries: cache(shared.cfg.query_cache_entries),
             chunk_stats: IndexFigure::new(),
@@ -467,11 +471,14 @@ impl SearchService {
         {
             return Ok(v.clone());
         }
-        let mut vectors = self
-            .inner
-            .embedder
-            .embed(&[query.to_owned()], InputKind::Query)
-            .await?;
+        let deadline = self.inner.query_deadline;
+        let input = [query.to_owned()];
+        let embedding = self.inner.embedder.embed(&input, InputKind::Query);
+        let mut vectors = tokio::time::timeout(deadline, embedding)
+            .await
+            .map_err(|_| EmbedError::QueryDeadline {
+                ms: deadline.as_millis() as u64,
+            })??;
         let v = Arc::new(
             vectors
                 .pop()
@@ -519,6 +526,17 @@ impl SearchService {
             .collect();
         Ok((terms, collection.avg_length))
     }
+}
+
+/// The query embedding's deadline: the configured one, else 3 s for Ollama and 750 ms for an
+/// in-process model.
+fn query_deadline(cfg: &SearchConfig, model_id: &str) -> Duration {
+    let ms = match cfg.query_embedding_timeout_ms {
+        0 if model_id.starts_with("ollama/") => 3000,
+        0 => 750,
+        ms => ms,
+    };
+    Duration::from_millis(ms)
 }
 
 fn cache<K: std::hash::Hash + Eq, V>(entries: usize) -> Option<Mutex<LruCache<K, V>>> {

@@ -494,3 +494,50 @@ async fn hybrid_answers_lexically_while_the_embedder_is_down() {
     .expect("valid");
     assert!(service.search(&req).await.is_err());
 }
+
+#[tokio::test]
+async fn a_hung_embedder_costs_a_search_its_deadline_not_ollamas_timeout() {
+    use crate::support::ollama::{FakeOllama, Mode};
+    let f = Fixture::new(FILES).await;
+    // An Ollama that accepts connections and never answers; its own timeout is a minute.
+    let ollama = FakeOllama::start(Mode::Hang).await;
+    let mut embed = f.cfg.embed.clone();
+    embed.ollama_url = ollama.url.clone();
+    embed.ollama_timeout_secs = 60;
+    let hung: Arc<dyn Embedder> = Arc::new(OllamaEmbedder::new(&embed).expect("client"));
+    let mut cfg = f.cfg.search.clone();
+    cfg.query_embedding_timeout_ms = 300;
+    let service = SearchService::new(f.store.clone(), hung, cfg.clone());
+    let started = std::time::Instant::now();
+    let req = SearchRequest::new(RawSearch::query("getUserById"), &cfg).expect("valid");
+    let out = service.search(&req).await.expect("lexical answer");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.mode, SearchMode::Lexical);
+    assert!(
+        out.warning
+            .as_deref()
+            .is_some_and(|w| w.contains("deadline")),
+        "{:?}",
+        out.warning
+    );
+    assert_eq!(out.hits[0].hit.file_path, "src/users/repo.ts");
+    // Vector mode cannot answer without the vector: a passing fault, within the deadline too.
+    let req = SearchRequest::new(
+        RawSearch {
+            mode: Some("vector".into()),
+            ..RawSearch::query("getUserById")
+        },
+        &cfg,
+    )
+    .expect("valid");
+    let started = std::time::Instant::now();
+    match service.search(&req).await {
+        Err(codesearch::search::SearchError::Embedding(e)) => assert!(e.is_transient(), "{e}"),
+        other => panic!("{:?}", other.map(|o| o.hits.len())),
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+}
