@@ -36,6 +36,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "CODESEARCH_NATS_REQUEST_TIMEOUT_SECS",
         "nats.request_timeout_secs",
     ),
+    ("CODESEARCH_NATS_MAX_IN_FLIGHT", "nats.max_in_flight"),
+    ("CODESEARCH_NATS_MAX_QUEUED", "nats.max_queued"),
     ("CODESEARCH_REPOSITORY", "index.repository"),
     ("CODESEARCH_INCLUDE_PATHS", "index.include_paths"),
     ("CODESEARCH_INCLUDE_EXTENSIONS", "index.include_extensions"),
@@ -312,6 +314,8 @@ pub struct NatsConfig {
     pub subject_prefix: String,
     pub queue_group: String,
     pub request_timeout_secs: u64,
+    pub max_in_flight: usize,
+    pub max_queued: usize,
 }
 
 impl std::fmt::Debug for NatsConfig {
@@ -321,6 +325,8 @@ impl std::fmt::Debug for NatsConfig {
             .field("subject_prefix", &self.subject_prefix)
             .field("queue_group", &self.queue_group)
             .field("request_timeout_secs", &self.request_timeout_secs)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("max_queued", &self.max_queued)
             .finish()
     }
 }
@@ -546,6 +552,9 @@ impl Config {
         }
         if self.watch.debounce_ms > self.watch.max_delay_ms {
             return bad("watch.debounce_ms must not exceed watch.max_delay_ms");
+        }
+        if self.nats.max_in_flight == 0 {
+            return bad("nats.max_in_flight must be at least 1");
         }
         if self.database.max_connections == 0 {
             return bad("database.max_connections must be at least 1");

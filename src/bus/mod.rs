@@ -9,7 +9,8 @@
 //! API, so `$SRV.PING`, `$SRV.INFO` and `$SRV.STATS` answer for free. A request is answered
 //! whatever it holds: bad input gets `success: false` with a code, internal details stay in
 //! the log under the request id. Requests are handled concurrently, at most
-//! [`MAX_IN_FLIGHT`] at a time. On cancel the endpoint stops taking requests and the ones in
+//! `nats.max_in_flight` at a time with at most `nats.max_queued` waiting; past that a request is
+//! answered at once with `overloaded`. On cancel the endpoint stops taking requests and the ones in
 //! hand are answered.
 
 pub mod wire;
@@ -33,8 +34,6 @@ use wire::{
     ErrorCode, ErrorResponse, RepoInfo, RepoResponse, ScoreParts, SearchResponse, SearchResult,
 };
 
-/// Requests handled at once; more wait in the subscription buffer.
-pub const MAX_IN_FLIGHT: usize = 32;
 /// Largest request accepted, in bytes.
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
 /// Name of the service in `$SRV` discovery.
@@ -230,8 +229,10 @@ pub async fn serve(
     let workspace_prefix = format!("{}.workspace.", cfg.subject_prefix);
     let default = config.workspaces.default.clone();
 
-    let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    let working = Arc::new(Semaphore::new(cfg.max_in_flight));
+    let admitted = Arc::new(Semaphore::new(cfg.max_in_flight + cfg.max_queued));
     let tracker = TaskTracker::new();
+    let mut overloaded: u64 = 0;
     loop {
         let (kind, request) = tokio::select! {
             _ = cancel.cancelled() => break,
@@ -240,9 +241,45 @@ pub async fn serve(
                 None => break,
             },
         };
-        let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
-            break;
+        // A request nobody waits for (published without a reply subject) is not worked on.
+        if request.message.reply.is_none() {
+            tracing::debug!(subject = %request.message.subject, "request without a reply subject; ignored");
+            continue;
+        }
+        // Admission: a bounded number in hand; past it, an immediate `overloaded` answer.
+        let Ok(admission) = Arc::clone(&admitted).try_acquire_owned() else {
+            overloaded += 1;
+            if overloaded.is_power_of_two() {
+                tracing::warn!(
+                    overloaded,
+                    in_hand = cfg.max_in_flight + cfg.max_queued,
+                    "overloaded: answering `overloaded` to requests past the bound"
+                );
+            }
+            let body = to_bytes(&ErrorResponse::new(
+                ErrorCode::Overloaded,
+                format!(
+                    "the daemon has {} requests in hand; retry after a short pause",
+                    cfg.max_in_flight + cfg.max_queued
+                ),
+            ));
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert("Nats-Service-Error", ErrorCode::Overloaded.as_str());
+            headers.insert("Nats-Service-Error-Code", "503");
+            if kind == Kind::Search {
+                metrics.search_answered(
+                    Duration::ZERO,
+                    Some(ErrorCode::Overloaded.as_str()),
+                    false,
+                    None,
+                );
+            }
+            if let Err(e) = request.respond_with_headers(Ok(body), headers).await {
+                tracing::debug!(error = %e, "could not send an overloaded reply");
+            }
+            continue;
         };
+        let working = Arc::clone(&working);
         let access = match request
             .message
             .subject
@@ -259,8 +296,11 @@ pub async fn serve(
         let roots = roots.clone();
         let metrics = Arc::clone(&metrics);
         tracker.spawn(async move {
-            let _permit = permit;
+            let _admission = admission;
             let started = std::time::Instant::now();
+            let Ok(_working) = working.acquire_owned().await else {
+                return;
+            };
             let handled = match kind {
                 Kind::Search => handle(&search, &access, &request.message.payload).await,
                 Kind::Repo => handle_repo(&roots, &access, &request.message.payload).await,

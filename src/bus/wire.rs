@@ -167,6 +167,8 @@ pub enum ErrorCode {
     PermissionDenied,
     /// No such repository in the workspace.
     NotFound,
+    /// The daemon has as many requests in hand as it takes: retry after a short pause.
+    Overloaded,
     /// Our fault; the log has the details under the request id.
     Internal,
 }
@@ -178,7 +180,9 @@ impl ErrorCode {
             ErrorCode::BadRequest | ErrorCode::InvalidArgument => 400,
             ErrorCode::PermissionDenied => 403,
             ErrorCode::NotFound => 404,
-            ErrorCode::EmbeddingUnavailable | ErrorCode::IndexUnavailable => 503,
+            ErrorCode::EmbeddingUnavailable
+            | ErrorCode::IndexUnavailable
+            | ErrorCode::Overloaded => 503,
             ErrorCode::Internal => 500,
         }
     }
@@ -191,6 +195,7 @@ impl ErrorCode {
             ErrorCode::IndexUnavailable => "index_unavailable",
             ErrorCode::PermissionDenied => "permission_denied",
             ErrorCode::NotFound => "not_found",
+            ErrorCode::Overloaded => "overloaded",
             ErrorCode::Internal => "internal",
         }
     }

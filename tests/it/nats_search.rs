@@ -19,9 +19,14 @@ struct Daemon {
 
 impl Daemon {
     async fn start(files: &[(&str, &str)]) -> Self {
+        Self::start_with(files, |_| {}).await
+    }
+
+    async fn start_with(files: &[(&str, &str)], tune: impl FnOnce(&mut Config)) -> Self {
         let n = nats();
         let db = test_db().await;
-        let cfg: Config = support::config(&db, &n.url);
+        let mut cfg: Config = support::config(&db, &n.url);
+        tune(&mut cfg);
         let repo = support::repo(files);
         // Index first, so the tests know the data is there; `serve` then finds it unchanged.
         let (store, embedder) = codesearch::daemon::open(&cfg).await.expect("open");
@@ -416,5 +421,46 @@ async fn search_output_into_a_closed_pipe_ends_quietly() {
     .expect("join");
     assert!(status.0.success(), "{:?}: {}", status.0, status.1);
     assert!(!status.1.contains("panicked"), "{}", status.1);
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn past_its_bound_a_daemon_answers_overloaded_at_once() {
+    let d = Daemon::start_with(FILES, |cfg| {
+        cfg.nats.max_in_flight = 1;
+        cfg.nats.max_queued = 2;
+        cfg.search.result_cache_entries = 0;
+    })
+    .await;
+    assert_eq!(d.search(json!({"query": "invoice"})).await["success"], true);
+    let requests = (0..300).map(|i| {
+        let client = d.client.clone();
+        async move {
+            let body = json!({"query": format!("invoice totals {i}")}).to_string();
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                client.request("agog.codebase.search", body.into()),
+            )
+            .await
+        }
+    });
+    let replies = futures::future::join_all(requests).await;
+    let (mut ok, mut overloaded) = (0, 0);
+    for reply in replies {
+        let reply = reply.expect("answered within its timeout").expect("reply");
+        let v: Value = serde_json::from_slice(&reply.payload).expect("json");
+        if v["success"] == true {
+            ok += 1;
+        } else {
+            assert_eq!(v["error"]["code"], "overloaded", "{v}");
+            overloaded += 1;
+        }
+    }
+    assert!(
+        ok >= 3 && overloaded > 0,
+        "ok {ok}, overloaded {overloaded}"
+    );
+    // Still serving.
+    assert_eq!(d.search(json!({"query": "invoice"})).await["success"], true);
     d.stop().await;
 }
