@@ -401,7 +401,7 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
             .flatten()
             .collect();
         out!(
-            "{}. {}{lines}  {:.3}  {}{}",
+            "{}. {}{lines}  similarity {:.3}  {}{}",
             i + 1,
             r.file_path,
             r.similarity,

@@ -185,7 +185,20 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                 format!("missing: run `ollama pull {}`", config.embed.ollama_model)
             }
         ),
-        Err(e) => println!("ollama    down  {e}"),
+        Err(e) => {
+            // Ollama down matters only to an index whose vectors are Ollama's.
+            let in_use = match &index {
+                Ok((_, Some(model))) => model.starts_with("ollama/"),
+                _ => config.embed.backend == crate::config::EmbedBackend::Ollama,
+            };
+            if in_use {
+                println!("ollama    DOWN  {e}");
+            } else {
+                println!(
+                    "ollama    not in use (the index's vectors are another model's); not answering: {e}"
+                );
+            }
+        }
     }
     Ok(ok)
 }

@@ -59,7 +59,26 @@ pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
         Some((token, None)) => async_nats::ConnectOptions::with_token(token),
         None => async_nats::ConnectOptions::new(),
     };
+    let url_for_log = redact_url(&cfg.url);
     options
+        .event_callback(move |event| {
+            let url = url_for_log.clone();
+            async move {
+                match event {
+                    async_nats::Event::Disconnected => {
+                        tracing::warn!(%url, "disconnected from NATS; reconnecting")
+                    }
+                    async_nats::Event::Connected => tracing::info!(%url, "connected to NATS"),
+                    async_nats::Event::SlowConsumer(sid) => {
+                        tracing::warn!(
+                            sid,
+                            "NATS: a subscription is falling behind (slow consumer)"
+                        )
+                    }
+                    other => tracing::warn!(%url, event = %other, "NATS"),
+                }
+            }
+        })
         .name("codesearch")
         .connection_timeout(Duration::from_secs(5))
         // The client's own default (10 s) would cut every request short of the configured
