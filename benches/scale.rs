@@ -26,7 +26,9 @@
 //!    values, and how often a filtered search returned fewer than 10 rows although 10
 //!    matched. A row at the same distance as the exact 10th counts as found (copies of the
 //!    corpus have equal vectors). `BENCH_SKIP_RECALL=1` leaves this part out (at 1M chunks its
-//!    exact scans take about half an hour).
+//!    exact scans take about half an hour);
+//! 4. with `BENCH_WORKSPACES=N`, search latency per mode with the repositories spread over N
+//!    workspaces, each search scoped to one (before part 3).
 
 mod common;
 
@@ -201,6 +203,70 @@ fn depth40<'a>(
     }
 }
 
+/// Latency per mode with the corpus's repositories spread over `n` workspaces (by a hash of
+/// their names), every search scoped to one of them, against the figures above (one workspace
+/// holding everything). The workspaces are put back to `default` afterwards.
+async fn workspaces(
+    store: &Store,
+    cfg: &Config,
+    n: usize,
+    queries: &[String],
+) -> anyhow::Result<()> {
+    sqlx::query(
+        "UPDATE repositories SET workspace = 'w' || (abs(hashtext(name)) % $1)::text,
+           generation = generation + 1",
+    )
+    .bind(n as i32)
+    .execute(store.pool())
+    .await?;
+    let sizes: Vec<(String, i64, i64)> = sqlx::query_as(
+        "SELECT r.workspace, count(DISTINCT r.name), coalesce(sum(f.chunk_count), 0)::int8
+         FROM repositories r LEFT JOIN indexed_files f ON f.repository = r.name
+         GROUP BY r.workspace ORDER BY 1",
+    )
+    .fetch_all(store.pool())
+    .await?;
+    println!(
+        "\n[search latency with the repositories in {n} workspaces, each search in one: {}]",
+        sizes
+            .iter()
+            .map(|(w, r, c)| format!("{w} {r} repositories {c} chunks"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
+    let service = SearchService::new(store.clone(), embedder, cfg.search.clone());
+    let result = async {
+        for mode in [SearchMode::Hybrid, SearchMode::Vector, SearchMode::Lexical] {
+            let request = |i: usize, q: &str| {
+                let mut raw = RawSearch::query(q);
+                raw.mode = Some(mode.as_str().to_owned());
+                raw.workspace = Some(format!("w{}", i % n));
+                SearchRequest::new(raw, &cfg.search)
+            };
+            for i in 0..20 {
+                service
+                    .search(&request(i, &format!("warm up {i}"))?)
+                    .await?;
+            }
+            let mut times = Vec::with_capacity(queries.len());
+            for (i, q) in queries.iter().enumerate() {
+                let req = request(i, q)?;
+                let started = Instant::now();
+                service.search(&req).await?;
+                times.push(started.elapsed().as_secs_f64() * 1000.0);
+            }
+            println!("{}", latency_row(mode.as_str(), &mut times));
+        }
+        Ok::<_, anyhow::Error>(())
+    }
+    .await;
+    sqlx::query("UPDATE repositories SET workspace = 'default', generation = generation + 1")
+        .execute(store.pool())
+        .await?;
+    result
+}
+
 /// `label p50 … p95 … p99 …` of search times in milliseconds (sorted here).
 fn latency_row(label: &str, times: &mut [f64]) -> String {
     times.sort_by(f64::total_cmp);
@@ -319,6 +385,14 @@ async fn main() -> anyhow::Result<()> {
             named.len(),
             named[0]
         );
+    }
+
+    if let Some(n) = std::env::var("BENCH_WORKSPACES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 1)
+    {
+        workspaces(&store, &cfg, n, &queries).await?;
     }
 
     if std::env::var("BENCH_SKIP_RECALL").is_ok() {
