@@ -196,6 +196,20 @@ impl Roots {
             }
         };
         check_repository_name(&name).map_err(RootsError::Invalid)?;
+        if git_url.is_none()
+            && let Some(other) = store
+                .repositories(None)
+                .await?
+                .into_iter()
+                .find(|r| Path::new(&r.root) == root && r.name != name)
+        {
+            return Err(RootsError::Invalid(format!(
+                "{} is already indexed as repository `{}` (workspace `{}`)",
+                root.display(),
+                other.name,
+                other.workspace
+            )));
+        }
         if let Some(existing) = store.repository(&name).await? {
             let same = existing.workspace == workspace
                 && existing.git_url == git_url

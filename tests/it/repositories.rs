@@ -627,6 +627,21 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
     assert_eq!(added["success"], true, "{added}");
     assert_eq!(added["repository"]["name"], "svc");
     assert_eq!(added["repository"]["origin"], "request");
+    // The same directory under a second name would be indexed twice: refused.
+    let twice = ask(
+        &client,
+        repo_subject,
+        json!({"action": "add", "path": svc.display().to_string(), "name": "svc2"}),
+    )
+    .await;
+    assert_eq!(twice["error"]["code"], "invalid_argument", "{twice}");
+    assert!(
+        twice["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`svc`"),
+        "{twice}"
+    );
     let url = format!("file://{}", origin.path().display());
     let cloned = ask(
         &client,
