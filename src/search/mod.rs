@@ -117,14 +117,14 @@ pub struct SearchOutcome {
 #[derive(Clone)]
 pub struct SearchService {
     inner: Arc<Inner>,
+    /// The workspace of requests that name none.
+    default_workspace: Arc<str>,
 }
 
 struct Inner {
     store: Store,
     embedder: Arc<dyn Embedder>,
     cfg: SearchConfig,
-    /// The workspace of requests that name none.
-    default_workspace: String,
     /// How long a search waits for its query embedding.
     query_deadline: Duration,
     results: Option<Mutex<LruCache<String, Cached>>>,
@@ -178,32 +178,18 @@ impl SearchService {
                 store,
                 embedder,
                 cfg,
-                default_workspace: crate::config::DEFAULT_WORKSPACE.to_owned(),
                 chunk_stats: IndexFigure::new(),
                 chunk_estimate: IndexFigure::new(),
                 file_stats: IndexFigure::new(),
             }),
+            default_workspace: Arc::from(crate::config::DEFAULT_WORKSPACE),
         }
     }
 
     /// The same service answering requests that name no workspace from `workspace`.
-    pub fn with_default_workspace(self, workspace: &str) -> Self {
-        let mut inner = Arc::try_unwrap(self.inner).unwrap_or_else(|shared| Inner {
-            store: shared.store.clone(),
-            embedder: Arc::clone(&shared.embedder),
-            cfg: shared.cfg.clone(),
-            default_workspace: String::new(),
-            query_deadline: shared.query_deadline,
-            results: cache(shared.cfg.result_cache_entries),
-            queries: cache(shared.cfg.query_cache_entries),
-            chunk_stats: IndexFigure::new(),
-            chunk_estimate: IndexFigure::new(),
-            file_stats: IndexFigure::new(),
-        });
-        inner.default_workspace = workspace.to_owned();
-        Self {
-            inner: Arc::new(inner),
-        }
+    pub fn with_default_workspace(mut self, workspace: &str) -> Self {
+        self.default_workspace = Arc::from(workspace);
+        self
     }
 
     pub fn config(&self) -> &SearchConfig {
@@ -212,16 +198,13 @@ impl SearchService {
 
     /// The workspace of requests that name none.
     pub fn default_workspace(&self) -> &str {
-        &self.inner.default_workspace
+        &self.default_workspace
     }
 
     /// The scope a request reads: its workspace's repositories. A repository filter naming a
     /// repository outside the workspace is the caller's error, and says which exist.
     pub async fn scope(&self, req: &SearchRequest) -> Result<Scope, SearchError> {
-        let workspace = req
-            .workspace
-            .as_deref()
-            .unwrap_or(&self.inner.default_workspace);
+        let workspace = req.workspace.as_deref().unwrap_or(&self.default_workspace);
         let scope = self.inner.store.scope(workspace).await?;
         if let Some(wanted) = &req.filters.repositories {
             for name in wanted {
