@@ -282,9 +282,7 @@ pub async fn serve(
                     cfg.max_in_flight + cfg.max_queued
                 ),
             ));
-            let mut headers = async_nats::HeaderMap::new();
-            headers.insert("Nats-Service-Error", ErrorCode::Overloaded.as_str());
-            headers.insert("Nats-Service-Error-Code", "503");
+            let headers = error_headers(ErrorCode::Overloaded);
             if kind == Kind::Search {
                 metrics.search_answered(
                     Duration::ZERO,
@@ -324,14 +322,9 @@ pub async fn serve(
                 Kind::Search => handle(&search, &access, &request.message.payload).await,
                 Kind::Repo => handle_repo(&roots, &access, &request.message.payload).await,
             };
-            let mut headers = async_nats::HeaderMap::new();
-            if let Some(code) = handled.error {
-                headers.insert("Nats-Service-Error", code.as_str());
-                headers.insert(
-                    "Nats-Service-Error-Code",
-                    code.status().to_string().as_str(),
-                );
-            }
+            let headers = handled
+                .error
+                .map_or_else(async_nats::HeaderMap::new, error_headers);
             if let Err(e) = request
                 .respond_with_headers(Ok(handled.body), headers)
                 .await
@@ -598,21 +591,8 @@ fn repo_fault(e: &RootsError) -> (ErrorCode, String) {
     match e {
         RootsError::Invalid(m) => (ErrorCode::InvalidArgument, m.clone()),
         RootsError::NotFound(m) => (ErrorCode::NotFound, m.clone()),
-        RootsError::Store(s) if s.is_transient() => {
-            tracing::warn!(error = %e, "repository request failed");
-            (
-                ErrorCode::IndexUnavailable,
-                "the index database is unavailable; retry later".into(),
-            )
-        }
-        RootsError::Store(_) => {
-            let id = uuid::Uuid::new_v4().simple().to_string();
-            tracing::error!(request_id = %id, error = %e, "repository request failed");
-            (
-                ErrorCode::Internal,
-                format!("internal error (request id {id})"),
-            )
-        }
+        RootsError::Store(s) if s.is_transient() => index_unavailable(e, "repository request"),
+        RootsError::Store(_) => internal(e, "repository request"),
     }
 }
 
@@ -628,22 +608,39 @@ fn fault(e: &SearchError) -> (ErrorCode, String) {
                 "the embedding model is unavailable; retry later".into(),
             )
         }
-        SearchError::Store(inner) if inner.is_transient() => {
-            tracing::warn!(error = %e, "search failed");
-            (
-                ErrorCode::IndexUnavailable,
-                "the index database is unavailable; retry later".into(),
-            )
-        }
-        other => {
-            let id = uuid::Uuid::new_v4().simple().to_string();
-            tracing::error!(request_id = %id, error = %other, "search failed");
-            (
-                ErrorCode::Internal,
-                format!("internal error (request id {id})"),
-            )
-        }
+        SearchError::Store(inner) if inner.is_transient() => index_unavailable(e, "search"),
+        other => internal(other, "search"),
     }
+}
+
+/// The database is down: the caller may retry; the log has the cause.
+fn index_unavailable(e: &dyn std::fmt::Display, what: &str) -> (ErrorCode, String) {
+    tracing::warn!(error = %e, "{what} failed");
+    (
+        ErrorCode::IndexUnavailable,
+        "the index database is unavailable; retry later".into(),
+    )
+}
+
+/// Our fault: the caller gets a request id, the log has the details under it.
+fn internal(e: &dyn std::fmt::Display, what: &str) -> (ErrorCode, String) {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    tracing::error!(request_id = %id, error = %e, "{what} failed");
+    (
+        ErrorCode::Internal,
+        format!("internal error (request id {id})"),
+    )
+}
+
+/// The service-API headers that signal an error reply.
+fn error_headers(code: ErrorCode) -> async_nats::HeaderMap {
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Nats-Service-Error", code.as_str());
+    headers.insert(
+        "Nats-Service-Error-Code",
+        code.status().to_string().as_str(),
+    );
+    headers
 }
 
 fn to_bytes<T: serde::Serialize>(value: &T) -> Bytes {
