@@ -255,14 +255,23 @@ pub fn check_workspace_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks a repository name: 1 to 128 characters, no control characters, no `/`.
+/// Checks a repository name: 1 to 128 characters, no control characters, no `/` or `\`, not
+/// `.` or `..` (a requested repository's name names its clone's directory).
 pub fn check_repository_name(name: &str) -> Result<(), String> {
     if name.trim().is_empty() || name.chars().count() > 128 {
         return Err(format!(
             "repository name {name:?} must have 1 to 128 characters"
         ));
     }
-    if name.chars().any(|c| c.is_control() || c == '/') || name != name.trim() {
+    // `.` and `..` would name a clone directory's own or parent directory.
+    if name == "." || name == ".." {
+        return Err(format!("repository name {name:?} is not allowed"));
+    }
+    if name
+        .chars()
+        .any(|c| c.is_control() || c == '/' || c == '\\')
+        || name != name.trim()
+    {
         return Err(format!(
             "repository name {name:?} may not hold control characters, `/`, or surrounding spaces"
         ));
@@ -756,6 +765,16 @@ mod tests {
             err.to_string().contains("CODESEARCH_MAX_FILE_BYTES"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn repository_names_cannot_leave_the_clone_directory() {
+        for bad in ["..", ".", "a/b", "a\\b", "", " x", "a\0"] {
+            assert!(check_repository_name(bad).is_err(), "{bad:?}");
+        }
+        for ok in ["app", "billing-app", "my.repo", "..app"] {
+            assert!(check_repository_name(ok).is_ok(), "{ok:?}");
+        }
     }
 
     #[test]

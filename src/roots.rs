@@ -261,7 +261,8 @@ impl Roots {
         let store = self.inner.indexer.store();
         let result = async {
             if !dir.join(".git").is_dir() {
-                git_clone(url, dir).await?;
+                let clones = self.clone_dir().map_err(|e| e.to_string())?;
+                git_clone(url, &clones, dir).await?;
             }
             let repo = Repository::new(
                 name,
@@ -439,8 +440,17 @@ fn name_of_url(url: &str) -> String {
     }
 }
 
-/// `git clone` into `dir`, without prompts, within [`CLONE_TIMEOUT`].
-async fn git_clone(url: &str, dir: &Path) -> Result<(), String> {
+/// `git clone` into `dir`, a directory of `clones`, without prompts, within
+/// [`CLONE_TIMEOUT`].
+async fn git_clone(url: &str, clones: &Path, dir: &Path) -> Result<(), String> {
+    // Only a directory of the clone directory's own is ever cleared.
+    if dir.parent() != Some(clones) || dir.file_name().is_none_or(|n| n == "." || n == "..") {
+        return Err(format!(
+            "{} is not a directory of the clone directory {}",
+            dir.display(),
+            clones.display()
+        ));
+    }
     if dir.exists() {
         tokio::fs::remove_dir_all(dir)
             .await
