@@ -191,10 +191,6 @@ impl Metrics {
         }
     }
 
-    pub fn set_index_state(&self, state: IndexState) {
-        self.lock().index_state = Some(state);
-    }
-
     /// A repository's full pass started: the daemon is `indexing` until every pass that
     /// started has finished.
     pub fn pass_started(&self) {
