@@ -112,6 +112,31 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the code a task needs, as a block for an agent's prompt: a NATS request to the
+    /// running daemon (`<prefix>.codebase.context`). The task is TASK, or stdin without it.
+    Context {
+        /// The task: a ticket's title and body, in prose. Read from stdin when absent.
+        task: Option<String>,
+        /// Largest block, in tokens (as docs/WIRE.md counts them; default: the daemon's
+        /// context.budget_tokens).
+        #[arg(long)]
+        budget_tokens: Option<i64>,
+        /// markdown: the block alone; json: the block, the files and ranges in it, and its
+        /// token count.
+        #[arg(long, value_enum, default_value_t = ContextFormat::Markdown)]
+        format: ContextFormat,
+        /// Only this repository.
+        #[arg(long)]
+        repository: Option<String>,
+        /// Workspace (default: the daemon's default workspace).
+        #[arg(long, short = 'w')]
+        workspace: Option<String>,
+    },
+    /// The MCP adapter.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
     /// Show the index (files, chunks, pending vectors, per repository) and whether the
     /// database, NATS, the daemons and Ollama answer. Exits 1 when the database or NATS is down.
     Status {
@@ -128,6 +153,26 @@ pub enum Command {
     },
     /// Apply database migrations and exit.
     Migrate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ContextFormat {
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Serve MCP over stdio (newline-delimited JSON-RPC; stdout is protocol only, logs go to
+    /// stderr). A thin client of the running daemon over NATS: it loads no model and opens no
+    /// database. Handshake clients, the stateless revision and spawn-per-call clients (one bare
+    /// tools/call, then end of input) all work.
+    Serve {
+        /// Serve this workspace only: every call reads it, and a call naming another is
+        /// refused (default: each call's own `workspace`, else the daemon's default).
+        #[arg(long, short = 'w')]
+        workspace: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

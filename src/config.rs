@@ -102,6 +102,12 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "search.max_query_chars",
     ),
     ("CODESEARCH_SEARCH_MODE", "search.mode"),
+    ("CODESEARCH_CONTEXT_BUDGET_TOKENS", "context.budget_tokens"),
+    (
+        "CODESEARCH_CONTEXT_MAX_BUDGET_TOKENS",
+        "context.max_budget_tokens",
+    ),
+    ("CODESEARCH_CONTEXT_CANDIDATES", "context.candidates"),
     ("CODESEARCH_HEALTH_INTERVAL_SECS", "health.interval_secs"),
     ("CODESEARCH_HTTP_ADDR", "health.http_addr"),
     ("CODESEARCH_SEARCH_FUSION", "search.fusion"),
@@ -158,6 +164,7 @@ pub struct Config {
     pub index: IndexConfig,
     pub embed: EmbedConfig,
     pub search: SearchConfig,
+    pub context: ContextConfig,
     pub health: HealthConfig,
     pub watch: WatchConfig,
     pub workspaces: WorkspacesConfig,
@@ -442,6 +449,18 @@ pub struct SearchConfig {
     pub query_cache_entries: usize,
 }
 
+/// The context pre-fetch (`codesearch context`, `<prefix>.codebase.context`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextConfig {
+    /// Token budget of a block when the request names none.
+    pub budget_tokens: usize,
+    /// Largest budget a request may ask for.
+    pub max_budget_tokens: usize,
+    /// Search results considered for a block, best first.
+    pub candidates: usize,
+}
+
 /// How hybrid search combines its lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -546,6 +565,16 @@ impl Config {
         }
         if self.search.default_limit == 0 || self.search.default_limit > self.search.max_limit {
             return bad("search.default_limit must be between 1 and search.max_limit");
+        }
+        let cx = &self.context;
+        if cx.max_budget_tokens < 100 || !(100..=cx.max_budget_tokens).contains(&cx.budget_tokens)
+        {
+            return bad(
+                "context.budget_tokens must be between 100 and context.max_budget_tokens (at least 100)",
+            );
+        }
+        if cx.candidates == 0 || cx.candidates > self.search.max_limit {
+            return bad("context.candidates must be between 1 and search.max_limit");
         }
         if self.embed.ollama_batch_size == 0 || self.embed.local_batch_size == 0 {
             return bad("embed batch sizes must be at least 1");

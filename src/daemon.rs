@@ -133,10 +133,10 @@ pub async fn serve(
         Arc::clone(&metrics),
         cancel.clone(),
     );
+    let services = crate::bus::Services::new(search, roots.clone(), &config);
     let bus = tokio::spawn(crate::bus::serve(
         client.clone(),
-        search,
-        roots.clone(),
+        services.clone(),
         config.clone(),
         Arc::clone(&metrics),
         cancel.clone(),

@@ -2,12 +2,13 @@
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
+use codesearch::bus::Kind;
+use codesearch::bus::client::Client;
 use codesearch::bus::wire;
-use codesearch::cli::{Cli, Command, GlobalArgs, RepoAction};
+use codesearch::cli::{Cli, Command, ContextFormat, GlobalArgs, McpAction, RepoAction};
 use codesearch::config::Config;
 use codesearch::pipeline::IndexReport;
 use tokio_util::sync::CancellationToken;
@@ -133,12 +134,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let payload = serde_json::to_vec(&request)?;
             let reply =
-                request_reply(&config, config.nats.subject("repo.request"), payload).await?;
+                request_reply(&config, Kind::Repo, common.workspace.as_deref(), payload).await?;
             if common.json {
-                out!("{}", String::from_utf8_lossy(&reply.payload));
+                out!("{}", String::from_utf8_lossy(&reply));
                 return Ok(ExitCode::SUCCESS);
             }
-            print_repos(&reply.payload)
+            print_repos(&reply)
         }
         Command::Status { json } => {
             let config = load_config(&cli.global, None)?;
@@ -233,37 +234,88 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 max_per_file: None,
                 workspace,
             };
+            let workspace = request.workspace.clone();
             let payload = serde_json::to_vec(&request)?;
-            let reply = request_reply(&config, config.nats.search_subject(), payload).await?;
+            let reply = request_reply(&config, Kind::Search, workspace.as_deref(), payload).await?;
             if json {
-                out!("{}", String::from_utf8_lossy(&reply.payload));
+                out!("{}", String::from_utf8_lossy(&reply));
                 return Ok(ExitCode::SUCCESS);
             }
-            print_search(&reply.payload)
+            print_search(&reply)
+        }
+        Command::Context {
+            task,
+            budget_tokens,
+            format,
+            repository,
+            workspace,
+        } => {
+            let config = load_config(&cli.global, None)?;
+            let task = match task {
+                Some(t) => t,
+                None => {
+                    let mut t = String::new();
+                    std::io::Read::read_to_string(&mut std::io::stdin(), &mut t)
+                        .context("reading the task from stdin")?;
+                    t
+                }
+            };
+            let request = wire::ContextRequest {
+                task,
+                budget_tokens,
+                workspace: workspace.clone(),
+                repository,
+                ..Default::default()
+            };
+            let payload = serde_json::to_vec(&request)?;
+            let reply =
+                request_reply(&config, Kind::Context, workspace.as_deref(), payload).await?;
+            if let Ok(err) = serde_json::from_slice::<wire::ErrorResponse>(&reply)
+                && !err.success
+            {
+                eprintln!("error: {} ({})", err.error.message, err.error.code.as_str());
+                return Ok(ExitCode::FAILURE);
+            }
+            if format == ContextFormat::Json {
+                out!("{}", String::from_utf8_lossy(&reply));
+                return Ok(ExitCode::SUCCESS);
+            }
+            let reply: wire::ContextResponse =
+                serde_json::from_slice(&reply).context("the reply is not a context response")?;
+            if let Some(w) = &reply.warning {
+                eprintln!("warning: {w}");
+            }
+            out!("{}", reply.block.trim_end());
+            eprintln!(
+                "{} tokens of {} in {} files",
+                reply.tokens,
+                reply.budget_tokens,
+                reply.files.len()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Mcp {
+            action: McpAction::Serve { workspace },
+        } => {
+            let config = load_config(&cli.global, None)?;
+            codesearch::mcp::stdio::serve(&config, workspace.as_deref()).await?;
+            Ok(ExitCode::SUCCESS)
         }
     }
 }
 
 /// Sends a request to the running daemon and waits for its reply, within the configured
 /// request timeout.
+/// One request to the running daemon; its reply's body (error replies included).
 async fn request_reply(
     config: &Config,
-    subject: String,
+    kind: Kind,
+    workspace: Option<&str>,
     payload: Vec<u8>,
-) -> anyhow::Result<async_nats::Message> {
-    let client = codesearch::bus::connect(&config.nats).await?;
-    tokio::time::timeout(
-        Duration::from_secs(config.nats.request_timeout_secs),
-        client.request(subject.clone(), payload.into()),
-    )
-    .await
-    .with_context(|| {
-        format!(
-            "no reply on {subject} within {}s",
-            config.nats.request_timeout_secs
-        )
-    })?
-    .with_context(|| format!("request on {subject} failed (is `codesearch serve` running?)"))
+) -> anyhow::Result<bytes::Bytes> {
+    Ok(Client::new(config)
+        .request(kind, workspace, payload)
+        .await?)
 }
 
 fn repo_request(

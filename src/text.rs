@@ -290,6 +290,40 @@ pub fn glob_to_regex(glob: &str) -> Result<String, String> {
     Ok(re)
 }
 
+/// Tokens a text costs a language model, counted the way `docs/WIRE.md` ("Context") says: a
+/// run of ASCII letters and digits costs one token per 4 characters (rounded up), every other
+/// non-space character one, a line break one, and a run of two or more spaces or tabs one.
+/// Byte-pair tokenizers (cl100k, o200k, Llama's) merge more than this, so the count is an upper
+/// bound for them on code and prose: a block within a budget by this count fits the model's.
+pub fn estimate_tokens(text: &str) -> usize {
+    let mut tokens = 0;
+    let mut word = 0usize;
+    let mut blanks = 0usize;
+    let flush = |word: &mut usize, blanks: &mut usize, tokens: &mut usize| {
+        *tokens += word.div_ceil(4) + usize::from(*blanks >= 2);
+        *word = 0;
+        *blanks = 0;
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            if blanks > 0 {
+                flush(&mut word, &mut blanks, &mut tokens);
+            }
+            word += 1;
+        } else if c == ' ' || c == '\t' {
+            if word > 0 {
+                flush(&mut word, &mut blanks, &mut tokens);
+            }
+            blanks += 1;
+        } else {
+            flush(&mut word, &mut blanks, &mut tokens);
+            tokens += 1;
+        }
+    }
+    flush(&mut word, &mut blanks, &mut tokens);
+    tokens
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,5 +437,16 @@ mod tests {
         assert!(glob_to_regex("a[b").is_err());
         assert!(glob_to_regex("{a,b").is_err());
         assert!(glob_to_regex(" ").is_err());
+    }
+
+    #[test]
+    fn token_estimate_counts_words_by_four_letters_and_symbols_one_each() {
+        assert_eq!(estimate_tokens(""), 0);
+        assert_eq!(estimate_tokens("fn"), 1);
+        assert_eq!(estimate_tokens("validate"), 2);
+        assert_eq!(estimate_tokens("validate_total"), 5); // 2 + `_` + 2
+        assert_eq!(estimate_tokens("a b"), 2); // a single space is free
+        assert_eq!(estimate_tokens("    return x;\n"), 1 + 2 + 1 + 1 + 1);
+        assert_eq!(estimate_tokens("é"), 1);
     }
 }

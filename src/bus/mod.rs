@@ -1,8 +1,8 @@
 //! Adapter: the NATS service.
 //!
-//! In: requests on `<prefix>.codebase.search` and `<prefix>.codebase.repo.request` (the plain
-//! subjects, served as `workspaces.plain_subjects` says), and on each workspace's own subjects
-//! `<prefix>.workspace.<name>.codebase.search` and `....codebase.repo.request` (queue group
+//! In: requests on the plain subjects `<prefix>.codebase.search`, `....context`, `....file` and
+//! `....repo.request` (served as `workspaces.plain_subjects` says), and on each workspace's own
+//! subjects `<prefix>.workspace.<name>.codebase.{search,context,file,repo.request}` (queue group
 //! `codesearch` by default, so several daemons share the load). A workspace subject answers
 //! from that workspace only, so the NATS server's permissions can decide who reads what.
 //! Out: the JSON replies of [`wire`]. Built on async-nats' service
@@ -12,7 +12,11 @@
 //! `nats.max_in_flight` at a time with at most `nats.max_queued` waiting; past that a request is
 //! answered at once with `overloaded`. On cancel the endpoint stops taking requests and the ones in
 //! hand are answered.
+//!
+//! [`dispatch`] answers one request of any kind without NATS: the daemon's `/mcp` endpoint
+//! uses it, and [`client`] is the other side, for the CLI and the MCP adapter.
 
+pub mod client;
 pub mod wire;
 
 use std::sync::Arc;
@@ -27,11 +31,14 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::{Config, NatsConfig, PlainSubjects, redact_url};
+use crate::context::{ContextError, ContextService};
 use crate::health::Metrics;
 use crate::roots::{Roots, RootsError, Source};
 use crate::search::{RawSearch, SearchError, SearchRequest, SearchService};
+use crate::source::{SourceError, SourceService};
 use wire::{
-    ErrorCode, ErrorResponse, RepoInfo, RepoResponse, ScoreParts, SearchResponse, SearchResult,
+    ContextResponse, ErrorCode, ErrorResponse, FileResponse, LineRange, RepoInfo, RepoResponse,
+    ScoreParts, SearchResponse, SearchResult,
 };
 
 /// Largest request accepted, in bytes.
@@ -92,11 +99,68 @@ pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
         })
 }
 
-/// What a request is for.
+/// What a request is for: one per subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
     Search,
+    Context,
+    File,
     Repo,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 4] = [Kind::Search, Kind::Context, Kind::File, Kind::Repo];
+
+    /// The subject's last part: `search` in `agog.codebase.search`.
+    pub fn subject_name(self) -> &'static str {
+        match self {
+            Kind::Search => "search",
+            Kind::Context => "context",
+            Kind::File => "file",
+            Kind::Repo => "repo.request",
+        }
+    }
+
+    /// The endpoint's name in `$SRV` discovery.
+    fn endpoint_name(self) -> &'static str {
+        match self {
+            Kind::Search => "search",
+            Kind::Context => "context",
+            Kind::File => "file",
+            Kind::Repo => "repo",
+        }
+    }
+
+    /// The plain subject, e.g. `agog.codebase.context`.
+    pub fn subject(self, cfg: &NatsConfig) -> String {
+        cfg.subject(self.subject_name())
+    }
+
+    /// A workspace's own subject, e.g. `agog.workspace.acme.codebase.context`.
+    pub fn workspace_subject(self, cfg: &NatsConfig, workspace: &str) -> String {
+        cfg.workspace_subject(workspace, self.subject_name())
+    }
+}
+
+/// What the endpoints answer from. Cheap to clone.
+#[derive(Clone)]
+pub struct Services {
+    pub search: SearchService,
+    pub context: ContextService,
+    pub source: SourceService,
+    pub roots: Roots,
+}
+
+impl Services {
+    /// The read services over `search`, as the configuration sets them, and `roots`.
+    pub fn new(search: SearchService, roots: Roots, config: &Config) -> Self {
+        Self {
+            context: ContextService::new(search.clone(), config.context.clone()),
+            source: SourceService::new(search.clone(), config.index.max_file_bytes),
+            search,
+            roots,
+        }
+    }
 }
 
 /// Which workspace a request may read, from the subject it came on.
@@ -193,11 +257,10 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Serves searches and repository requests until `cancel` fires.
+/// Serves every [`Kind`] of request until `cancel` fires.
 pub async fn serve(
     client: async_nats::Client,
-    search: SearchService,
-    roots: Roots,
+    services: Services,
     config: Config,
     metrics: Arc<Metrics>,
     cancel: CancellationToken,
@@ -217,26 +280,22 @@ pub async fn serve(
         .await
         .map_err(|e| BusError::Service(e.to_string()))?;
     let policy = config.workspaces.plain_subjects;
-    let mut routes: Vec<(String, &str, Kind)> = Vec::new();
-    if policy != PlainSubjects::Off {
-        routes.push((cfg.search_subject(), "search", Kind::Search));
-        routes.push((cfg.subject("repo.request"), "repo", Kind::Repo));
+    let mut routes: Vec<(String, String, Kind)> = Vec::new();
+    for kind in Kind::ALL {
+        if policy != PlainSubjects::Off {
+            routes.push((kind.subject(cfg), kind.endpoint_name().to_owned(), kind));
+        }
+        routes.push((
+            kind.workspace_subject(cfg, "*"),
+            format!("workspace-{}", kind.endpoint_name()),
+            kind,
+        ));
     }
-    routes.push((
-        cfg.workspace_subject("*", "search"),
-        "workspace-search",
-        Kind::Search,
-    ));
-    routes.push((
-        cfg.workspace_subject("*", "repo.request"),
-        "workspace-repo",
-        Kind::Repo,
-    ));
     let mut endpoints = Vec::new();
     for (subject, name, kind) in &routes {
         let endpoint = service
             .endpoint_builder()
-            .name(*name)
+            .name(name.as_str())
             .add(subject.as_str())
             .await
             .map_err(|e| BusError::Service(e.to_string()))?;
@@ -309,8 +368,7 @@ pub async fn serve(
                 default: default.clone(),
             },
         };
-        let search = search.clone();
-        let roots = roots.clone();
+        let services = services.clone();
         let metrics = Arc::clone(&metrics);
         tracker.spawn(async move {
             let _admission = admission;
@@ -318,10 +376,7 @@ pub async fn serve(
             let Ok(_working) = working.acquire_owned().await else {
                 return;
             };
-            let handled = match kind {
-                Kind::Search => handle(&search, &access, &request.message.payload).await,
-                Kind::Repo => handle_repo(&roots, &access, &request.message.payload).await,
-            };
+            let handled = dispatch(&services, kind, &access, &request.message.payload).await;
             let headers = handled
                 .error
                 .map_or_else(async_nats::HeaderMap::new, error_headers);
@@ -362,6 +417,30 @@ pub struct Handled {
     pub cached: bool,
     /// How long the query embedding took, when one was computed.
     pub query_embedding: Option<Duration>,
+}
+
+/// Answers one request of any kind.
+pub async fn dispatch(services: &Services, kind: Kind, access: &Access, payload: &[u8]) -> Handled {
+    match kind {
+        Kind::Search => handle(&services.search, access, payload).await,
+        Kind::Context => plain(answer_context(&services.context, access, payload).await),
+        Kind::File => plain(answer_file(&services.source, access, payload).await),
+        Kind::Repo => plain(answer_repo(&services.roots, access, payload).await),
+    }
+}
+
+/// A reply that is neither cached nor embedded a query (as far as the metrics go).
+fn plain<T: serde::Serialize>(answer: Result<T, (ErrorCode, String)>) -> Handled {
+    let (body, error) = match answer {
+        Ok(response) => (to_bytes(&response), None),
+        Err((code, message)) => (to_bytes(&ErrorResponse::new(code, message)), Some(code)),
+    };
+    Handled {
+        body,
+        error,
+        cached: false,
+        query_embedding: None,
+    }
 }
 
 /// Answers one search request.
@@ -494,18 +573,102 @@ async fn answer(
     })
 }
 
-/// Answers one repository request.
-pub async fn handle_repo(roots: &Roots, access: &Access, payload: &[u8]) -> Handled {
-    let (body, error) = match answer_repo(roots, access, payload).await {
-        Ok(response) => (to_bytes(&response), None),
-        Err((code, message)) => (to_bytes(&ErrorResponse::new(code, message)), Some(code)),
-    };
-    Handled {
-        body,
-        error,
-        cached: false,
-        query_embedding: None,
-    }
+async fn answer_context(
+    context: &ContextService,
+    access: &Access,
+    payload: &[u8],
+) -> Result<ContextResponse, (ErrorCode, String)> {
+    let raw: wire::ContextRequest = parse(
+        payload,
+        "context request with a `task` field",
+        serde_json::json!({ "task": "x" }),
+    )?;
+    let workspace = access.workspace(raw.workspace.as_deref())?;
+    let block = context
+        .build(crate::context::ContextRequest {
+            task: raw.task,
+            budget_tokens: raw.budget_tokens,
+            workspace: Some(workspace),
+            repository: raw.repository,
+            file_types: raw.file_types,
+            languages: raw.languages,
+            path_glob: raw.path_glob,
+        })
+        .await
+        .map_err(|e| match e {
+            ContextError::Invalid(m) => (ErrorCode::InvalidArgument, m),
+            ContextError::Search(e) => fault(&e),
+        })?;
+    Ok(ContextResponse {
+        success: true,
+        block: block.block,
+        tokens: block.tokens,
+        budget_tokens: block.budget_tokens,
+        workspace: block.workspace,
+        files: block
+            .files
+            .into_iter()
+            .map(|f| wire::ContextFile {
+                repository: f.repository,
+                file_path: f.file_path,
+                language: f.language,
+                ranges: f
+                    .ranges
+                    .into_iter()
+                    .map(|(start_line, end_line)| LineRange {
+                        start_line,
+                        end_line,
+                    })
+                    .collect(),
+                cut: f.cut,
+            })
+            .collect(),
+        warning: block.warning,
+        query_embedding_time: block.query_embedding_ms,
+        search_time: block.search_ms,
+    })
+}
+
+async fn answer_file(
+    source: &SourceService,
+    access: &Access,
+    payload: &[u8],
+) -> Result<FileResponse, (ErrorCode, String)> {
+    let raw: wire::FileRequest = parse(
+        payload,
+        "file request with a `path` field",
+        serde_json::json!({ "path": "x" }),
+    )?;
+    let workspace = access.workspace(raw.workspace.as_deref())?;
+    let lines = source
+        .lines(crate::source::FileRequest {
+            path: raw.path,
+            repository: raw.repository,
+            start_line: raw.start_line,
+            end_line: raw.end_line,
+            context: raw.context,
+            workspace: Some(workspace),
+        })
+        .await
+        .map_err(|e| match e {
+            SourceError::Invalid(m) => (ErrorCode::InvalidArgument, m),
+            SourceError::NotFound(m) => (ErrorCode::NotFound, m),
+            SourceError::Forbidden(m) => (ErrorCode::PermissionDenied, m),
+            SourceError::Store(s) if s.is_transient() => index_unavailable(&s, "file request"),
+            other => internal(&other, "file request"),
+        })?;
+    Ok(FileResponse {
+        success: true,
+        workspace: lines.workspace,
+        repository: lines.repository,
+        path: lines.path,
+        language: lines.language,
+        start_line: lines.start_line,
+        end_line: lines.end_line,
+        total_lines: lines.total_lines,
+        content: lines.content,
+        stale: lines.stale,
+    })
 }
 
 async fn answer_repo(

@@ -317,3 +317,118 @@ impl From<crate::store::RepositorySummary> for RepoInfo {
         }
     }
 }
+
+/// `agog.codebase.context` request: a task's text (a ticket's title and body), and the token
+/// budget of the block. Every field but `task` is optional.
+///
+/// ```json
+/// { "task": "Invoices with a negative total are accepted. Refuse them at creation.",
+///   "budgetTokens": 4000, "workspace": "acme", "repository": "billing" }
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextRequest {
+    pub task: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_types: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub languages: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_glob: Option<String>,
+}
+
+/// `agog.codebase.context` reply: the block to inject, what is in it, and its size.
+///
+/// ```json
+/// { "success": true, "block": "RELEVANT CODEBASE CONTEXT\n…", "tokens": 3712,
+///   "budgetTokens": 4000, "workspace": "acme",
+///   "files": [ { "repository": "billing", "filePath": "src/invoice.service.ts",
+///                "language": "typescript", "ranges": [ { "startLine": 20, "endLine": 64 } ] } ],
+///   "queryEmbeddingTime": 14, "searchTime": 9 }
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextResponse {
+    pub success: bool,
+    pub block: String,
+    pub tokens: usize,
+    pub budget_tokens: usize,
+    pub workspace: String,
+    pub files: Vec<ContextFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+    pub query_embedding_time: u64,
+    pub search_time: u64,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextFile {
+    pub repository: String,
+    pub file_path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    pub ranges: Vec<LineRange>,
+    /// A range was cut to fit the budget (only when not even the best chunk fit whole).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct LineRange {
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+/// `agog.codebase.file` request: lines of an indexed file, with `context` lines around them.
+///
+/// ```json
+/// { "path": "src/invoice.service.ts", "startLine": 20, "endLine": 64, "context": 5,
+///   "repository": "billing" }
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct FileRequest {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+}
+
+/// `agog.codebase.file` reply.
+///
+/// ```json
+/// { "success": true, "workspace": "acme", "repository": "billing",
+///   "path": "src/invoice.service.ts", "language": "typescript", "startLine": 15,
+///   "endLine": 69, "totalLines": 240, "content": "…", "stale": false }
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileResponse {
+    pub success: bool,
+    pub workspace: String,
+    pub repository: String,
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub total_lines: u32,
+    pub content: String,
+    /// The file on disk no longer has the bytes that were indexed.
+    pub stale: bool,
+}

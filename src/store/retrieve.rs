@@ -628,3 +628,54 @@ fn push_chunk_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
         qb.push(" AND file_path ~ ").push_bind(re.clone());
     }
 }
+
+/// An indexed file, as the file-context reader needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedFile {
+    pub repository: String,
+    /// The repository's root on disk.
+    pub root: String,
+    pub file_path: String,
+    /// sha256 of the bytes indexed.
+    pub file_hash: String,
+    pub language: Option<String>,
+}
+
+impl Store {
+    /// The indexed (not skipped) files at `path` in the scope's repositories, or in the one
+    /// named, by repository name.
+    pub async fn indexed_file(
+        &self,
+        scope: &Scope,
+        repository: Option<&str>,
+        path: &str,
+    ) -> Result<Vec<IndexedFile>, StoreError> {
+        let names: Vec<String> = match repository {
+            Some(r) => vec![r.to_owned()],
+            None => scope.repositories().to_vec(),
+        };
+        let rows = sqlx::query(
+            "SELECT f.repository, r.root_path, f.file_path, f.file_hash, f.language
+             FROM indexed_files f JOIN repositories r ON r.name = f.repository
+             WHERE f.repository = ANY($1) AND r.workspace = $2 AND f.file_path = $3
+               AND f.error IS NULL
+             ORDER BY f.repository",
+        )
+        .bind(&names)
+        .bind(scope.workspace())
+        .bind(path)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("looking up an indexed file"))?;
+        Ok(rows
+            .iter()
+            .map(|r| IndexedFile {
+                repository: r.get("repository"),
+                root: r.get("root_path"),
+                file_path: r.get("file_path"),
+                file_hash: r.get("file_hash"),
+                language: r.get("language"),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,345 @@
+//! Context pre-fetch: the code a task needs, as one block for an agent's prompt.
+//!
+//! In: a task description (a ticket's title and body: long prose, not a search query) and a
+//! token budget. Out: a block headed `RELEVANT CODEBASE CONTEXT` holding the most relevant code
+//! first, grouped by file under `path:start-end` headers, within the budget.
+//!
+//! How a block is chosen:
+//! 1. One hybrid search with the task as the query (its first `search.max_query_chars`
+//!    characters): the vector side reads the prose for meaning, the lexical side weighs its
+//!    rare words, and identifiers written like code in the task find their definitions.
+//!    `context.candidates` results, at most 4 per file.
+//! 2. Whole chunks (definitions, as the chunker cut them) are added best first while the block
+//!    stays within the budget; one that does not fit is passed over for the next, so a block
+//!    holds whole definitions rather than cut ones. Only when not even the best chunk fits is it
+//!    cut, at a line boundary, and marked so.
+//! 3. A file's chunks that overlap or touch are merged into one range; files appear in the
+//!    order of their best chunk, a file's ranges in line order.
+//!
+//! The budget is checked on the rendered block with [`estimate_tokens`], so `tokens` is the
+//! block's own count and never exceeds the budget. The same index and task give the same block.
+
+use std::collections::BTreeMap;
+
+use thiserror::Error;
+
+use crate::config::ContextConfig;
+use crate::search::{RawSearch, SearchError, SearchRequest, SearchService};
+use crate::text::estimate_tokens;
+
+/// The block's first line; hosts look for it.
+pub const HEADING: &str = "RELEVANT CODEBASE CONTEXT";
+/// Chunks one file may contribute.
+const PER_FILE: i64 = 4;
+
+#[derive(Debug, Error)]
+pub enum ContextError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Search(#[from] SearchError),
+}
+
+/// What a caller asks for.
+#[derive(Debug, Clone, Default)]
+pub struct ContextRequest {
+    pub task: String,
+    pub budget_tokens: Option<i64>,
+    pub workspace: Option<String>,
+    pub repository: Option<String>,
+    pub file_types: Option<Vec<String>>,
+    pub languages: Option<Vec<String>>,
+    pub path_glob: Option<String>,
+}
+
+/// A block and what is in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextBlock {
+    /// The text to inject, Markdown.
+    pub block: String,
+    /// The block's tokens, counted with [`estimate_tokens`].
+    pub tokens: usize,
+    pub budget_tokens: usize,
+    pub files: Vec<ContextFile>,
+    pub workspace: String,
+    /// Why the block is not what was asked for (lexical only, nothing indexed, ...).
+    pub warning: Option<String>,
+    pub search_ms: u64,
+    pub query_embedding_ms: u64,
+}
+
+/// One file's part of a block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextFile {
+    pub repository: String,
+    pub file_path: String,
+    pub language: Option<String>,
+    /// Line ranges in the block, 1-based and inclusive, in line order.
+    pub ranges: Vec<(u32, u32)>,
+    /// Whether a range was cut to fit the budget.
+    pub cut: bool,
+}
+
+/// Builds blocks over the search service. Cheap to clone.
+#[derive(Clone)]
+pub struct ContextService {
+    search: SearchService,
+    cfg: ContextConfig,
+}
+
+/// A chunk chosen for the block: its file and lines.
+#[derive(Debug, Clone)]
+struct Piece {
+    /// Rank of the file's best chunk, which orders the files.
+    file_rank: usize,
+    repository: String,
+    file_path: String,
+    language: Option<String>,
+    start: u32,
+    lines: Vec<String>,
+    cut: bool,
+}
+
+impl ContextService {
+    pub fn new(search: SearchService, cfg: ContextConfig) -> Self {
+        Self { search, cfg }
+    }
+
+    pub fn config(&self) -> &ContextConfig {
+        &self.cfg
+    }
+
+    pub async fn build(&self, req: ContextRequest) -> Result<ContextBlock, ContextError> {
+        let budget = match req.budget_tokens {
+            None => self.cfg.budget_tokens,
+            Some(b) if b >= 100 && b as usize <= self.cfg.max_budget_tokens => b as usize,
+            Some(b) => {
+                return Err(ContextError::Invalid(format!(
+                    "budgetTokens must be between 100 and {}, got {b}",
+                    self.cfg.max_budget_tokens
+                )));
+            }
+        };
+        let task = query_text(&req.task, self.search.config().max_query_chars);
+        if task.is_empty() {
+            return Err(ContextError::Invalid("task must not be empty".into()));
+        }
+        let search = SearchRequest::new(
+            RawSearch {
+                query: task,
+                file_types: req.file_types,
+                languages: req.languages,
+                repository: req.repository,
+                path_glob: req.path_glob,
+                limit: Some(self.cfg.candidates as i64),
+                max_per_file: Some(PER_FILE),
+                workspace: req.workspace,
+                ..RawSearch::default()
+            },
+            self.search.config(),
+        )?;
+        let outcome = self.search.search(&search).await?;
+        let single_repository = {
+            let mut names = outcome.hits.iter().map(|h| h.hit.repository.as_str());
+            let first = names.next();
+            names.all(|n| Some(n) == first)
+        };
+        let mut file_ranks: BTreeMap<(String, String), usize> = BTreeMap::new();
+        let candidates: Vec<Piece> = outcome
+            .hits
+            .into_iter()
+            .filter_map(|s| {
+                let h = s.hit;
+                let start = u32::try_from(h.start_line?).ok()?.max(1);
+                let next = file_ranks.len();
+                let file_rank = *file_ranks
+                    .entry((h.repository.clone(), h.file_path.clone()))
+                    .or_insert(next);
+                Some(Piece {
+                    file_rank,
+                    repository: h.repository,
+                    file_path: h.file_path,
+                    language: h.language,
+                    start,
+                    lines: h.content.lines().map(str::to_owned).collect(),
+                    cut: false,
+                })
+            })
+            .collect();
+
+        let header = header(&outcome.workspace, budget);
+        let render = |pieces: &[Piece]| render(&header, pieces, single_repository);
+        let mut chosen: Vec<Piece> = Vec::new();
+        for piece in &candidates {
+            chosen.push(piece.clone());
+            if estimate_tokens(&render(&chosen).0) > budget {
+                chosen.pop();
+            }
+        }
+        if chosen.is_empty()
+            && let Some(best) = candidates.first()
+        {
+            // Not even the best chunk fits whole: as many of its lines as fit, marked cut.
+            let mut piece = best.clone();
+            piece.cut = true;
+            let mut keep = piece.lines.len();
+            while keep > 0 {
+                piece.lines.truncate(keep);
+                if estimate_tokens(&render(std::slice::from_ref(&piece)).0) <= budget {
+                    chosen.push(piece);
+                    break;
+                }
+                keep = keep * 3 / 4;
+            }
+        }
+        let (block, files) = render(&chosen);
+        let mut warning = outcome.warning;
+        if files.is_empty() && warning.is_none() {
+            warning = Some("no indexed code matched the task".into());
+        }
+        Ok(ContextBlock {
+            tokens: estimate_tokens(&block),
+            block,
+            budget_tokens: budget,
+            files,
+            workspace: outcome.workspace,
+            warning,
+            search_ms: outcome.search_ms,
+            query_embedding_ms: outcome.query_embedding_ms,
+        })
+    }
+}
+
+/// The task as a query: whitespace runs collapsed (a ticket's layout carries no meaning for
+/// search), cut at a word boundary to the longest query accepted.
+fn query_text(task: &str, max_chars: usize) -> String {
+    let mut out = String::new();
+    for word in task.split_whitespace() {
+        if out.chars().count() + word.chars().count() + 1 > max_chars {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+fn header(workspace: &str, budget: usize) -> String {
+    format!(
+        "{HEADING}\nThe indexed code most relevant to the task, most relevant first \
+         (codesearch, workspace `{workspace}`, at most {budget} tokens).\n"
+    )
+}
+
+/// The block for `pieces` and the files in it: each file's pieces merged where they overlap
+/// or touch, files in the order of their best piece.
+fn render(header: &str, pieces: &[Piece], single_repository: bool) -> (String, Vec<ContextFile>) {
+    // (file rank) -> the file's lines by number, and what the file is.
+    let mut by_file: BTreeMap<usize, (BTreeMap<u32, &str>, &Piece, bool)> = BTreeMap::new();
+    for p in pieces {
+        let entry = by_file
+            .entry(p.file_rank)
+            .or_insert_with(|| (BTreeMap::new(), p, false));
+        entry.2 |= p.cut;
+        for (i, line) in p.lines.iter().enumerate() {
+            entry.0.entry(p.start + i as u32).or_insert(line.as_str());
+        }
+    }
+    let mut block = header.to_owned();
+    let mut files = Vec::new();
+    for (lines, first, cut) in by_file.values() {
+        let mut ranges: Vec<(u32, u32)> = Vec::new();
+        for &n in lines.keys() {
+            match ranges.last_mut() {
+                Some((_, end)) if *end + 1 == n => *end = n,
+                _ => ranges.push((n, n)),
+            }
+        }
+        for &(start, end) in &ranges {
+            let text: Vec<&str> = (start..=end).filter_map(|n| lines.get(&n).copied()).collect();
+            let fence = fence_for(&text);
+            let lang = first.language.as_deref().unwrap_or("");
+            block.push_str(&format!("\n### {}:{start}-{end}", first.file_path));
+            if !single_repository {
+                block.push_str(&format!(" (repository {})", first.repository));
+            }
+            if *cut {
+                block.push_str(" (cut to fit the budget)");
+            }
+            block.push_str(&format!("\n{fence}{lang}\n"));
+            for line in text {
+                block.push_str(line);
+                block.push('\n');
+            }
+            block.push_str(&fence);
+            block.push('\n');
+        }
+        files.push(ContextFile {
+            repository: first.repository.clone(),
+            file_path: first.file_path.clone(),
+            language: first.language.clone(),
+            ranges,
+            cut: *cut,
+        });
+    }
+    (block, files)
+}
+
+/// A code fence longer than any run of backticks in the text.
+fn fence_for(lines: &[&str]) -> String {
+    let longest = lines
+        .iter()
+        .flat_map(|l| l.split(|c| c != '`'))
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(file_rank: usize, path: &str, start: u32, lines: &[&str]) -> Piece {
+        Piece {
+            file_rank,
+            repository: "r".into(),
+            file_path: path.into(),
+            language: Some("rust".into()),
+            start,
+            lines: lines.iter().map(|s| s.to_string()).collect(),
+            cut: false,
+        }
+    }
+
+    #[test]
+    fn overlapping_and_adjacent_chunks_merge_and_files_keep_their_rank() {
+        let pieces = [
+            piece(0, "b.rs", 10, &["fn b() {", "}"]),
+            piece(1, "a.rs", 1, &["fn a() {}"]),
+            piece(0, "b.rs", 11, &["}", "fn c() {}"]),
+            piece(0, "b.rs", 1, &["use x;"]),
+        ];
+        let (block, files) = render("H\n", &pieces, true);
+        assert_eq!(files.len(), 2);
+        assert_eq!(files[0].file_path, "b.rs");
+        assert_eq!(files[0].ranges, vec![(1, 1), (10, 12)]);
+        assert_eq!(files[1].ranges, vec![(1, 1)]);
+        assert!(block.contains("### b.rs:10-12\n```rust\nfn b() {\n}\nfn c() {}\n```\n"));
+        assert!(block.find("### b.rs:1-1").unwrap() < block.find("### a.rs:1-1").unwrap());
+    }
+
+    #[test]
+    fn fences_outgrow_backticks_in_the_code() {
+        assert_eq!(fence_for(&["let s = ```x```;"]), "````");
+        assert_eq!(fence_for(&["plain"]), "```");
+    }
+
+    #[test]
+    fn the_task_is_cut_at_a_word_boundary() {
+        assert_eq!(query_text("  fix\n\nthe   bug ", 100), "fix the bug");
+        assert_eq!(query_text("alpha beta gamma", 10), "alpha beta");
+    }
+}
