@@ -108,6 +108,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "context.max_budget_tokens",
     ),
     ("CODESEARCH_CONTEXT_CANDIDATES", "context.candidates"),
+    ("CODESEARCH_MCP_HTTP", "mcp.http"),
+    ("CODESEARCH_MCP_ALLOWED_HOSTS", "mcp.allowed_hosts"),
     ("CODESEARCH_HEALTH_INTERVAL_SECS", "health.interval_secs"),
     ("CODESEARCH_HTTP_ADDR", "health.http_addr"),
     ("CODESEARCH_SEARCH_FUSION", "search.fusion"),
@@ -165,6 +167,7 @@ pub struct Config {
     pub embed: EmbedConfig,
     pub search: SearchConfig,
     pub context: ContextConfig,
+    pub mcp: McpConfig,
     pub health: HealthConfig,
     pub watch: WatchConfig,
     pub workspaces: WorkspacesConfig,
@@ -461,6 +464,16 @@ pub struct ContextConfig {
     pub candidates: usize,
 }
 
+/// MCP over streamable HTTP (`/mcp` on the daemon's HTTP port).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// Serve `/mcp`.
+    pub http: bool,
+    /// Host names a request's `Host` header may carry; `*` allows any.
+    pub allowed_hosts: Vec<String>,
+}
+
 /// How hybrid search combines its lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -567,8 +580,7 @@ impl Config {
             return bad("search.default_limit must be between 1 and search.max_limit");
         }
         let cx = &self.context;
-        if cx.max_budget_tokens < 100 || !(100..=cx.max_budget_tokens).contains(&cx.budget_tokens)
-        {
+        if cx.max_budget_tokens < 100 || !(100..=cx.max_budget_tokens).contains(&cx.budget_tokens) {
             return bad(
                 "context.budget_tokens must be between 100 and context.max_budget_tokens (at least 100)",
             );

@@ -10,9 +10,10 @@
 //!    rare words, and identifiers written like code in the task find their definitions.
 //!    `context.candidates` results, at most 4 per file.
 //! 2. Whole chunks (definitions, as the chunker cut them) are added best first while the block
-//!    stays within the budget; one that does not fit is passed over for the next, so a block
-//!    holds whole definitions rather than cut ones. Only when not even the best chunk fits is it
-//!    cut, at a line boundary, and marked so.
+//!    stays within the budget; a chunk that is a piece of a definition too large for one chunk
+//!    is offered as the whole definition first, then alone. One that does not fit is passed
+//!    over for the next, so a block holds whole definitions rather than cut ones. Only when not
+//!    even the best chunk fits is it cut, at a line boundary, and marked so.
 //! 3. A file's chunks that overlap or touch are merged into one range; files appear in the
 //!    order of their best chunk, a file's ranges in line order.
 //!
@@ -25,6 +26,7 @@ use thiserror::Error;
 
 use crate::config::ContextConfig;
 use crate::search::{RawSearch, SearchError, SearchRequest, SearchService};
+use crate::store::ChunkLines;
 use crate::text::estimate_tokens;
 
 /// The block's first line; hosts look for it.
@@ -144,18 +146,48 @@ impl ContextService {
             let first = names.next();
             names.all(|n| Some(n) == first)
         };
+        // The pieces of each split definition found, to offer it whole.
+        let keys: Vec<(String, String, String)> = outcome
+            .hits
+            .iter()
+            .filter_map(|s| {
+                let h = &s.hit;
+                Some((h.repository.clone(), h.file_path.clone(), h.symbol.clone()?))
+            })
+            .collect();
+        let scope = self
+            .search
+            .store()
+            .scope(&outcome.workspace)
+            .await
+            .map_err(SearchError::from)?;
+        let pieces = self
+            .search
+            .store()
+            .chunks_of_symbols(&scope, &keys)
+            .await
+            .map_err(SearchError::from)?;
         let mut file_ranks: BTreeMap<(String, String), usize> = BTreeMap::new();
-        let candidates: Vec<Piece> = outcome
+        // Best first: (the whole definition when the chunk is a piece of one, the chunk).
+        let candidates: Vec<(Option<Piece>, Piece)> = outcome
             .hits
             .into_iter()
             .filter_map(|s| {
                 let h = s.hit;
+                // A closing brace left alone by the chunker says nothing.
+                if !h.content.chars().any(char::is_alphanumeric) {
+                    return None;
+                }
                 let start = u32::try_from(h.start_line?).ok()?.max(1);
+                let end = u32::try_from(h.end_line?).ok()?.max(start);
                 let next = file_ranks.len();
                 let file_rank = *file_ranks
                     .entry((h.repository.clone(), h.file_path.clone()))
                     .or_insert(next);
-                Some(Piece {
+                let whole = h.symbol.as_deref().and_then(|symbol| {
+                    whole_definition(&pieces, &h.repository, &h.file_path, symbol, start, end)
+                });
+                let piece = Piece {
                     file_rank,
                     repository: h.repository,
                     file_path: h.file_path,
@@ -163,21 +195,30 @@ impl ContextService {
                     start,
                     lines: h.content.lines().map(str::to_owned).collect(),
                     cut: false,
-                })
+                };
+                let whole = whole.map(|(start, lines)| Piece {
+                    start,
+                    lines,
+                    ..piece.clone()
+                });
+                Some((whole, piece))
             })
             .collect();
 
         let header = header(&outcome.workspace, budget);
         let render = |pieces: &[Piece]| render(&header, pieces, single_repository);
         let mut chosen: Vec<Piece> = Vec::new();
-        for piece in &candidates {
-            chosen.push(piece.clone());
-            if estimate_tokens(&render(&chosen).0) > budget {
+        for (whole, piece) in &candidates {
+            for option in whole.iter().chain([piece]) {
+                chosen.push(option.clone());
+                if estimate_tokens(&render(&chosen).0) <= budget {
+                    break;
+                }
                 chosen.pop();
             }
         }
         if chosen.is_empty()
-            && let Some(best) = candidates.first()
+            && let Some((_, best)) = candidates.first()
         {
             // Not even the best chunk fits whole: as many of its lines as fit, marked cut.
             let mut piece = best.clone();
@@ -208,6 +249,46 @@ impl ContextService {
             query_embedding_ms: outcome.query_embedding_ms,
         })
     }
+}
+
+/// The first line and lines of the definition that the chunk `start..=end` of `symbol` is a
+/// piece of: the run of that symbol's chunks in the file that overlap or touch one another and
+/// the chunk. `None` when the chunk is the whole definition.
+fn whole_definition(
+    pieces: &[ChunkLines],
+    repository: &str,
+    file_path: &str,
+    symbol: &str,
+    start: u32,
+    end: u32,
+) -> Option<(u32, Vec<String>)> {
+    let mine: Vec<&ChunkLines> = pieces
+        .iter()
+        .filter(|p| p.repository == repository && p.file_path == file_path && p.symbol == symbol)
+        .collect();
+    // Runs of touching pieces, in line order (the store sorts them).
+    let mut runs: Vec<Vec<&ChunkLines>> = Vec::new();
+    for p in mine {
+        match runs.last_mut() {
+            Some(run) if run.last().is_some_and(|l| p.start_line <= l.end_line + 1) => run.push(p),
+            _ => runs.push(vec![p]),
+        }
+    }
+    let run = runs.into_iter().find(|run| {
+        run.iter()
+            .any(|p| p.start_line as u32 <= end && p.end_line as u32 >= start)
+    })?;
+    if run.len() < 2 {
+        return None;
+    }
+    let mut lines: BTreeMap<u32, &str> = BTreeMap::new();
+    for p in &run {
+        for (i, line) in p.content.lines().enumerate() {
+            lines.entry(p.start_line as u32 + i as u32).or_insert(line);
+        }
+    }
+    let first = *lines.keys().next()?;
+    Some((first, lines.values().map(|l| (*l).to_owned()).collect()))
 }
 
 /// The task as a query: whitespace runs collapsed (a ticket's layout carries no meaning for
@@ -258,7 +339,9 @@ fn render(header: &str, pieces: &[Piece], single_repository: bool) -> (String, V
             }
         }
         for &(start, end) in &ranges {
-            let text: Vec<&str> = (start..=end).filter_map(|n| lines.get(&n).copied()).collect();
+            let text: Vec<&str> = (start..=end)
+                .filter_map(|n| lines.get(&n).copied())
+                .collect();
             let fence = fence_for(&text);
             let lang = first.language.as_deref().unwrap_or("");
             block.push_str(&format!("\n### {}:{start}-{end}", first.file_path));
@@ -328,7 +411,8 @@ mod tests {
         assert_eq!(files[0].ranges, vec![(1, 1), (10, 12)]);
         assert_eq!(files[1].ranges, vec![(1, 1)]);
         assert!(block.contains("### b.rs:10-12\n```rust\nfn b() {\n}\nfn c() {}\n```\n"));
-        assert!(block.find("### b.rs:1-1").unwrap() < block.find("### a.rs:1-1").unwrap());
+        let at = |h: &str| block.find(h).expect("header");
+        assert!(at("### b.rs:1-1") < at("### a.rs:1-1"));
     }
 
     #[test]

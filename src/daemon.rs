@@ -158,10 +158,11 @@ pub async fn serve(
             nats: client.clone(),
             config: config.clone(),
             active_model,
+            services: Some(services),
         };
         match crate::http::bind(&config.health.http_addr, state, cancel.clone()).await {
             Ok((addr, task)) => {
-                tracing::info!(%addr, "serving /health, /ready and /metrics");
+                tracing::info!(%addr, mcp = config.mcp.http, "serving /health, /ready, /metrics and /mcp");
                 Some(task)
             }
             Err(e) => {

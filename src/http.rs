@@ -1,5 +1,6 @@
-//! The HTTP side of health: `/health` (alive), `/ready` (database, NATS and embedder
-//! reachable, or which is not) and `/metrics` (Prometheus text format).
+//! The HTTP side: `/health` (alive), `/ready` (database, NATS and embedder reachable, or which
+//! is not), `/metrics` (Prometheus text format), and `/mcp` (MCP over streamable HTTP, answered
+//! by the daemon's own services; see [`crate::mcp`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,9 +14,14 @@ use axum::routing::get;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use crate::bus::Access;
 use crate::config::Config;
 use crate::embed::OllamaEmbedder;
 use crate::health::Metrics;
+use crate::mcp::{Local, McpServer};
 use crate::store::Store;
 
 /// A readiness check that takes longer than this has failed.
@@ -28,6 +34,8 @@ pub struct HttpState {
     pub nats: async_nats::Client,
     pub config: Config,
     pub active_model: String,
+    /// The services `/mcp` answers from; `None` serves no `/mcp`.
+    pub services: Option<crate::bus::Services>,
 }
 
 /// Binds `addr` and serves until `cancel` fires. Returns the bound address (useful with
@@ -39,11 +47,19 @@ pub async fn bind(
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
-    let app = Router::new()
+    let mcp = state
+        .services
+        .clone()
+        .filter(|_| state.config.mcp.http)
+        .map(|services| mcp_service(services, &state.config, cancel.clone()));
+    let mut app = Router::new()
         .route("/health", get(health))
         .route("/ready", get(ready))
         .route("/metrics", get(metrics))
         .with_state(state);
+    if let Some(mcp) = mcp {
+        app = app.nest_service("/mcp", mcp);
+    }
     let task = tokio::spawn(async move {
         let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move { cancel.cancelled().await })
@@ -53,6 +69,33 @@ pub async fn bind(
         }
     });
     Ok((local, task))
+}
+
+/// MCP over streamable HTTP, each tool call answered as on the plain subjects.
+fn mcp_service(
+    services: crate::bus::Services,
+    config: &Config,
+    cancel: CancellationToken,
+) -> StreamableHttpService<McpServer<Local>, LocalSessionManager> {
+    let local = Arc::new(Local {
+        services,
+        access: Access::Plain {
+            policy: config.workspaces.plain_subjects,
+            default: config.workspaces.default.clone(),
+        },
+    });
+    let mut http = StreamableHttpServerConfig::default();
+    http.cancellation_token = cancel;
+    http = if config.mcp.allowed_hosts.iter().any(|h| h == "*") {
+        http.disable_allowed_hosts()
+    } else {
+        http.with_allowed_hosts(config.mcp.allowed_hosts.clone())
+    };
+    StreamableHttpService::new(
+        move || Ok(McpServer::new(Arc::clone(&local), None)),
+        Arc::new(LocalSessionManager::default()),
+        http,
+    )
 }
 
 async fn health(State(s): State<HttpState>) -> Response {

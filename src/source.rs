@@ -204,7 +204,9 @@ fn clean_path(path: &str) -> Result<String, SourceError> {
                 )));
             }
             Component::RootDir | Component::Prefix(_) => {
-                return Err(SourceError::Forbidden(format!("path: `{path}` is absolute")));
+                return Err(SourceError::Forbidden(format!(
+                    "path: `{path}` is absolute"
+                )));
             }
         }
     }

@@ -56,7 +56,9 @@ impl Client {
     pub fn subject(&self, kind: Kind, workspace: Option<&str>) -> String {
         match (workspace, self.plain) {
             (Some(w), _) => kind.workspace_subject(&self.nats, w),
-            (None, PlainSubjects::Off) => kind.workspace_subject(&self.nats, &self.default_workspace),
+            (None, PlainSubjects::Off) => {
+                kind.workspace_subject(&self.nats, &self.default_workspace)
+            }
             (None, _) => kind.subject(&self.nats),
         }
     }
@@ -87,12 +89,15 @@ impl Client {
         let subject = self.subject(kind, workspace);
         let client = self.connection().await?;
         let secs = self.timeout.as_secs();
-        let reply = tokio::time::timeout(self.timeout, client.request(subject.clone(), payload.into()))
-            .await
-            .map_err(|_| ClientError::Timeout {
-                subject: subject.clone(),
-                secs,
-            })?;
+        let reply = tokio::time::timeout(
+            self.timeout,
+            client.request(subject.clone(), payload.into()),
+        )
+        .await
+        .map_err(|_| ClientError::Timeout {
+            subject: subject.clone(),
+            secs,
+        })?;
         match reply {
             Ok(message) => Ok(message.payload),
             Err(e) => Err(match e.kind() {

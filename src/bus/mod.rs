@@ -76,6 +76,7 @@ pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
                         tracing::warn!(%url, "disconnected from NATS; reconnecting")
                     }
                     async_nats::Event::Connected => tracing::info!(%url, "connected to NATS"),
+                    async_nats::Event::Closed => tracing::debug!(%url, "NATS connection closed"),
                     async_nats::Event::SlowConsumer(sid) => {
                         tracing::warn!(
                             sid,

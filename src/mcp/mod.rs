@@ -97,7 +97,11 @@ impl<B: Backend> McpServer<B> {
     }
 
     /// Runs one tool call: the tool's result, or a protocol error for an unknown tool.
-    pub async fn call(&self, name: &str, args: Option<rmcp::model::JsonObject>) -> Result<CallToolResult, ErrorData> {
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Option<rmcp::model::JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
         let Some(spec) = tools::find(name) else {
             let known: Vec<&str> = tools::TOOLS.iter().map(|t| t.name).collect();
             return Err(ErrorData::invalid_params(
@@ -107,7 +111,13 @@ impl<B: Backend> McpServer<B> {
         };
         let (workspace, request) = match spec.request(args, self.pinned.as_deref()) {
             Ok(r) => r,
-            Err(message) => return Ok(failure("invalid_argument", &message, "fix the arguments and call again")),
+            Err(message) => {
+                return Ok(failure(
+                    "invalid_argument",
+                    &message,
+                    "fix the arguments and call again",
+                ));
+            }
         };
         let payload = request.to_string().into_bytes();
         let reply = match self
@@ -148,7 +158,10 @@ fn advice(code: &str) -> &'static str {
     match code {
         "bad_request" | "invalid_argument" => "fix the arguments and call again",
         "not_found" => "check the name or path (codesearch_index_status lists repositories)",
-        "permission_denied" => "use the workspace this server serves",
+        "permission_denied" => {
+            "the request reaches outside what may be read: another workspace, or a path out of \
+             its repository"
+        }
         "overloaded" | "index_unavailable" | "embedding_unavailable" => {
             "a service is busy or down; retry after a short pause"
         }
@@ -195,6 +208,8 @@ impl<B: Backend> ServerHandler for McpServer<B> {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(&request.name, request.arguments).await.map(Into::into)
+        self.call(&request.name, request.arguments)
+            .await
+            .map(Into::into)
     }
 }

@@ -131,7 +131,9 @@ where
             }
         }
         first = false;
-        if to_rmcp.write_all(line.as_bytes()).await.is_err() || to_rmcp.write_all(b"\n").await.is_err() {
+        if to_rmcp.write_all(line.as_bytes()).await.is_err()
+            || to_rmcp.write_all(b"\n").await.is_err()
+        {
             break; // rmcp has stopped
         }
     }

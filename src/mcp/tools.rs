@@ -68,11 +68,7 @@ pub const TOOLS: &[ToolSpec] = &[
             pathGlob; page with offset.",
         kind: Kind::Search,
         args: &[
-            arg(
-                "query",
-                "string",
-                "What to look for, in words or code.",
-            ),
+            arg("query", "string", "What to look for, in words or code."),
             arg(
                 "limit",
                 "integer",
@@ -99,7 +95,11 @@ pub const TOOLS: &[ToolSpec] = &[
                 "strings",
                 "Only these component types: [\"service\", \"resolver\", \"test\", ...].",
             ),
-            arg("repository", "string", "Only this repository of the workspace."),
+            arg(
+                "repository",
+                "string",
+                "Only this repository of the workspace.",
+            ),
             arg(
                 "pathGlob",
                 "string",
@@ -139,14 +139,22 @@ pub const TOOLS: &[ToolSpec] = &[
             codesearch_file_context for details.",
         kind: Kind::Context,
         args: &[
-            arg("task", "string", "The task: title and description, in prose."),
+            arg(
+                "task",
+                "string",
+                "The task: title and description, in prose.",
+            ),
             arg(
                 "budgetTokens",
                 "integer",
                 "Largest block in tokens (default 4000; 100 to the daemon's \
                  context.max_budget_tokens).",
             ),
-            arg("repository", "string", "Only this repository of the workspace."),
+            arg(
+                "repository",
+                "string",
+                "Only this repository of the workspace.",
+            ),
             arg(
                 "fileTypes",
                 "strings",
@@ -260,8 +268,16 @@ pub const TOOLS: &[ToolSpec] = &[
                 "Repository name (add: default the directory's or URL's last part; remove and \
                  status: required).",
             ),
-            arg("path", "string", "add: an absolute directory on the daemon's machine."),
-            arg("url", "string", "add: a git URL (https://, ssh://, git@host:path)."),
+            arg(
+                "path",
+                "string",
+                "add: an absolute directory on the daemon's machine.",
+            ),
+            arg(
+                "url",
+                "string",
+                "add: a git URL (https://, ssh://, git@host:path).",
+            ),
             WORKSPACE,
         ],
         required: &["action"],
@@ -452,7 +468,10 @@ mod tests {
         assert_eq!(req["workspace"], "acme");
         assert!(
             search
-                .request(args(json!({ "query": "x", "workspace": "other" })), Some("acme"))
+                .request(
+                    args(json!({ "query": "x", "workspace": "other" })),
+                    Some("acme")
+                )
                 .is_err()
         );
     }

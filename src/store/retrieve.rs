@@ -679,3 +679,62 @@ impl Store {
             .collect())
     }
 }
+
+/// A chunk's place and text, for rebuilding a definition the chunker split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkLines {
+    pub repository: String,
+    pub file_path: String,
+    pub symbol: String,
+    pub start_line: i32,
+    pub end_line: i32,
+    pub content: String,
+}
+
+impl Store {
+    /// Every chunk of the given (repository, file, symbol)s in the scope, in file order: the
+    /// pieces of definitions too large for one chunk.
+    pub async fn chunks_of_symbols(
+        &self,
+        scope: &Scope,
+        keys: &[(String, String, String)],
+    ) -> Result<Vec<ChunkLines>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (mut repos, mut paths, mut symbols) = (Vec::new(), Vec::new(), Vec::new());
+        for (r, p, s) in keys {
+            if scope.contains(r) {
+                repos.push(r.as_str());
+                paths.push(p.as_str());
+                symbols.push(s.as_str());
+            }
+        }
+        let rows = sqlx::query(
+            "SELECT c.repository, c.file_path, c.symbol, c.start_line, c.end_line,
+                    c.chunk_content
+             FROM unnest($1::text[], $2::text[], $3::text[]) AS k(repository, file_path, symbol)
+             JOIN codebase_index c ON c.repository = k.repository
+               AND c.file_path = k.file_path AND c.symbol = k.symbol
+             WHERE c.start_line IS NOT NULL
+             ORDER BY c.repository, c.file_path, c.start_line",
+        )
+        .bind(&repos)
+        .bind(&paths)
+        .bind(&symbols)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading the pieces of split definitions"))?;
+        Ok(rows
+            .iter()
+            .map(|r| ChunkLines {
+                repository: r.get("repository"),
+                file_path: r.get("file_path"),
+                symbol: r.get("symbol"),
+                start_line: r.get("start_line"),
+                end_line: r.get("end_line"),
+                content: r.get("chunk_content"),
+            })
+            .collect())
+    }
+}

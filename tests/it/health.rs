@@ -247,6 +247,7 @@ async fn ready_says_which_component_is_down() {
             nats: client,
             config: cfg,
             active_model: "hash/v1".into(),
+            services: None,
         },
         cancel.clone(),
     )

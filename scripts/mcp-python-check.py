@@ -1,0 +1,29 @@
+"""Checks codesearch's MCP server with the official Python MCP SDK, over stdio and HTTP."""
+import asyncio, json, sys
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+async def check(server, mode, label):
+    async with Client(server, mode=mode) as c:
+        tools = await c.list_tools()
+        names = sorted(t.name for t in tools.tools)
+        r = await c.call_tool("codesearch_search", {"query": "child token", "limit": 2})
+        assert not r.is_error, r
+        hits = r.structured_content["results"]
+        f = await c.call_tool("codesearch_file_context", {"path": hits[0]["filePath"], "repository": hits[0]["repository"], "startLine": hits[0]["startLine"], "endLine": hits[0]["startLine"] + 2})
+        assert not f.is_error, f
+        bad = await c.call_tool("codesearch_search", {"query": "x", "limit": "many"})
+        assert bad.is_error
+        print(label, mode, c.protocol_version, names, hits[0]["filePath"], f.structured_content["startLine"], "bad:", bad.content[0].text[:60])
+
+async def main():
+    binary, url = sys.argv[1], sys.argv[2]
+    stdio = StdioServerParameters(command=binary, args=["mcp", "serve"])
+    for mode in ["legacy", "auto", "2026-07-28"]:
+        for server, label in [(stdio, "stdio"), (url, "http")]:
+            try:
+                await check(server, mode, label)
+            except Exception as e:
+                print(label, mode, "FAILED", type(e).__name__, e)
+
+asyncio.run(main())
