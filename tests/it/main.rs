@@ -5,6 +5,7 @@ mod health;
 mod indexing;
 mod live;
 mod local_model;
+mod mcp_context;
 mod nats_search;
 mod ollama_client;
 mod repositories;

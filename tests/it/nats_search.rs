@@ -8,21 +8,22 @@ use tokio::sync::oneshot;
 
 use crate::support::{self, Nats, TestDb, nats, test_db};
 
-struct Daemon {
-    _nats: Nats,
+/// A daemon serving one repository of `files`, indexed before it starts.
+pub(crate) struct Daemon {
+    pub(crate) nats: Nats,
     _db: TestDb,
-    _repo: tempfile::TempDir,
-    client: async_nats::Client,
+    pub(crate) repo: tempfile::TempDir,
+    pub(crate) client: async_nats::Client,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
 impl Daemon {
-    async fn start(files: &[(&str, &str)]) -> Self {
+    pub(crate) async fn start(files: &[(&str, &str)]) -> Self {
         Self::start_with(files, |_| {}).await
     }
 
-    async fn start_with(files: &[(&str, &str)], tune: impl FnOnce(&mut Config)) -> Self {
+    pub(crate) async fn start_with(files: &[(&str, &str)], tune: impl FnOnce(&mut Config)) -> Self {
         let n = nats();
         let db = test_db().await;
         let mut cfg: Config = support::config(&db, &n.url);
@@ -47,9 +48,9 @@ impl Daemon {
         }));
         let client = async_nats::connect(&n.url).await.expect("client");
         let d = Self {
-            _nats: n,
+            nats: n,
             _db: db,
-            _repo: repo,
+            repo,
             client,
             stop: Some(stop),
             task,
@@ -86,7 +87,20 @@ impl Daemon {
         self.raw(request.to_string().as_bytes()).await
     }
 
-    async fn stop(mut self) {
+    /// One request on `subject`, its reply as JSON.
+    pub(crate) async fn ask(&self, subject: &str, request: Value) -> Value {
+        let reply = tokio::time::timeout(
+            Duration::from_secs(10),
+            self.client
+                .request(subject.to_owned(), request.to_string().into()),
+        )
+        .await
+        .expect("reply in time")
+        .expect("reply");
+        serde_json::from_slice(&reply.payload).expect("reply is JSON")
+    }
+
+    pub(crate) async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -395,7 +409,7 @@ async fn search_output_into_a_closed_pipe_ends_quietly() {
     // Wait for the daemon to answer, then run the CLI with its reader already gone, as
     // `codesearch search ... | head -1` leaves it.
     assert_eq!(d.search(json!({"query": "invoice"})).await["success"], true);
-    let url = d._nats.url.clone();
+    let url = d.nats.url.clone();
     let status = tokio::task::spawn_blocking(move || {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_codesearch"))
             .args([
