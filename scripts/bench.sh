@@ -13,6 +13,10 @@
 #       the live daemon with the local model (benches/live.rs): embeddings requested by a
 #       one-function edit, save-to-searchable latency, a 1,000-file burst; in the database
 #       `codesearch_live`, emptied at each run
+#   scripts/bench.sh context
+#       the context pre-fetch on labelled tasks (benches/context.rs): share of the files a task
+#       needs in a 4,000-token block against a keyword-only block, time to build a block, and
+#       MCP spawn-per-call beside NATS, in the database `codesearch_context`, kept between runs
 #   scripts/bench.sh scale [CHUNKS]
 #       search latency per mode and recall@10 of the HNSW index against exact search at an
 #       index of CHUNKS chunks (default 100000; benches/scale.rs), built from the cargo
@@ -29,11 +33,12 @@ with_services
 # `codesearch` database that scripts/run.sh serves.
 BENCH=pipeline
 case "${1:-}" in
-  pipeline | relevance | live | scale) BENCH=$1; shift ;;
+  pipeline | relevance | live | context | scale) BENCH=$1; shift ;;
 esac
 DB="codesearch_bench"
 [ "$BENCH" = relevance ] && DB="codesearch_relevance"
 [ "$BENCH" = live ] && DB="codesearch_live"
+[ "$BENCH" = context ] && DB="codesearch_context"
 [ "$BENCH" = scale ] && DB="codesearch_scale_${1:-100000}"
 PSQL=("$CODESEARCH_PG_BIN/psql" "$DATABASE_URL" -tAq)
 "${PSQL[@]}" -c "SELECT 1 FROM pg_database WHERE datname = '$DB'" | grep -q 1 \

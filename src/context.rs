@@ -52,6 +52,9 @@ pub struct ContextRequest {
     pub file_types: Option<Vec<String>>,
     pub languages: Option<Vec<String>>,
     pub path_glob: Option<String>,
+    /// The search mode (`hybrid` when absent). Not on the wire: the benchmark compares a block
+    /// filled from a plain keyword search (`lexical`).
+    pub mode: Option<String>,
 }
 
 /// A block and what is in it.
@@ -133,6 +136,7 @@ impl ContextService {
                 languages: req.languages,
                 repository: req.repository,
                 path_glob: req.path_glob,
+                mode: req.mode,
                 limit: Some(self.cfg.candidates as i64),
                 max_per_file: Some(PER_FILE),
                 workspace: req.workspace,

@@ -594,6 +594,7 @@ async fn answer_context(
             file_types: raw.file_types,
             languages: raw.languages,
             path_glob: raw.path_glob,
+            mode: None,
         })
         .await
         .map_err(|e| match e {
