@@ -88,7 +88,10 @@ async fn main() -> anyhow::Result<()> {
     if !skip_index {
         for c in &tasks.corpus {
             let Some(path) = registry_crate(&c.dir) else {
-                println!("corpus {}: {} not in the cargo registry, skipped", c.name, c.dir);
+                println!(
+                    "corpus {}: {} not in the cargo registry, skipped",
+                    c.name, c.dir
+                );
                 continue;
             };
             let mut icfg = cfg.index.clone();
@@ -223,7 +226,9 @@ async fn main() -> anyhow::Result<()> {
                 ..Default::default()
             })?;
             let started = Instant::now();
-            client.request(subject.clone(), payload.clone().into()).await?;
+            client
+                .request(subject.clone(), payload.clone().into())
+                .await?;
             uncached.push(ms(started.elapsed()));
             let started = Instant::now();
             client.request(subject.clone(), payload.into()).await?;
@@ -251,7 +256,14 @@ async fn main() -> anyhow::Result<()> {
 /// Starts `codesearch mcp serve`, writes one line and closes stdin; its stdout.
 fn spawn_call(cfg: &Config, line: &str) -> anyhow::Result<String> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_codesearch"))
-        .args(["--nats-url", &cfg.nats.url, "--log-level", "error", "mcp", "serve"])
+        .args([
+            "--nats-url",
+            &cfg.nats.url,
+            "--log-level",
+            "error",
+            "mcp",
+            "serve",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -9,6 +9,8 @@ pub const ANN_MIN_ROWS: i64 = 2000;
 /// Files an index pass must change for the tables to be vacuumed and analyzed at once.
 const VACUUM_AFTER_FILES: usize = 200;
 const ANN_INDEX: &str = "idx_codebase_index_embedding_hnsw";
+/// Advisory lock key of the vector index build ("csANN" in ASCII).
+const ANN_BUILD_LOCK: i64 = 0x63_73_41_4e_4e;
 
 impl Store {
     /// The model that made most of the vectors in the index, if any.
@@ -35,14 +37,30 @@ impl Store {
 
     /// Builds the HNSW index once the table holds [`ANN_MIN_ROWS`] vectors (and rebuilds it if
     /// an interrupted build left it invalid). Returns whether it built one. Built concurrently:
-    /// searches and writes go on meanwhile.
+    /// searches and writes go on meanwhile. One builder at a time, across daemons: the build
+    /// holds an advisory lock, and a pass that finds it taken leaves the build to its holder
+    /// (two concurrent `CREATE INDEX CONCURRENTLY` deadlock, which every repository's first
+    /// pass finishing together used to cause).
     pub async fn ensure_ann_index(&self) -> Result<bool, StoreError> {
+        let built = |e| q("building the vector index")(e);
+        // The lock and the memory setting belong to this connection, closed after the build.
+        let mut conn = self.pool.acquire().await.map_err(built)?;
+        conn.close_on_drop();
+        let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+            .bind(ANN_BUILD_LOCK)
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(built)?;
+        if !locked {
+            tracing::debug!("another pass is building the vector index");
+            return Ok(false);
+        }
         let valid: Option<bool> = sqlx::query_scalar(
             "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
              WHERE c.relname = $1",
         )
         .bind(ANN_INDEX)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *conn)
         .await
         .map_err(q("checking the vector index"))?;
         match valid {
@@ -50,7 +68,7 @@ impl Store {
             Some(false) => {
                 tracing::warn!("the vector index is invalid (an interrupted build); rebuilding it");
                 sqlx::query(&format!("DROP INDEX CONCURRENTLY IF EXISTS {ANN_INDEX}"))
-                    .execute(&self.pool)
+                    .execute(&mut *conn)
                     .await
                     .map_err(q("dropping an invalid vector index"))?;
             }
@@ -58,7 +76,7 @@ impl Store {
         }
         let rows: i64 =
             sqlx::query_scalar("SELECT count(*) FROM codebase_index WHERE embedding IS NOT NULL")
-                .fetch_one(&self.pool)
+                .fetch_one(&mut *conn)
                 .await
                 .map_err(q("counting vectors"))?;
         if rows < ANN_MIN_ROWS {
@@ -66,27 +84,20 @@ impl Store {
         }
         tracing::info!(vectors = rows, "building the HNSW vector index");
         let started = std::time::Instant::now();
-        // The memory setting is for this statement only: the connection is closed after it.
-        let mut conn = self
-            .pool
-            .acquire()
-            .await
-            .map_err(q("building the vector index"))?;
-        conn.close_on_drop();
         sqlx::query(&format!(
             "SET maintenance_work_mem = '{}MB'",
             self.index_build_memory_mb
         ))
         .execute(&mut *conn)
         .await
-        .map_err(q("building the vector index"))?;
+        .map_err(built)?;
         sqlx::query(&format!(
             "CREATE INDEX CONCURRENTLY IF NOT EXISTS {ANN_INDEX}
              ON codebase_index USING hnsw (embedding vector_cosine_ops)"
         ))
         .execute(&mut *conn)
         .await
-        .map_err(q("building the vector index"))?;
+        .map_err(built)?;
         tracing::info!(
             secs = started.elapsed().as_secs_f64(),
             "HNSW vector index built"
