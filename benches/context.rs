@@ -153,7 +153,10 @@ async fn main() -> anyhow::Result<()> {
     println!("\n4,000-token block, {} tasks:", runnable.len());
     println!("  uncached  {}", p50_p95(first));
     println!("  cached    {}", p50_p95(again));
-    println!("  of which the search (embedding included), uncached: {}", p50_p95(searching));
+    println!(
+        "  of which the search (embedding included), uncached: {}",
+        p50_p95(searching)
+    );
     if skip_index {
         return Ok(());
     }
