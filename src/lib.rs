@@ -20,8 +20,10 @@
 //! [`search`], [`pipeline`] (the stages joined by bounded channels), [`watch`] (file events to
 //! batches of paths), [`live`] (one repository kept indexed: reconcile, watch, recover),
 //! [`roots`] (the live set of repositories, and repository requests), [`backfill`], [`daemon`]
-//! (wiring and shutdown), [`bus`] (the NATS adapter and its wire contract), [`health`],
-//! [`http`], [`cli`].
+//! (wiring and shutdown), [`bus`] (the NATS adapter, its wire contract, and the client the CLI
+//! and MCP share), [`context`] (the pre-fetch block for a task), [`source`] (lines of indexed
+//! files, confined to their roots), [`mcp`] (MCP over stdio and `/mcp`), [`health`], [`http`],
+//! [`cli`].
 //!
 //! Invariants:
 //! - A file's chunks change in one transaction, with its `indexed_files` row: a search never
