@@ -50,10 +50,28 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_chain(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error and its causes, `: `-separated, leaving out a cause whose text the message before
+/// it already ends with (our errors put their source in their message, as do sqlx's and
+/// std's, so `{:#}` said "connection refused" three times).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 fn load_config(global: &GlobalArgs, repository: Option<&str>) -> anyhow::Result<Config> {
@@ -483,4 +501,18 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
         if reply.cached { " (cached)" } else { "" }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_chain;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::other("connection refused");
+        let e = anyhow::Error::new(io).context("cannot connect: connection refused");
+        assert_eq!(error_chain(&e), "cannot connect: connection refused");
+        let e = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_chain(&e), "outer: inner");
+    }
 }

@@ -21,8 +21,8 @@ mod upkeep;
 use std::time::Duration;
 
 use pgvector::Vector;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{PgPool, Postgres};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
+use sqlx::{Connection, PgPool, Postgres};
 use thiserror::Error;
 
 use crate::config::{DatabaseConfig, redact_url};
@@ -109,6 +109,18 @@ impl Store {
             url: url.clone(),
             source,
         })?;
+        // One connection first, for the cause: the pool retries until its timeout and then
+        // says only "pool timed out", whether the port refused, the password was wrong or the
+        // database is missing. A refused or failed connection is reported at once.
+        let timeout = Duration::from_secs(cfg.connect_timeout_secs.max(1));
+        match tokio::time::timeout(timeout, PgConnection::connect_with(&options)).await {
+            Ok(Ok(conn)) => {
+                let _ = conn.close().await;
+            }
+            Ok(Err(source)) => return Err(StoreError::Connect { url, source }),
+            // No answer in time: let the pool try, and time out with its own message.
+            Err(_) => {}
+        }
         let pool = PgPoolOptions::new()
             .max_connections(cfg.max_connections)
             .acquire_timeout(Duration::from_secs(cfg.connect_timeout_secs))

@@ -276,3 +276,22 @@ async fn ready_says_which_component_is_down() {
     cancel.cancel();
     let _ = task.await;
 }
+
+#[tokio::test]
+async fn a_refused_database_is_reported_at_once_with_its_cause() {
+    let mut cfg = Config::defaults().expect("defaults");
+    // Port 1 refuses; the pool alone would retry for the whole timeout, then say "timed out".
+    cfg.database.url = "postgres://postgres@127.0.0.1:1/codesearch".into();
+    cfg.database.connect_timeout_secs = 60;
+    let started = std::time::Instant::now();
+    let err = match Store::connect(&cfg.database).await {
+        Ok(_) => panic!("connected to a refused port"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.to_lowercase().contains("refused"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+}
