@@ -30,7 +30,7 @@ pub use code::CodeLanguage;
 
 /// Version of the chunking rules and of what is stored with each chunk and file (lexical
 /// text); part of every file's skip key, so a change re-processes files (vectors are reused).
-pub const CHUNKER_VERSION: i32 = 4;
+pub const CHUNKER_VERSION: i32 = 5;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -183,6 +183,16 @@ pub(crate) fn merge_small(text: &str, spans: Vec<Span>, opts: &ChunkOptions) -> 
     for span in spans {
         if let Some(last) = out.last_mut() {
             let fits = chars(text, last.start, span.end) <= opts.max_chars;
+            // A container's closing `}` (or `]);`) after a definition too large to merge with
+            // joins it anyway: alone it is a chunk that says nothing.
+            if fits
+                && !text[span.start..span.end]
+                    .chars()
+                    .any(char::is_alphanumeric)
+            {
+                last.end = span.end;
+                continue;
+            }
             let small = chars(text, last.start, last.end) < opts.min_chars
                 || chars(text, span.start, span.end) < opts.min_chars;
             if last.mergeable && span.mergeable && last.parent == span.parent && fits && small {

@@ -67,6 +67,24 @@ fn check_invariants(text: &str, chunks: &[Chunk], opts: &ChunkOptions) {
     }
 }
 
+#[test]
+fn a_closing_brace_after_a_split_member_joins_it() {
+    let body: String = (0..30)
+        .map(|i| format!("        let value_{i} = compute_something_long(input, {i});\n"))
+        .collect();
+    let text = format!(
+        "impl Big {{\n    fn small(&self) -> u32 {{\n        1\n    }}\n\n    fn large(&self, input: u32) {{\n{body}    }}\n}}\n"
+    );
+    let chunks = chunk_file("big.rs", &text, &SMALL);
+    check_invariants(&text, &chunks, &SMALL);
+    for c in &chunks {
+        assert!(
+            c.content.chars().any(char::is_alphanumeric),
+            "a chunk of punctuation only: {c:?}"
+        );
+    }
+}
+
 macro_rules! snapshot {
     ($test:ident, $file:expr) => {
         #[test]
