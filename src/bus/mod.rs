@@ -77,6 +77,9 @@ pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
                     }
                     async_nats::Event::Connected => tracing::info!(%url, "connected to NATS"),
                     async_nats::Event::Closed => tracing::debug!(%url, "NATS connection closed"),
+                    async_nats::Event::Draining => {
+                        tracing::debug!(%url, "NATS connection draining")
+                    }
                     async_nats::Event::SlowConsumer(sid) => {
                         tracing::warn!(
                             sid,
