@@ -316,7 +316,7 @@ impl FileBm25 {
         let mut docs = Vec::new();
         let mut df: HashMap<String, usize> = HashMap::new();
         for root in roots {
-            let (candidates, _) = Walker::new(root, &cfg.index)?.walk();
+            let (candidates, _, _) = Walker::new(root, &cfg.index)?.walk();
             for c in candidates {
                 let Ok(text) = std::fs::read_to_string(&c.abs_path) else {
                     continue;

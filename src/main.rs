@@ -432,6 +432,11 @@ fn print_report(r: &IndexReport) {
         r.skipped_total(),
         r.removed,
     );
+    if let Some((total, kinds)) = r.unlisted_summary(6) {
+        println!(
+            "  not indexed: {total} files of types not listed in index.include_extensions ({kinds})"
+        );
+    }
     println!(
         "  embedded {} chunks in {embed_secs:.1}s{rate}, reused {}; other work {:.1}s; total {secs:.1}s",
         r.embedded,

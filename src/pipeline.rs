@@ -69,6 +69,8 @@ pub struct IndexReport {
     pub indexed: usize,
     pub unchanged: usize,
     pub skipped: BTreeMap<&'static str, usize>,
+    /// Files a full walk passed over because their type is not indexed, by extension (or name).
+    pub unlisted: crate::scan::Unlisted,
     pub removed: u64,
     pub chunks: usize,
     pub embedded: usize,
@@ -86,6 +88,26 @@ impl IndexReport {
         self.skipped.values().sum()
     }
 
+    /// The unlisted file types, most files first, as `json 8, lock 2, LICENSE 1` (at most
+    /// `max` types), with the total; `None` when the walk passed over none.
+    pub fn unlisted_summary(&self, max: usize) -> Option<(usize, String)> {
+        let total: usize = self.unlisted.values().sum();
+        if total == 0 {
+            return None;
+        }
+        let mut kinds: Vec<(&String, &usize)> = self.unlisted.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let mut text: Vec<String> = kinds
+            .iter()
+            .take(max)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        if kinds.len() > max {
+            text.push("...".into());
+        }
+        Some((total, text.join(", ")))
+    }
+
     /// Logs the pass: `reason` says which (`index`, or why a reconcile ran).
     pub fn log(&self, reason: &str) {
         tracing::info!(
@@ -94,6 +116,7 @@ impl IndexReport {
             indexed = self.indexed,
             unchanged = self.unchanged,
             skipped = self.skipped_total(),
+            unlisted_types = self.unlisted.values().sum::<usize>(),
             removed = self.removed,
             chunks = self.chunks,
             embedded = self.embedded,
@@ -259,13 +282,14 @@ impl Indexer {
         let started = Instant::now();
         self.claim(repo).await?;
         let walker = self.walker(repo)?;
-        let (candidates, walk_skips) = tokio::task::spawn_blocking(move || walker.walk())
+        let (candidates, walk_skips, unlisted) = tokio::task::spawn_blocking(move || walker.walk())
             .await
             .map_err(|e| IndexError::Task(e.to_string()))?;
         let states = self.store.file_states(&repo.name).await?;
         let mut report = self
             .run(repo, candidates, walk_skips, states, progress, cancel)
             .await?;
+        report.unlisted = unlisted;
         report.total_time = started.elapsed();
         Ok(report)
     }

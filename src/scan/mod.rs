@@ -10,7 +10,7 @@ mod classify;
 mod walk;
 
 pub use classify::Classifier;
-pub use walk::{Candidate, Walker};
+pub use walk::{Candidate, Unlisted, Walker};
 
 use std::fmt;
 use std::path::Path;

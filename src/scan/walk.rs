@@ -8,6 +8,10 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use super::{SkipReason, Skipped};
 use crate::config::IndexConfig;
 
+/// Files not indexed because their type is not listed (`index.include_extensions`,
+/// `index.include_file_names`), by extension (or by name, without one).
+pub type Unlisted = std::collections::BTreeMap<String, usize>;
+
 /// A file that passed the path rules; its content is not read yet.
 #[derive(Debug, Clone)]
 pub struct Candidate {
@@ -89,8 +93,10 @@ impl Walker {
             })
     }
 
-    /// Walks the root. Blocking: run it on a blocking thread.
-    pub fn walk(&self) -> (Vec<Candidate>, Vec<Skipped>) {
+    /// Walks the root: the candidates, the files skipped with a reason, and how many files of
+    /// each unlisted type (extension, or the name when it has none) the walk passed over.
+    /// Blocking: run it on a blocking thread.
+    pub fn walk(&self) -> (Vec<Candidate>, Vec<Skipped>, Unlisted) {
         let starts: Vec<PathBuf> = if self.include_paths.is_empty() {
             vec![self.root.clone()]
         } else {
@@ -117,7 +123,8 @@ impl Walker {
         // A file is kept when it is a target or inside one; a directory is entered when it is
         // either, or leads to a target.
         let wanted = move |rel: &str| targets.iter().any(|t| within(rel, t) || within(t, rel));
-        self.walk_from(vec![self.root.clone()], wanted)
+        let (candidates, skipped, _) = self.walk_from(vec![self.root.clone()], wanted);
+        (candidates, skipped)
     }
 
     /// The directories under `start` (itself included) that a walk enters: the ones a watcher
@@ -162,9 +169,10 @@ impl Walker {
         &self,
         starts: Vec<PathBuf>,
         wanted: impl Fn(&str) -> bool + Clone + Send + Sync + 'static,
-    ) -> (Vec<Candidate>, Vec<Skipped>) {
+    ) -> (Vec<Candidate>, Vec<Skipped>, Unlisted) {
         let mut candidates = Vec::new();
         let mut skipped = Vec::new();
+        let mut unlisted = Unlisted::new();
         for start in starts {
             let builder = self.builder(&start, wanted.clone());
             for entry in builder.build() {
@@ -185,6 +193,12 @@ impl Walker {
                     continue;
                 };
                 if !self.is_included_name(&rel_path) {
+                    let name = rel_path.rsplit('/').next().unwrap_or(&rel_path);
+                    if file_type.is_file() && !is_editor_temp(name) {
+                        let ext = super::file_type_of(&rel_path);
+                        let kind = if ext.is_empty() { name.to_owned() } else { ext };
+                        *unlisted.entry(kind).or_default() += 1;
+                    }
                     continue;
                 }
                 if file_type.is_symlink() {
@@ -206,7 +220,7 @@ impl Walker {
         }
         candidates.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
         candidates.dedup_by(|a, b| a.rel_path == b.rel_path);
-        (candidates, skipped)
+        (candidates, skipped, unlisted)
     }
 
     /// The `/`-separated path of `path` relative to the root, if it is inside it.
@@ -271,9 +285,13 @@ mod tests {
 
         let cfg = Config::defaults().expect("defaults");
         let w = Walker::new(root, &cfg.index).expect("walker");
-        let (cands, skipped) = w.walk();
+        let (cands, skipped, unlisted) = w.walk();
         let paths: Vec<_> = cands.iter().map(|c| c.rel_path.as_str()).collect();
         assert_eq!(paths, vec!["Makefile", "src/a.ts"]);
+        // Counted: files the rules let through but whose type is not indexed (not the ignored
+        // or excluded ones).
+        let unlisted: Vec<(&str, usize)> = unlisted.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+        assert_eq!(unlisted, vec![(".gitignore", 1), ("png", 1)]);
         assert_eq!(skipped.len(), 1);
         assert_eq!(skipped[0].rel_path, "src/broken.ts");
         assert_eq!(skipped[0].reason, SkipReason::BrokenSymlink);
