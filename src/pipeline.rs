@@ -32,9 +32,11 @@ use thiserror::Error;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use crate::chunk::{self, CHUNKER_VERSION, Chunk, ChunkOptions, Language};
+use crate::chunk::{CHUNKER_VERSION, Chunk, ChunkOptions, Language};
 use crate::config::{DEFAULT_WORKSPACE, IndexConfig};
 use crate::embed::{Embedder, embed_documents};
+use crate::intel::Extraction;
+use crate::parse::{self, Analysis};
 use crate::repository::{Repository, RepositoryError, default_name};
 use crate::scan::{self, Candidate, SkipReason, Skipped, SourceFile, Walker};
 use crate::store::{ChunkRow, Claimed, FileState, FileWrite, Origin, RepoClaim, Store, StoreError};
@@ -134,6 +136,8 @@ struct Prepared {
     file: SourceFile,
     language: String,
     chunks: Vec<Chunk>,
+    /// What the file's code defines, calls and imports.
+    intel: Extraction,
     /// Embedding input of each chunk and its sha256.
     inputs: Vec<(String, String)>,
 }
@@ -430,6 +434,7 @@ impl Indexer {
                                 chunks: &rows,
                                 lexical: &lexical,
                                 lexical_length,
+                                intel: &p.intel,
                             })
                             .await;
                         (p.file.rel_path, p.file.sha256, result)
@@ -685,7 +690,7 @@ pub(crate) enum Vectored {
 
 fn prepare(file: SourceFile, opts: &ChunkOptions) -> Prepared {
     let language = Language::from_path(&file.rel_path).name(&file.rel_path);
-    let chunks = chunk::chunk_file(&file.rel_path, &file.text, opts);
+    let Analysis { chunks, intel } = parse::analyze(&file.rel_path, &file.text, opts);
     let inputs = chunks
         .iter()
         .map(|c| {
@@ -698,6 +703,7 @@ fn prepare(file: SourceFile, opts: &ChunkOptions) -> Prepared {
         file,
         language,
         chunks,
+        intel,
         inputs,
     }
 }

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use tree_sitter::{Node, ParseOptions, Parser};
+use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
 use super::{ChunkOptions, Container, Layout, Span};
 
@@ -75,11 +75,15 @@ struct Def<'t> {
     body: Option<Node<'t>>,
 }
 
-/// Parses `text` and lays out its definitions; `None` when parsing fails or runs out of time.
-pub(crate) fn layout(lang: CodeLanguage, text: &str, opts: &ChunkOptions) -> Option<Layout> {
+/// Parses `text` as `lang`; `None` when parsing fails or runs out of `timeout`.
+pub fn parse(lang: CodeLanguage, text: &str, timeout: Duration) -> Option<Tree> {
     let mut parser = Parser::new();
     parser.set_language(&lang.grammar()).ok()?;
-    let tree = parse_with_deadline(&mut parser, text, opts.parse_timeout)?;
+    parse_with_deadline(&mut parser, text, timeout)
+}
+
+/// Lays out the definitions of `tree`, parsed from `text`.
+pub(crate) fn layout(lang: CodeLanguage, tree: &Tree, text: &str, opts: &ChunkOptions) -> Layout {
     let mut walk = Walk {
         lang,
         text,
@@ -98,7 +102,7 @@ pub(crate) fn layout(lang: CodeLanguage, text: &str, opts: &ChunkOptions) -> Opt
         }
     }
     walk.members(root, None, 0);
-    Some(walk.layout)
+    walk.layout
 }
 
 fn parse_with_deadline(

@@ -26,11 +26,12 @@ mod sql;
 
 use std::time::Duration;
 
-pub use code::CodeLanguage;
+pub use code::{CodeLanguage, parse};
+use tree_sitter::Tree;
 
 /// Version of the chunking rules and of what is stored with each chunk and file (lexical
-/// text); part of every file's skip key, so a change re-processes files (vectors are reused).
-pub const CHUNKER_VERSION: i32 = 5;
+/// text, and since version 6 the file's definitions, calls and imports); part of every file's skip key, so a change re-processes files (vectors are reused).
+pub const CHUNKER_VERSION: i32 = 6;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,17 +174,37 @@ impl Layout {
 
 /// Chunks one file. Never fails: a file that cannot be parsed is chunked by size.
 pub fn chunk_file(rel_path: &str, text: &str, opts: &ChunkOptions) -> Vec<Chunk> {
+    let tree = match Language::from_path(rel_path) {
+        Language::Code(lang) if !text.trim().is_empty() => {
+            code::parse(lang, text, opts.parse_timeout)
+        }
+        _ => None,
+    };
+    chunk_parsed(rel_path, text, tree.as_ref(), opts)
+}
+
+/// Chunks one file whose code was parsed already (`tree`, from [`parse`]); `None` for a code
+/// file whose parse failed or timed out chunks it by size.
+pub fn chunk_parsed(
+    rel_path: &str,
+    text: &str,
+    tree: Option<&Tree>,
+    opts: &ChunkOptions,
+) -> Vec<Chunk> {
     if text.trim().is_empty() {
         return Vec::new();
     }
     let layout = match Language::from_path(rel_path) {
-        Language::Code(lang) => code::layout(lang, text, opts).unwrap_or_else(|| {
-            tracing::debug!(
-                path = rel_path,
-                "parse failed or timed out; chunking by size"
-            );
-            Layout::whole(text)
-        }),
+        Language::Code(lang) => match tree {
+            Some(tree) => code::layout(lang, tree, text, opts),
+            None => {
+                tracing::debug!(
+                    path = rel_path,
+                    "parse failed or timed out; chunking by size"
+                );
+                Layout::whole(text)
+            }
+        },
         Language::Sql => sql::layout(text),
         Language::Markdown => markdown::layout(text),
         Language::Text => Layout::whole(text),

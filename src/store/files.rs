@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 
 use pgvector::Vector;
+
+use crate::intel::Extraction;
 use sqlx::Row;
 
 use super::{
@@ -74,7 +76,16 @@ pub struct FileWrite<'a> {
     /// The whole file's words for file-level lexical search, and how many there are.
     pub lexical: &'a str,
     pub lexical_length: i32,
+    /// What the file's code defines, calls and imports.
+    pub intel: &'a Extraction,
 }
+
+/// Nothing extracted: a skipped file's record.
+const NO_INTEL: &Extraction = &Extraction {
+    definitions: Vec::new(),
+    references: Vec::new(),
+    imports: Vec::new(),
+};
 
 impl Store {
     /// The state of every file recorded for `repository`.
@@ -189,6 +200,7 @@ impl Store {
             chunks: &[],
             lexical: "",
             lexical_length: 0,
+            intel: NO_INTEL,
         };
         self.write_file(&skipped, Some(error)).await
     }
@@ -361,6 +373,7 @@ impl Store {
             .await
             .map_err(q("recording a file's postings"))?;
         }
+        super::symbols::replace_intel(&mut tx, file_id, f.repository, f.intel).await?;
         bump_generation(&mut tx, f.repository).await?;
         tx.commit().await.map_err(q("committing a file"))?;
         Ok(())
@@ -401,6 +414,7 @@ impl Store {
         .execute(&mut *tx)
         .await
         .map_err(q("deleting vanished files' postings"))?;
+        super::symbols::delete_intel(&mut tx, repository, paths).await?;
         let done =
             sqlx::query("DELETE FROM indexed_files WHERE repository = $1 AND file_path = ANY($2)")
                 .bind(repository)

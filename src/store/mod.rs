@@ -7,7 +7,8 @@
 //!
 //! One file per concern: [`files`] (the write path), [`retrieve`] (searches), [`stats`]
 //! (BM25 statistics, the generation), [`summary`] (status), [`pending`] (the vector backfill),
-//! [`repos`] (repositories), [`scope`] (what a read may see), [`upkeep`] (vector index, vacuum).
+//! [`repos`] (repositories), [`scope`] (what a read may see), [`symbols`] (definitions, calls
+//! and imports), [`upkeep`] (vector index, vacuum).
 
 mod files;
 mod pending;
@@ -16,6 +17,7 @@ mod retrieve;
 mod scope;
 mod stats;
 mod summary;
+mod symbols;
 mod upkeep;
 
 use std::time::Duration;
@@ -37,6 +39,7 @@ pub use self::retrieve::{
 pub use self::scope::Scope;
 pub use self::stats::{CollectionStats, FileStats, TermStat};
 pub use self::summary::{IndexSummary, RepositorySummary};
+pub use self::symbols::{DefinitionLookup, DefinitionRow, ImportRow, NameMatch, ReferenceRow};
 pub use self::upkeep::ANN_MIN_ROWS;
 
 /// Width of the `embedding` column (the baseline's `vector(768)`).

@@ -240,6 +240,9 @@ impl Store {
                (SELECT id FROM indexed_files WHERE repository = $1)",
             "DELETE FROM indexed_files WHERE repository = $1",
             "DELETE FROM repo_terms WHERE repository = $1",
+            "DELETE FROM code_definitions WHERE repository = $1",
+            "DELETE FROM code_references WHERE repository = $1",
+            "DELETE FROM code_imports WHERE repository = $1",
         ];
         for sql in statements {
             sqlx::query(sql)

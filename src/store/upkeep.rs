@@ -124,10 +124,13 @@ impl Store {
     /// Empties the index as if freshly installed: every row, and the vector index (which
     /// TRUNCATE would keep, making the next cold index pay for HNSW inserts). For benchmarks.
     pub async fn clear(&self) -> Result<(), StoreError> {
-        sqlx::query("TRUNCATE codebase_index, indexed_files, file_terms, repositories")
-            .execute(&self.pool)
-            .await
-            .map_err(q("emptying the index"))?;
+        sqlx::query(
+            "TRUNCATE codebase_index, indexed_files, file_terms, repositories, code_definitions,
+               code_references, code_imports",
+        )
+        .execute(&self.pool)
+        .await
+        .map_err(q("emptying the index"))?;
         sqlx::query(&format!("DROP INDEX IF EXISTS {ANN_INDEX}"))
             .execute(&self.pool)
             .await

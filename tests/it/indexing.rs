@@ -322,6 +322,7 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
                 chunks: &rows,
                 lexical: "",
                 lexical_length: 0,
+                intel: &Default::default(),
             })
             .await
             .expect("write");
@@ -456,6 +457,7 @@ async fn a_repository_filter_finds_files_in_small_and_large_repositories() {
                         chunks: &rows,
                         lexical: text,
                         lexical_length: 2,
+                        intel: &Default::default(),
                     })
                     .await
                     .expect("write");

@@ -1,0 +1,374 @@
+//! Running a language's query over a parsed file and turning its captures into definitions,
+//! call sites and imports.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use tree_sitter::{Node, Query, QueryCursor, StreamingIterator, Tree};
+
+use super::{
+    Definition, Extraction, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS, imports,
+};
+use crate::chunk::CodeLanguage;
+
+const ECMA: &str = include_str!("queries/ecma.scm");
+
+/// The query text for `lang`; `None` for a language without extraction (GraphQL).
+pub fn query_source(lang: CodeLanguage) -> Option<String> {
+    Some(match lang {
+        CodeLanguage::Rust => include_str!("queries/rust.scm").to_owned(),
+        CodeLanguage::Python => include_str!("queries/python.scm").to_owned(),
+        CodeLanguage::Go => include_str!("queries/go.scm").to_owned(),
+        CodeLanguage::JavaScript => format!("{ECMA}\n{}", include_str!("queries/javascript.scm")),
+        CodeLanguage::TypeScript | CodeLanguage::Tsx => {
+            format!("{ECMA}\n{}", include_str!("queries/typescript.scm"))
+        }
+        CodeLanguage::GraphQl => return None,
+    })
+}
+
+/// Each language's compiled query, compiled once.
+fn query(lang: CodeLanguage) -> Option<&'static Query> {
+    static QUERIES: [OnceLock<Option<Query>>; CodeLanguage::ALL.len()] =
+        [const { OnceLock::new() }; CodeLanguage::ALL.len()];
+    let slot = CodeLanguage::ALL.iter().position(|l| *l == lang)?;
+    QUERIES[slot]
+        .get_or_init(|| {
+            let source = query_source(lang)?;
+            match Query::new(&lang.grammar(), &source) {
+                Ok(q) => Some(q),
+                Err(e) => {
+                    // A bug in a query file (the unit tests compile every one).
+                    tracing::error!(language = lang.name(), error = %e, "extraction query does not compile");
+                    None
+                }
+            }
+        })
+        .as_ref()
+}
+
+/// A definition (or an `impl` block) before nesting is known.
+struct RawDef {
+    start: usize,
+    end: usize,
+    start_line: u32,
+    end_line: u32,
+    kind: &'static str,
+    name: String,
+    /// Go's receiver type, or the object a JavaScript function is assigned to.
+    owner: Option<String>,
+    signature: String,
+    /// `impl` blocks qualify their members but define nothing.
+    emitted: bool,
+    pattern: usize,
+}
+
+struct RawCall {
+    start: usize,
+    line: u32,
+    name: String,
+    qualifier: Option<String>,
+}
+
+/// What `tree` (parsed from `text`, the file at `rel_path`) defines, calls and imports.
+pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> Extraction {
+    let Some(query) = query(lang) else {
+        return Extraction::default();
+    };
+    let names = query.capture_names();
+    let mut defs: HashMap<usize, RawDef> = HashMap::new();
+    let mut calls: HashMap<usize, RawCall> = HashMap::new();
+    let mut import_nodes: Vec<(usize, Node<'_>, &str, Node<'_>)> = Vec::new();
+    let mut truncated = false;
+
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(query, tree.root_node(), text.as_bytes());
+    while let Some(m) = matches.next() {
+        let (mut main, mut name, mut qualifier, mut owner, mut arg) =
+            (None, None, None, None, None);
+        for c in m.captures {
+            match names[c.index as usize] {
+                "name" => name = Some(c.node),
+                "qualifier" => qualifier = Some(c.node),
+                "receiver" => owner = Some(c.node),
+                a @ ("import.use" | "import.mod" | "import.path") => arg = Some((a, c.node)),
+                n if n.starts_with("def.") || matches!(n, "scope.impl" | "call" | "import") => {
+                    main = Some((n, c.node))
+                }
+                _ => {}
+            }
+        }
+        let Some((capture, node)) = main else {
+            continue;
+        };
+        match capture {
+            "import" => {
+                // Python's statements are taken apart in code, without an argument capture.
+                let (a, arg) = arg.unwrap_or(("import", node));
+                import_nodes.push((node.id(), node, a, arg));
+            }
+            "call" => {
+                let Some(name) = name else { continue };
+                if calls.len() >= MAX_REFERENCES {
+                    truncated = true;
+                    continue;
+                }
+                calls.entry(node.id()).or_insert_with(|| RawCall {
+                    start: node.start_byte(),
+                    line: node.start_position().row as u32 + 1,
+                    name: text[name.byte_range()].to_owned(),
+                    qualifier: qualifier.and_then(|q| plain_path(&text[q.byte_range()])),
+                });
+            }
+            def => {
+                let Some(name) = name else { continue };
+                if defs.len() >= MAX_DEFINITIONS {
+                    truncated = true;
+                    continue;
+                }
+                let impl_block = def == "scope.impl";
+                let raw = RawDef {
+                    start: node.start_byte(),
+                    end: node.end_byte(),
+                    start_line: node.start_position().row as u32 + 1,
+                    end_line: node.end_position().row as u32 + 1,
+                    kind: kind_of(def),
+                    name: if impl_block {
+                        impl_type_name(name, text)
+                    } else {
+                        text[name.byte_range()].to_owned()
+                    },
+                    owner: owner
+                        .or(qualifier)
+                        .and_then(|o| plain_path(&text[o.byte_range()]))
+                        .map(|o| owner_name(&o))
+                        .filter(|o| !o.is_empty()),
+                    signature: signature(node, text),
+                    emitted: !impl_block,
+                    pattern: m.pattern_index,
+                };
+                // A node several patterns match (a Go struct is also a type) takes the first.
+                match defs.get(&node.id()) {
+                    Some(d) if d.pattern <= raw.pattern => {}
+                    _ => {
+                        defs.insert(node.id(), raw);
+                    }
+                }
+            }
+        }
+    }
+    if truncated {
+        tracing::info!(
+            path = rel_path,
+            "extraction kept the first {MAX_DEFINITIONS} definitions and {MAX_REFERENCES} calls"
+        );
+    }
+
+    let mut defs: Vec<RawDef> = defs.into_values().collect();
+    defs.sort_by_key(|d| (d.start, std::cmp::Reverse(d.end), d.pattern));
+    let (definitions, slots) = nest(lang, &defs);
+
+    let mut calls: Vec<RawCall> = calls.into_values().collect();
+    calls.sort_by_key(|c| c.start);
+    let references = enclose(&defs, &slots, &definitions, calls);
+
+    import_nodes.sort_by_key(|(id, node, ..)| (node.start_byte(), *id));
+    import_nodes.dedup_by_key(|(id, ..)| *id);
+    let imports = import_nodes
+        .into_iter()
+        .flat_map(|(_, node, arg_kind, arg)| {
+            imports::imports_of(lang, rel_path, text, node, arg_kind, arg)
+        })
+        .collect();
+    Extraction {
+        definitions,
+        references,
+        imports,
+    }
+}
+
+/// Qualified names and parents from nesting. `defs` is sorted by start, outer first; the
+/// result's `slots[i]` is the index in the output of `defs[i]` (`None` for `impl` blocks).
+fn nest(lang: CodeLanguage, defs: &[RawDef]) -> (Vec<Definition>, Vec<Option<u32>>) {
+    let sep = if lang == CodeLanguage::Rust {
+        "::"
+    } else {
+        "."
+    };
+    let mut out: Vec<Definition> = Vec::with_capacity(defs.len());
+    let mut slots: Vec<Option<u32>> = Vec::with_capacity(defs.len());
+    // Qualified names of `defs`, to qualify members.
+    let mut qualified: Vec<String> = Vec::with_capacity(defs.len());
+    let mut stack: Vec<usize> = Vec::new();
+    for (i, d) in defs.iter().enumerate() {
+        while stack.last().is_some_and(|&t| defs[t].end <= d.start) {
+            stack.pop();
+        }
+        let q = match (&d.owner, stack.last()) {
+            (Some(owner), _) => format!("{owner}{sep}{}", d.name),
+            (None, Some(&p)) => format!("{}{sep}{}", qualified[p], d.name),
+            (None, None) => d.name.clone(),
+        };
+        qualified.push(q.clone());
+        let container = stack.last().map(|&p| defs[p].kind);
+        let kind = match (d.kind, container) {
+            ("function", Some("class" | "impl" | "trait" | "interface" | "struct" | "enum")) => {
+                "method"
+            }
+            (k, _) => k,
+        };
+        let parent = stack.iter().rev().find_map(|&p| slots[p]);
+        if d.emitted {
+            slots.push(Some(out.len() as u32));
+            out.push(Definition {
+                name: d.name.clone(),
+                qualified: q,
+                kind,
+                signature: d.signature.clone(),
+                start_line: d.start_line,
+                end_line: d.end_line,
+                parent,
+            });
+        } else {
+            slots.push(None);
+        }
+        stack.push(i);
+    }
+    (out, slots)
+}
+
+/// Gives each call its innermost enclosing definition, and replaces a `self`, `Self`, `this`
+/// or `cls` qualifier with the enclosing class or `impl` type's qualified name.
+fn enclose(
+    defs: &[RawDef],
+    slots: &[Option<u32>],
+    definitions: &[Definition],
+    calls: Vec<RawCall>,
+) -> Vec<Reference> {
+    let mut stack: Vec<usize> = Vec::new();
+    let mut next = 0;
+    let mut out = Vec::with_capacity(calls.len());
+    for call in calls {
+        while next < defs.len() && defs[next].start <= call.start {
+            while stack
+                .last()
+                .is_some_and(|&t| defs[t].end <= defs[next].start)
+            {
+                stack.pop();
+            }
+            stack.push(next);
+            next += 1;
+        }
+        while stack.last().is_some_and(|&t| defs[t].end <= call.start) {
+            stack.pop();
+        }
+        let enclosing = stack.iter().rev().find_map(|&i| slots[i]);
+        let qualifier = match call.qualifier.as_deref() {
+            Some("self" | "Self" | "this" | "cls") => stack
+                .iter()
+                .rev()
+                .find(|&&i| {
+                    matches!(
+                        defs[i].kind,
+                        "class" | "impl" | "trait" | "interface" | "struct" | "enum"
+                    )
+                })
+                .map(|&i| match slots[i] {
+                    Some(s) => definitions[s as usize].qualified.clone(),
+                    None => defs[i].name.clone(),
+                })
+                .or(call.qualifier),
+            _ => call.qualifier,
+        };
+        out.push(Reference {
+            name: call.name,
+            qualifier,
+            line: call.line,
+            enclosing,
+        });
+    }
+    out
+}
+
+fn kind_of(capture: &str) -> &'static str {
+    match capture.trim_start_matches("def.") {
+        "function" => "function",
+        "method" => "method",
+        "class" => "class",
+        "struct" => "struct",
+        "enum" => "enum",
+        "type" => "type",
+        "trait" => "trait",
+        "interface" => "interface",
+        "module" => "module",
+        "namespace" => "namespace",
+        "macro" => "macro",
+        "const" => "const",
+        "scope.impl" => "impl",
+        _ => "definition",
+    }
+}
+
+/// A receiver or path as written, when it is a plain path (`self`, `os.path`, `Stack`,
+/// `crate::store`); `None` for an expression (`foo().bar`, `items[0]`).
+fn plain_path(s: &str) -> Option<String> {
+    let plain = !s.is_empty()
+        && s.len() <= 120
+        && s.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.' | ':'));
+    plain.then(|| s.to_owned())
+}
+
+/// The owner a definition is qualified by: `Foo.prototype` is `Foo`, `module.exports` and
+/// `exports` qualify nothing worth keeping (`exports.run` is `run`).
+fn owner_name(owner: &str) -> String {
+    let owner = owner.trim_end_matches(".prototype");
+    match owner {
+        "module.exports" | "exports" => String::new(),
+        o => o.to_owned(),
+    }
+}
+
+/// The type an `impl` block is for, without generics or references: `impl<T> Stack<T>` and
+/// `impl Display for &Stack` are both `Stack`.
+fn impl_type_name(node: Node<'_>, text: &str) -> String {
+    let mut node = node;
+    loop {
+        match node.kind() {
+            "generic_type" | "reference_type" => match node.child_by_field_name("type") {
+                Some(t) => node = t,
+                None => break,
+            },
+            "scoped_type_identifier" => match node.child_by_field_name("name") {
+                Some(t) => node = t,
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    text[node.byte_range()].to_owned()
+}
+
+/// A definition's head: its text up to its body, on one line.
+fn signature(node: Node<'_>, text: &str) -> String {
+    let body = node
+        .child_by_field_name("body")
+        .or_else(|| {
+            node.child_by_field_name("value")
+                .and_then(|v| v.child_by_field_name("body"))
+        })
+        .filter(|b| b.start_byte() > node.start_byte());
+    let head = match body {
+        Some(b) => &text[node.start_byte()..b.start_byte()],
+        None => text[node.byte_range()].lines().next().unwrap_or_default(),
+    };
+    let mut one_line = head.split_whitespace().collect::<Vec<_>>().join(" ");
+    let one_line_len = one_line.chars().count();
+    if one_line_len > SIGNATURE_CHARS {
+        one_line = one_line.chars().take(SIGNATURE_CHARS - 1).collect();
+        one_line.push('…');
+    }
+    one_line
+        .trim_end_matches(|c: char| c == '{' || c == ':' || c.is_whitespace())
+        .to_owned()
+}

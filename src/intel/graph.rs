@@ -1,0 +1,1459 @@
+//! Questions about code: symbols, callers and callees, call graphs, impact, related files.
+//!
+//! Calls are resolved to definitions here, when asked, by one resolver used in both
+//! directions: the callers of `T` are the call sites whose resolution includes `T`, so
+//! callers and callees always agree. A call resolves, in order, through
+//! 1. its qualifier naming the definition's owner (`Stack::new`, `self.push` in `Stack`):
+//!    `same_file` or `qualified`;
+//! 2. the file's imports: a name imported from a file that defines it, or a module imported
+//!    under the qualifier (`utils.parse`): `import`. A name imported from outside the
+//!    repository (a package) resolves to nothing here: the call is `external`;
+//! 3. a definition in the same file: `same_file`;
+//! 4. a definition in the same directory (a Go package, a Python package): `same_module`;
+//! 5. otherwise every definition of the name in the workspace, in the same language family:
+//!    `name_only`, with a confidence divided among them.
+//!
+//! A bare call (`foo()`) never resolves to a method, and a call on a receiver (`x.foo()`)
+//! only to methods. Confidence is a plain number in 0..1 per resolution kind, divided by the
+//! number of definitions the call could be; answers carry it so a caller can filter.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use thiserror::Error;
+
+use crate::search::{SearchError, SearchService};
+use crate::store::{
+    DefinitionLookup, DefinitionRow, ImportRow, NameMatch, ReferenceRow, Scope, Store, StoreError,
+};
+
+use super::{go_import_key, path_keys};
+
+/// Most definitions one name may have before a lookup gives up resolving it by name.
+const MAX_DEFINITIONS_PER_NAME: i64 = 500;
+/// Most call sites read for one question's names.
+const MAX_REFERENCES: i64 = 20_000;
+/// Graph limits: depth and nodes, default and most.
+pub const DEFAULT_DEPTH: u32 = 2;
+pub const MAX_DEPTH: u32 = 6;
+pub const DEFAULT_MAX_NODES: usize = 50;
+pub const MAX_NODES: usize = 500;
+
+#[derive(Debug, Error)]
+pub enum IntelError {
+    /// The caller's: a bad request.
+    #[error("{0}")]
+    Invalid(String),
+    /// No definition (or no file) by that name; the message lists near names when there are.
+    #[error("{0}")]
+    NotFound(String),
+    /// Several definitions match: the caller must say which.
+    #[error("`{symbol}` names {} definitions; ask again with a qualified name or a path", candidates.len())]
+    Ambiguous {
+        symbol: String,
+        candidates: Vec<Symbol>,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<SearchError> for IntelError {
+    fn from(e: SearchError) -> Self {
+        match e {
+            SearchError::Store(s) => IntelError::Store(s),
+            other => IntelError::Invalid(other.to_string()),
+        }
+    }
+}
+
+/// How a call was resolved to a definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    Import,
+    SameFile,
+    Qualified,
+    SameModule,
+    NameOnly,
+    /// Imported from outside the indexed code, or defined nowhere in it (callees only).
+    External,
+}
+
+/// A definition, as answers show it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Symbol {
+    /// `repository:path:startLine`: unique in a workspace while the file is unchanged.
+    pub id: String,
+    pub name: String,
+    pub qualified: String,
+    pub kind: String,
+    pub repository: String,
+    pub path: String,
+    pub language: Option<String>,
+    pub start_line: i32,
+    pub end_line: i32,
+    pub signature: String,
+}
+
+impl Symbol {
+    fn of(d: &DefinitionRow) -> Self {
+        Symbol {
+            id: format!("{}:{}:{}", d.repository, d.file_path, d.start_line),
+            name: d.name.clone(),
+            qualified: d.qualified.clone(),
+            kind: d.kind.clone(),
+            repository: d.repository.clone(),
+            path: d.file_path.clone(),
+            language: d.language.clone(),
+            start_line: d.start_line,
+            end_line: d.end_line,
+            signature: d.signature.clone(),
+        }
+    }
+
+    /// The top level of a file, as the "caller" of calls made outside any definition.
+    fn top_level(r: &ReferenceRow) -> Self {
+        Symbol {
+            id: format!("{}:{}:0", r.repository, r.file_path),
+            name: "<top level>".to_owned(),
+            qualified: format!("{} (top level)", r.file_path),
+            kind: "file".to_owned(),
+            repository: r.repository.clone(),
+            path: r.file_path.clone(),
+            language: None,
+            start_line: 0,
+            end_line: 0,
+            signature: String::new(),
+        }
+    }
+}
+
+/// One call site and what it resolved to.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Call {
+    /// The definition the call is in (for callers), or the one it calls (for callees; `None`
+    /// when `external`).
+    pub symbol: Option<Symbol>,
+    pub repository: String,
+    /// Where the call is.
+    pub path: String,
+    pub line: i32,
+    /// The call as written: `stack.push`, `Stack::new`, `parse`.
+    pub call: String,
+    pub resolution: Resolution,
+    pub confidence: f32,
+}
+
+/// What to look up: a name, qualified or not, optionally pinned to a file or a line.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// `push`, `Stack::push`, `Stack.push`, `auth.routes.login`.
+    pub symbol: String,
+    /// The file that defines it, to choose among several.
+    pub path: Option<String>,
+    /// A line inside the definition, to choose among several in one file.
+    pub line: Option<i32>,
+    pub repository: Option<String>,
+    pub workspace: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SymbolsRequest {
+    pub query: String,
+    /// `exact` (default: the name, or a qualified name's last part, exactly) or `prefix`.
+    pub prefix: bool,
+    pub kinds: Vec<String>,
+    pub language: Option<String>,
+    pub repository: Option<String>,
+    pub workspace: Option<String>,
+    pub limit: usize,
+    pub offset: usize,
+    /// Also list call sites of the name (after the definitions).
+    pub references: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Symbols {
+    pub workspace: String,
+    pub definitions: Vec<Symbol>,
+    /// Call sites of the name as written (not resolved: see callers for that).
+    pub references: Vec<Call>,
+    /// More definitions may follow at `offset + limit`.
+    pub has_more: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Calls {
+    pub workspace: String,
+    pub symbol: Symbol,
+    pub calls: Vec<Call>,
+    /// Some call sites were not read (more than the limit).
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Callers,
+    Callees,
+    Both,
+}
+
+#[derive(Debug, Clone)]
+pub struct GraphRequest {
+    pub target: Target,
+    pub direction: Direction,
+    pub depth: u32,
+    pub max_nodes: usize,
+    /// Edges below this confidence are left out (default 0.3: ambiguous name-only calls).
+    pub min_confidence: f32,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Edge {
+    /// Caller's node id.
+    pub from: String,
+    /// Callee's node id.
+    pub to: String,
+    pub path: String,
+    pub line: i32,
+    pub resolution: Resolution,
+    pub confidence: f32,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Graph {
+    pub workspace: String,
+    pub root: String,
+    /// Each with the depth at which it was reached.
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<Edge>,
+    /// The node limit stopped the walk before its depth.
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphNode {
+    #[serde(flatten)]
+    pub symbol: Symbol,
+    pub depth: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Impact {
+    pub workspace: String,
+    pub symbol: Symbol,
+    pub depth: u32,
+    /// Files holding transitive callers, tests last.
+    pub files: Vec<ImpactFile>,
+    pub callers: usize,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImpactFile {
+    pub repository: String,
+    pub path: String,
+    /// A test file, or callers that are all tests.
+    pub test: bool,
+    pub symbols: Vec<GraphNode>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelatedDirection {
+    Imports,
+    ImportedBy,
+    Both,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Related {
+    pub workspace: String,
+    pub repository: String,
+    pub path: String,
+    /// What the file imports: resolved to a file of the repository, or `path: null` for
+    /// what comes from outside it.
+    pub imports: Vec<RelatedFile>,
+    pub imported_by: Vec<RelatedFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RelatedFile {
+    pub path: Option<String>,
+    /// The import statement's line (in the importing file).
+    pub line: i32,
+    pub specifier: String,
+    /// Names it binds.
+    pub names: Vec<String>,
+}
+
+/// Answers code-intelligence questions. Cheap to clone.
+#[derive(Clone)]
+pub struct IntelService {
+    search: SearchService,
+}
+
+impl IntelService {
+    pub fn new(search: SearchService) -> Self {
+        Self { search }
+    }
+
+    fn store(&self) -> &Store {
+        self.search.store()
+    }
+
+    async fn scope(
+        &self,
+        workspace: Option<&str>,
+        repository: Option<&str>,
+    ) -> Result<Scope, IntelError> {
+        let workspace = workspace.unwrap_or_else(|| self.search.default_workspace());
+        let scope = self.store().scope(workspace).await?;
+        if let Some(r) = repository
+            && !scope.contains(r)
+        {
+            return Err(IntelError::NotFound(format!(
+                "no repository `{r}` in workspace `{workspace}`; it has: {}",
+                scope.repositories().join(", ")
+            )));
+        }
+        Ok(scope)
+    }
+
+    /// Definitions of a name (exact or prefix), then its call sites.
+    pub async fn symbols(&self, req: SymbolsRequest) -> Result<Symbols, IntelError> {
+        let scope = self
+            .scope(req.workspace.as_deref(), req.repository.as_deref())
+            .await?;
+        let segments = segments(&req.query);
+        let Some(name) = segments.last().cloned() else {
+            return Err(IntelError::Invalid("`query` is empty".to_owned()));
+        };
+        let limit = req.limit.clamp(1, 200);
+        let lookup = DefinitionLookup {
+            scope: &scope,
+            repository: req.repository.as_deref(),
+            names: std::slice::from_ref(&name),
+            matching: if req.prefix {
+                NameMatch::Prefix
+            } else {
+                NameMatch::Exact
+            },
+            kinds: &req.kinds,
+            language: req.language.as_deref(),
+            limit: if segments.len() > 1 {
+                MAX_DEFINITIONS_PER_NAME
+            } else {
+                (req.offset + limit + 1) as i64
+            },
+            offset: if segments.len() > 1 {
+                0
+            } else {
+                req.offset as i64
+            },
+        };
+        let mut defs = self.store().find_definitions(&lookup).await?;
+        if segments.len() > 1 {
+            defs.retain(|d| qualifies(d, &segments));
+            defs = defs.into_iter().skip(req.offset).collect();
+        }
+        let has_more = defs.len() > limit;
+        defs.truncate(limit);
+        let references = if req.references && !req.prefix {
+            self.store()
+                .references_named(
+                    &scope,
+                    req.repository.as_deref(),
+                    std::slice::from_ref(&name),
+                    limit as i64,
+                )
+                .await?
+                .iter()
+                .filter(|r| {
+                    segments.len() < 2
+                        || r.qualifier.as_deref().is_some_and(|q| {
+                            last_segment(q) == segments[segments.len() - 2].as_str()
+                        })
+                })
+                .map(|r| call_site(r, None, Resolution::NameOnly, 0.0))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Symbols {
+            workspace: scope.workspace().to_owned(),
+            definitions: defs.iter().map(Symbol::of).collect(),
+            references,
+            has_more,
+        })
+    }
+
+    /// The definition a target names: exactly one, or an error with the candidates.
+    async fn target(&self, t: &Target) -> Result<(Scope, DefinitionRow), IntelError> {
+        let scope = self
+            .scope(t.workspace.as_deref(), t.repository.as_deref())
+            .await?;
+        let segments = segments(&t.symbol);
+        let Some(name) = segments.last().cloned() else {
+            return Err(IntelError::Invalid("`symbol` is empty".to_owned()));
+        };
+        let mut defs = self
+            .store()
+            .find_definitions(&DefinitionLookup {
+                scope: &scope,
+                repository: t.repository.as_deref(),
+                names: std::slice::from_ref(&name),
+                matching: NameMatch::Exact,
+                kinds: &[],
+                language: None,
+                limit: MAX_DEFINITIONS_PER_NAME,
+                offset: 0,
+            })
+            .await?;
+        if segments.len() > 1 {
+            defs.retain(|d| qualifies(d, &segments));
+        }
+        if let Some(path) = &t.path {
+            let path = path.trim_start_matches("./");
+            defs.retain(|d| d.file_path == path || d.file_path.ends_with(&format!("/{path}")));
+        }
+        if let Some(line) = t.line {
+            defs.retain(|d| d.start_line <= line && line <= d.end_line);
+            // The innermost definition around the line.
+            if let Some(min) = defs.iter().map(|d| d.end_line - d.start_line).min() {
+                defs.retain(|d| d.end_line - d.start_line == min);
+            }
+        }
+        // A declaration and its body (TypeScript overloads, a trait method's default) in one
+        // file with one qualified name are one symbol: keep the largest.
+        defs.sort_by_key(|d| {
+            (
+                d.repository.clone(),
+                d.file_path.clone(),
+                d.qualified.clone(),
+                -(d.end_line - d.start_line),
+            )
+        });
+        defs.dedup_by(|b, a| {
+            a.repository == b.repository && a.file_path == b.file_path && a.qualified == b.qualified
+        });
+        match defs.len() {
+            1 => Ok((scope, defs.remove(0))),
+            0 => Err(IntelError::NotFound(
+                self.not_found(&scope, t, &name).await?,
+            )),
+            _ => Err(IntelError::Ambiguous {
+                symbol: t.symbol.clone(),
+                candidates: defs.iter().take(50).map(Symbol::of).collect(),
+            }),
+        }
+    }
+
+    /// "No such symbol", with names that start the same way when there are some.
+    async fn not_found(&self, scope: &Scope, t: &Target, name: &str) -> Result<String, StoreError> {
+        let near = self
+            .store()
+            .find_definitions(&DefinitionLookup {
+                scope,
+                repository: t.repository.as_deref(),
+                names: &[name.chars().take(4).collect::<String>()],
+                matching: NameMatch::Prefix,
+                kinds: &[],
+                language: None,
+                limit: 200,
+                offset: 0,
+            })
+            .await?;
+        let mut names: Vec<String> = near
+            .into_iter()
+            .filter(|d| d.name.to_lowercase().contains(&name.to_lowercase()) || name.len() <= 4)
+            .map(|d| d.qualified)
+            .collect();
+        names.sort();
+        names.dedup();
+        names.truncate(8);
+        let mut message = format!(
+            "no definition `{}`{} in workspace `{}`",
+            t.symbol,
+            t.path
+                .as_deref()
+                .map(|p| format!(" in `{p}`"))
+                .unwrap_or_default(),
+            scope.workspace()
+        );
+        if !names.is_empty() {
+            message.push_str(&format!("; similar: {}", names.join(", ")));
+        }
+        Ok(message)
+    }
+
+    /// The call sites that resolve to the target, with the definitions they are in.
+    pub async fn callers(&self, t: Target, limit: usize) -> Result<Calls, IntelError> {
+        let (scope, def) = self.target(&t).await?;
+        let mut resolver = Resolver::new(self.store(), &scope);
+        let (edges, truncated) = resolver.callers_of(std::slice::from_ref(&def)).await?;
+        let mut calls: Vec<Call> = edges
+            .into_iter()
+            .map(|(r, caller, _, resolution, confidence)| {
+                let caller = match &caller {
+                    Some(d) => Symbol::of(d),
+                    None => Symbol::top_level(&r),
+                };
+                call_site(&r, Some(&caller), resolution, confidence)
+            })
+            .collect();
+        sort_calls(&mut calls);
+        let truncated = truncated || calls.len() > limit;
+        calls.truncate(limit);
+        Ok(Calls {
+            workspace: scope.workspace().to_owned(),
+            symbol: Symbol::of(&def),
+            calls,
+            truncated,
+        })
+    }
+
+    /// The calls the target makes, each with the definition(s) it resolves to.
+    pub async fn callees(&self, t: Target, limit: usize) -> Result<Calls, IntelError> {
+        let (scope, def) = self.target(&t).await?;
+        let mut resolver = Resolver::new(self.store(), &scope);
+        let edges = resolver.callees_of(std::slice::from_ref(&def)).await?;
+        let mut calls: Vec<Call> = edges
+            .into_iter()
+            .map(|(r, _, callee, resolution, confidence)| {
+                call_site(
+                    &r,
+                    callee.map(|d| Symbol::of(&d)).as_ref(),
+                    resolution,
+                    confidence,
+                )
+            })
+            .collect();
+        calls.sort_by(|a, b| (a.line, &a.call).cmp(&(b.line, &b.call)));
+        let truncated = calls.len() > limit;
+        calls.truncate(limit);
+        Ok(Calls {
+            workspace: scope.workspace().to_owned(),
+            symbol: Symbol::of(&def),
+            calls,
+            truncated,
+        })
+    }
+
+    /// Nodes and edges around the target, breadth first, within the depth and node limits.
+    pub async fn graph(&self, req: GraphRequest) -> Result<Graph, IntelError> {
+        let (scope, root) = self.target(&req.target).await?;
+        let depth = req.depth.clamp(1, MAX_DEPTH);
+        let max_nodes = req.max_nodes.clamp(1, MAX_NODES);
+        let mut resolver = Resolver::new(self.store(), &scope);
+        let mut walk = Walk::new(&root, max_nodes);
+        let directions: &[Direction] = match req.direction {
+            Direction::Both => &[Direction::Callers, Direction::Callees],
+            d @ (Direction::Callers | Direction::Callees) => {
+                if d == Direction::Callers {
+                    &[Direction::Callers]
+                } else {
+                    &[Direction::Callees]
+                }
+            }
+        };
+        for &direction in directions {
+            let mut frontier = vec![root.clone()];
+            for level in 1..=depth {
+                if frontier.is_empty() || walk.full {
+                    break;
+                }
+                let edges = match direction {
+                    Direction::Callers => resolver.callers_of(&frontier).await?.0,
+                    _ => resolver.callees_of(&frontier).await?,
+                };
+                frontier = walk.add(direction, edges, level, req.min_confidence);
+            }
+        }
+        Ok(Graph {
+            workspace: scope.workspace().to_owned(),
+            root: Symbol::of(&root).id,
+            nodes: walk.nodes,
+            edges: walk.edges,
+            truncated: walk.full,
+        })
+    }
+
+    /// Transitive callers up to `depth`, grouped by file, tests marked and listed last.
+    pub async fn impact(
+        &self,
+        target: Target,
+        depth: u32,
+        min_confidence: f32,
+    ) -> Result<Impact, IntelError> {
+        let graph = self
+            .graph(GraphRequest {
+                target,
+                direction: Direction::Callers,
+                depth,
+                max_nodes: MAX_NODES,
+                min_confidence,
+            })
+            .await?;
+        let mut by_file: HashMap<(String, String), Vec<GraphNode>> = HashMap::new();
+        let mut root = None;
+        for node in graph.nodes {
+            if node.depth == 0 {
+                root = Some(node.symbol);
+                continue;
+            }
+            by_file
+                .entry((node.symbol.repository.clone(), node.symbol.path.clone()))
+                .or_default()
+                .push(node);
+        }
+        let callers = by_file.values().map(Vec::len).sum();
+        let mut files: Vec<ImpactFile> = by_file
+            .into_iter()
+            .map(|((repository, path), mut symbols)| {
+                symbols.sort_by_key(|n| (n.depth, n.symbol.start_line));
+                let test = is_test_path(&path)
+                    || symbols
+                        .iter()
+                        .all(|n| is_test_symbol(&n.symbol.qualified, &n.symbol.name));
+                ImpactFile {
+                    repository,
+                    path,
+                    test,
+                    symbols,
+                }
+            })
+            .collect();
+        files.sort_by(|a, b| {
+            let min_depth = |f: &ImpactFile| f.symbols.iter().map(|n| n.depth).min();
+            (a.test, min_depth(a), &a.path).cmp(&(b.test, min_depth(b), &b.path))
+        });
+        let symbol = root.ok_or_else(|| IntelError::Invalid("graph lost its root".to_owned()))?;
+        Ok(Impact {
+            workspace: graph.workspace,
+            symbol,
+            depth: depth.clamp(1, MAX_DEPTH),
+            files,
+            callers,
+            truncated: graph.truncated,
+        })
+    }
+
+    /// The files a file imports (resolved where they are in the repository) and the files
+    /// that import it.
+    pub async fn related(
+        &self,
+        path: &str,
+        repository: Option<&str>,
+        workspace: Option<&str>,
+        direction: RelatedDirection,
+        limit: usize,
+    ) -> Result<Related, IntelError> {
+        let scope = self.scope(workspace, repository).await?;
+        let path = path.trim_start_matches("./").to_owned();
+        let mut found = self.store().file_ids(&scope, repository, &path).await?;
+        let (repo, file_id) = match found.len() {
+            0 => {
+                return Err(IntelError::NotFound(format!(
+                    "no indexed file `{path}` in workspace `{}`",
+                    scope.workspace()
+                )));
+            }
+            1 => found.remove(0),
+            _ => {
+                return Err(IntelError::Invalid(format!(
+                    "`{path}` is in several repositories ({}); name one with `repository`",
+                    found
+                        .iter()
+                        .map(|(r, _)| r.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        };
+        let limit = limit.clamp(1, 1000);
+        let mut resolver = Resolver::new(self.store(), &scope);
+        let mut imports = Vec::new();
+        if direction != RelatedDirection::ImportedBy {
+            let rows = self.store().imports_of(&[file_id]).await?;
+            let resolved = resolver.resolve_imports(&rows).await?;
+            imports = group_related(rows.iter().zip(resolved).flat_map(|(row, targets)| {
+                if targets.is_empty() {
+                    vec![(None, row)]
+                } else {
+                    targets.into_iter().map(|t| (Some(t), row)).collect()
+                }
+            }));
+            imports.truncate(limit);
+        }
+        let mut imported_by = Vec::new();
+        if direction != RelatedDirection::Imports {
+            let mut keys = path_keys(&path);
+            if path.ends_with(".go")
+                && let Some(module) = resolver.go_module(&repo).await?
+            {
+                let dir = path.rfind('/').map_or("", |i| &path[..i]);
+                keys.push(go_import_key(&module, dir));
+            }
+            let rows = self.store().importers(&repo, &keys, MAX_REFERENCES).await?;
+            let resolved = resolver.resolve_imports(&rows).await?;
+            imported_by = group_related(
+                rows.iter()
+                    .zip(resolved)
+                    .filter(|(_, targets)| targets.contains(&path))
+                    .map(|(row, _)| (Some(row.file_path.clone()), row)),
+            );
+            imported_by.truncate(limit);
+        }
+        Ok(Related {
+            workspace: scope.workspace().to_owned(),
+            repository: repo,
+            path,
+            imports,
+            imported_by,
+        })
+    }
+}
+
+/// One related file per (path, statement line), with the names bound.
+fn group_related<'r>(
+    items: impl Iterator<Item = (Option<String>, &'r ImportRow)>,
+) -> Vec<RelatedFile> {
+    let mut out: Vec<RelatedFile> = Vec::new();
+    for (path, row) in items {
+        match out
+            .iter_mut()
+            .find(|f| f.path == path && f.line == row.line && f.specifier == row.specifier)
+        {
+            Some(f) => {
+                if !row.name.is_empty() && !f.names.contains(&row.name) {
+                    f.names.push(row.name.clone());
+                }
+            }
+            None => out.push(RelatedFile {
+                path,
+                line: row.line,
+                specifier: row.specifier.clone(),
+                names: if row.name.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![row.name.clone()]
+                },
+            }),
+        }
+    }
+    out
+}
+
+fn call_site(
+    r: &ReferenceRow,
+    symbol: Option<&Symbol>,
+    resolution: Resolution,
+    confidence: f32,
+) -> Call {
+    Call {
+        symbol: symbol.cloned(),
+        repository: r.repository.clone(),
+        path: r.file_path.clone(),
+        line: r.line,
+        call: match &r.qualifier {
+            Some(q) => format!("{q}.{}", r.name),
+            None => r.name.clone(),
+        },
+        resolution,
+        confidence: (confidence * 1000.0).round() / 1000.0,
+    }
+}
+
+/// Callers best first: most confident, then by place.
+fn sort_calls(calls: &mut [Call]) {
+    calls.sort_by(|a, b| {
+        b.confidence
+            .total_cmp(&a.confidence)
+            .then_with(|| (&a.repository, &a.path, a.line).cmp(&(&b.repository, &b.path, b.line)))
+    });
+}
+
+/// The graph being built: nodes by id, edges, and the limit.
+struct Walk {
+    nodes: Vec<GraphNode>,
+    ids: HashSet<String>,
+    edges: Vec<Edge>,
+    edge_keys: HashSet<(String, String, i32)>,
+    max_nodes: usize,
+    full: bool,
+}
+
+/// A resolved call: the call site, the definition it is in, the one it calls, how, how sure.
+/// A caller of `None` is the file's top level; a callee of `None` is outside the index.
+type Resolved = (
+    ReferenceRow,
+    Option<DefinitionRow>,
+    Option<DefinitionRow>,
+    Resolution,
+    f32,
+);
+
+impl Walk {
+    fn new(root: &DefinitionRow, max_nodes: usize) -> Self {
+        let symbol = Symbol::of(root);
+        Walk {
+            ids: HashSet::from([symbol.id.clone()]),
+            nodes: vec![GraphNode { symbol, depth: 0 }],
+            edges: Vec::new(),
+            edge_keys: HashSet::new(),
+            max_nodes,
+            full: false,
+        }
+    }
+
+    /// Adds one level's edges; returns the definitions first reached (the next frontier).
+    fn add(
+        &mut self,
+        direction: Direction,
+        edges: Vec<Resolved>,
+        level: u32,
+        min_confidence: f32,
+    ) -> Vec<DefinitionRow> {
+        let mut next = Vec::new();
+        for (r, caller_row, callee_row, resolution, confidence) in edges {
+            if confidence < min_confidence {
+                continue;
+            }
+            let Some(callee_row) = callee_row else {
+                continue;
+            };
+            let callee = Symbol::of(&callee_row);
+            let caller = match &caller_row {
+                Some(d) => Symbol::of(d),
+                None => Symbol::top_level(&r),
+            };
+            // The top level of a file is a node, not a definition to walk from.
+            let (new, row) = match direction {
+                Direction::Callers => (&caller, caller_row),
+                _ => (&callee, Some(callee_row)),
+            };
+            if !self.ids.contains(&new.id) {
+                if self.nodes.len() >= self.max_nodes {
+                    self.full = true;
+                    continue;
+                }
+                self.ids.insert(new.id.clone());
+                self.nodes.push(GraphNode {
+                    symbol: new.clone(),
+                    depth: level,
+                });
+                next.extend(row);
+            }
+            if self
+                .edge_keys
+                .insert((caller.id.clone(), callee.id.clone(), r.line))
+            {
+                self.edges.push(Edge {
+                    from: caller.id.clone(),
+                    to: callee.id.clone(),
+                    path: r.file_path.clone(),
+                    line: r.line,
+                    resolution,
+                    confidence: (confidence * 1000.0).round() / 1000.0,
+                });
+            }
+        }
+        next
+    }
+}
+
+/// Resolves calls, with what it has read cached for the question's lifetime.
+struct Resolver<'s> {
+    store: &'s Store,
+    scope: &'s Scope,
+    /// Definitions by name in the scope.
+    by_name: HashMap<String, Vec<DefinitionRow>>,
+    /// Each file's imports, resolved: (row, target paths).
+    imports: HashMap<i64, Vec<(ImportRow, Vec<String>)>>,
+    /// A repository's Go module path (from its root's go.mod), when it has one.
+    go_modules: HashMap<String, Option<String>>,
+}
+
+/// What one call resolves to: (definition, how, confidence), or nothing inside the index.
+enum Outcome {
+    Targets(Vec<(DefinitionRow, Resolution, f32)>),
+    External,
+}
+
+impl<'s> Resolver<'s> {
+    fn new(store: &'s Store, scope: &'s Scope) -> Self {
+        Resolver {
+            store,
+            scope,
+            by_name: HashMap::new(),
+            imports: HashMap::new(),
+            go_modules: HashMap::new(),
+        }
+    }
+
+    /// Reads the definitions of names not read yet.
+    async fn load_names(
+        &mut self,
+        names: impl IntoIterator<Item = String>,
+    ) -> Result<(), StoreError> {
+        let mut missing: Vec<String> = names
+            .into_iter()
+            .filter(|n| !self.by_name.contains_key(n))
+            .collect();
+        missing.sort();
+        missing.dedup();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let rows = self
+            .store
+            .find_definitions(&DefinitionLookup {
+                scope: self.scope,
+                repository: None,
+                names: &missing,
+                matching: NameMatch::Exact,
+                kinds: &[],
+                language: None,
+                limit: MAX_DEFINITIONS_PER_NAME * missing.len() as i64,
+                offset: 0,
+            })
+            .await?;
+        for n in missing {
+            self.by_name.entry(n).or_default();
+        }
+        for d in rows {
+            self.by_name.entry(d.name.clone()).or_default().push(d);
+        }
+        Ok(())
+    }
+
+    /// Reads and resolves the imports of files not read yet.
+    async fn load_imports(
+        &mut self,
+        file_ids: impl IntoIterator<Item = i64>,
+    ) -> Result<(), StoreError> {
+        let mut missing: Vec<i64> = file_ids
+            .into_iter()
+            .filter(|f| !self.imports.contains_key(f))
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let rows = self.store.imports_of(&missing).await?;
+        let targets = self.resolve_imports(&rows).await?;
+        for f in missing {
+            self.imports.entry(f).or_default();
+        }
+        for (row, t) in rows.into_iter().zip(targets) {
+            self.imports.entry(row.file_id).or_default().push((row, t));
+        }
+        Ok(())
+    }
+
+    async fn go_module(&mut self, repository: &str) -> Result<Option<String>, StoreError> {
+        if let Some(m) = self.go_modules.get(repository) {
+            return Ok(m.clone());
+        }
+        let module = match self.store.repository(repository).await? {
+            Some(r) => read_go_module(Path::new(&r.root).join("go.mod")),
+            None => None,
+        };
+        self.go_modules
+            .insert(repository.to_owned(), module.clone());
+        Ok(module)
+    }
+
+    /// The files each import resolves to: the first candidate that exists (the nearest file
+    /// when a suffix names several), every file of a Go package; empty for what is outside.
+    async fn resolve_imports(
+        &mut self,
+        rows: &[ImportRow],
+    ) -> Result<Vec<Vec<String>>, StoreError> {
+        let mut by_repo: HashMap<&str, (HashSet<String>, HashSet<String>)> = HashMap::new();
+        for row in rows {
+            let (keys, dirs) = by_repo.entry(row.repository.as_str()).or_default();
+            for c in &row.candidates {
+                if c.starts_with("go:") {
+                    dirs.insert(c.clone());
+                } else {
+                    keys.insert(c.clone());
+                }
+            }
+        }
+        // (repository, key) -> paths
+        let mut found: HashMap<(String, String), Vec<String>> = HashMap::new();
+        for (repo, (keys, go_keys)) in by_repo {
+            let keys: Vec<String> = keys.into_iter().collect();
+            if !keys.is_empty() {
+                for (k, p) in self.store.files_for_keys(repo, &keys).await? {
+                    found.entry((repo.to_owned(), k)).or_default().push(p);
+                }
+            }
+            if !go_keys.is_empty()
+                && let Some(module) = self.go_module(repo).await?
+            {
+                let prefix = format!("go:{module}");
+                let dirs: Vec<(String, String)> = go_keys
+                    .iter()
+                    .filter_map(|k| {
+                        let rest = k.strip_prefix(&prefix)?;
+                        if rest.is_empty() {
+                            Some((k.clone(), String::new()))
+                        } else {
+                            rest.strip_prefix('/').map(|d| (k.clone(), d.to_owned()))
+                        }
+                    })
+                    .collect();
+                let dir_names: Vec<String> = dirs.iter().map(|(_, d)| d.clone()).collect();
+                for (d, p) in self.store.files_in_dirs(repo, &dir_names).await? {
+                    if !p.ends_with(".go") || p.ends_with("_test.go") {
+                        continue;
+                    }
+                    for (k, _) in dirs.iter().filter(|(_, dd)| *dd == d) {
+                        found
+                            .entry((repo.to_owned(), k.clone()))
+                            .or_default()
+                            .push(p.clone());
+                    }
+                }
+            }
+        }
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let repo = row.repository.clone();
+                for c in &row.candidates {
+                    if let Some(paths) = found.get(&(repo.clone(), c.clone())) {
+                        if c.starts_with("go:") {
+                            return paths.clone();
+                        }
+                        // The nearest of several files a suffix names.
+                        let best = paths
+                            .iter()
+                            .max_by_key(|p| {
+                                (common_prefix(p, &row.file_path), std::cmp::Reverse(p.len()))
+                            })
+                            .cloned();
+                        return best.into_iter().collect();
+                    }
+                }
+                Vec::new()
+            })
+            .collect())
+    }
+
+    /// Call sites that resolve to any of `targets`: (site, caller, callee, how, confidence),
+    /// and whether call sites were left unread.
+    async fn callers_of(
+        &mut self,
+        targets: &[DefinitionRow],
+    ) -> Result<(Vec<Resolved>, bool), StoreError> {
+        let names: Vec<String> = {
+            let mut n: Vec<String> = targets.iter().map(|d| d.name.clone()).collect();
+            n.sort();
+            n.dedup();
+            n
+        };
+        if names.is_empty() {
+            return Ok((Vec::new(), false));
+        }
+        self.load_names(names.clone()).await?;
+        let refs = self
+            .store
+            .references_named(self.scope, None, &names, MAX_REFERENCES)
+            .await?;
+        let truncated = refs.len() as i64 >= MAX_REFERENCES;
+        self.load_imports(refs.iter().map(|r| r.file_id)).await?;
+        let wanted: HashSet<(i64, i32)> = targets.iter().map(|d| (d.file_id, d.ordinal)).collect();
+        let target_rows: HashMap<(i64, i32), &DefinitionRow> = targets
+            .iter()
+            .map(|d| ((d.file_id, d.ordinal), d))
+            .collect();
+        let callers = self.enclosing(&refs).await?;
+        let mut out = Vec::new();
+        for r in refs {
+            let Outcome::Targets(hits) = self.resolve(&r) else {
+                continue;
+            };
+            for (d, how, confidence) in hits {
+                let key = (d.file_id, d.ordinal);
+                if !wanted.contains(&key) {
+                    continue;
+                }
+                let caller = r
+                    .enclosing
+                    .and_then(|o| callers.get(&(r.file_id, o)))
+                    .cloned();
+                let callee = target_rows.get(&key).map(|d| (*d).clone());
+                out.push((r.clone(), caller, callee, how, confidence));
+            }
+        }
+        Ok((out, truncated))
+    }
+
+    /// The calls made in `sources`, each with what it resolves to (one entry per candidate;
+    /// `None` for calls that resolve outside the index).
+    async fn callees_of(&mut self, sources: &[DefinitionRow]) -> Result<Vec<Resolved>, StoreError> {
+        let keys: Vec<(i64, i32)> = sources.iter().map(|d| (d.file_id, d.ordinal)).collect();
+        let refs = self.store.references_in(&keys).await?;
+        self.load_names(refs.iter().map(|r| r.name.clone())).await?;
+        self.load_imports(refs.iter().map(|r| r.file_id)).await?;
+        let by_key: HashMap<(i64, i32), &DefinitionRow> = sources
+            .iter()
+            .map(|d| ((d.file_id, d.ordinal), d))
+            .collect();
+        let mut out = Vec::new();
+        for r in refs {
+            let caller = r
+                .enclosing
+                .and_then(|o| by_key.get(&(r.file_id, o)))
+                .map(|d| (*d).clone());
+            match self.resolve(&r) {
+                Outcome::Targets(hits) if !hits.is_empty() => {
+                    for (d, how, confidence) in hits {
+                        out.push((r.clone(), caller.clone(), Some(d), how, confidence));
+                    }
+                }
+                _ => out.push((r.clone(), caller.clone(), None, Resolution::External, 0.0)),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The definitions call sites are in, by (file, ordinal).
+    async fn enclosing(
+        &self,
+        refs: &[ReferenceRow],
+    ) -> Result<HashMap<(i64, i32), DefinitionRow>, StoreError> {
+        let mut keys: Vec<(i64, i32)> = refs
+            .iter()
+            .filter_map(|r| r.enclosing.map(|o| (r.file_id, o)))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        Ok(self
+            .store
+            .definitions_at(&keys)
+            .await?
+            .into_iter()
+            .map(|d| ((d.file_id, d.ordinal), d))
+            .collect())
+    }
+
+    /// What one call site resolves to (see the module docs for the order).
+    fn resolve(&self, r: &ReferenceRow) -> Outcome {
+        let empty = Vec::new();
+        let all = self.by_name.get(&r.name).unwrap_or(&empty);
+        let ref_lang = family(r.file_path.as_str());
+        // A bare call never reaches a method; a call on a receiver reaches only methods (or
+        // functions of a module named by the qualifier, found through the imports below).
+        let callable: Vec<&DefinitionRow> = all
+            .iter()
+            .filter(|d| family(&d.file_path) == ref_lang)
+            .filter(|d| is_callable(&d.kind))
+            .collect();
+        let spread = |hits: Vec<&DefinitionRow>, how: Resolution, base: f32| {
+            let n = hits.len() as f32;
+            Outcome::Targets(
+                hits.into_iter()
+                    .map(|d| (d.clone(), how, base / n))
+                    .collect(),
+            )
+        };
+        // 1. The qualifier names the owner: `Stack::new`, `self.push` (rewritten as the type).
+        if let Some(q) = &r.qualifier {
+            let q_last = last_segment(q);
+            let owned: Vec<&DefinitionRow> = callable
+                .iter()
+                .copied()
+                .filter(|d| owner_last(&d.qualified) == Some(q_last))
+                .collect();
+            if !owned.is_empty() {
+                let local: Vec<&DefinitionRow> = owned
+                    .iter()
+                    .copied()
+                    .filter(|d| d.file_id == r.file_id)
+                    .collect();
+                return if local.is_empty() {
+                    spread(owned, Resolution::Qualified, 0.85)
+                } else {
+                    spread(local, Resolution::SameFile, 0.9)
+                };
+            }
+        }
+        // 2. The file's imports.
+        let imports = self
+            .imports
+            .get(&r.file_id)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let q_root = r.qualifier.as_deref().map(first_segment);
+        let binding = |name: &str| -> Vec<&(ImportRow, Vec<String>)> {
+            imports.iter().filter(|(row, _)| row.name == name).collect()
+        };
+        let in_files = |targets: &[String], receiver: bool| -> Vec<&DefinitionRow> {
+            callable
+                .iter()
+                .copied()
+                .filter(|d| d.repository == r.repository && targets.contains(&d.file_path))
+                .filter(|d| receiver || d.kind != "method")
+                .collect()
+        };
+        // A module imported under the qualifier: `utils.parse()`, `store::open()`, Go's `pkg.F()`.
+        if let Some(q_root) = q_root {
+            let mut via = binding(q_root);
+            via.retain(|(row, _)| !row.name.is_empty());
+            if !via.is_empty() {
+                let targets: Vec<String> = via.iter().flat_map(|(_, t)| t.clone()).collect();
+                if targets.is_empty() {
+                    return Outcome::External;
+                }
+                let hits = in_files(&targets, false);
+                if !hits.is_empty() {
+                    return spread(hits, Resolution::Import, 0.95);
+                }
+                // The module re-exports it, or it is a method on an imported value: go on.
+            }
+        }
+        if r.qualifier.is_none() {
+            let direct = binding(&r.name);
+            if !direct.is_empty() {
+                let targets: Vec<String> = direct.iter().flat_map(|(_, t)| t.clone()).collect();
+                if targets.is_empty() {
+                    return Outcome::External;
+                }
+                let hits = in_files(&targets, false);
+                if !hits.is_empty() {
+                    return spread(hits, Resolution::Import, 0.95);
+                }
+            }
+        }
+        let receiver = r.qualifier.is_some();
+        let fits = |d: &&DefinitionRow| {
+            if receiver {
+                d.kind == "method"
+            } else {
+                d.kind != "method"
+            }
+        };
+        // 3. The same file.
+        let local: Vec<&DefinitionRow> = callable
+            .iter()
+            .copied()
+            .filter(|d| d.file_id == r.file_id)
+            .filter(fits)
+            .collect();
+        if !local.is_empty() {
+            return spread(local, Resolution::SameFile, 0.9);
+        }
+        // Wildcard imports.
+        let star: Vec<String> = binding("*")
+            .into_iter()
+            .flat_map(|(_, t)| t.clone())
+            .collect();
+        if !star.is_empty() && !receiver {
+            let hits = in_files(&star, false);
+            if !hits.is_empty() {
+                return spread(hits, Resolution::Import, 0.9);
+            }
+        }
+        // 4. The same directory: a Go package, a Python package, a Rust module's siblings.
+        let dir = parent_dir(&r.file_path);
+        let near: Vec<&DefinitionRow> = callable
+            .iter()
+            .copied()
+            .filter(|d| d.repository == r.repository && parent_dir(&d.file_path) == dir)
+            .filter(fits)
+            .collect();
+        if !near.is_empty() {
+            let base = if ref_lang == "go" { 0.85 } else { 0.5 };
+            return spread(near, Resolution::SameModule, base);
+        }
+        // 5. By name alone.
+        let named: Vec<&DefinitionRow> = callable.iter().copied().filter(fits).collect();
+        if named.is_empty() {
+            return Outcome::External;
+        }
+        spread(
+            named,
+            Resolution::NameOnly,
+            if receiver { 0.4 } else { 0.5 },
+        )
+    }
+}
+
+fn read_go_module(go_mod: std::path::PathBuf) -> Option<String> {
+    let text = std::fs::read_to_string(go_mod).ok()?;
+    text.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("module")?;
+        let m = rest.trim().trim_matches('"');
+        (!m.is_empty()).then(|| m.to_owned())
+    })
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.split('/')
+        .zip(b.split('/'))
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+fn parent_dir(path: &str) -> &str {
+    path.rfind('/').map_or("", |i| &path[..i])
+}
+
+/// Languages whose code can call each other's definitions.
+fn family(path: &str) -> &'static str {
+    match path.rsplit('.').next().unwrap_or_default() {
+        "ts" | "tsx" | "mts" | "cts" | "js" | "jsx" | "mjs" | "cjs" => "ecma",
+        "py" | "pyi" => "python",
+        "rs" => "rust",
+        "go" => "go",
+        _ => "other",
+    }
+}
+
+/// Kinds a call can reach: functions, methods, and classes or structs (constructors,
+/// tuple structs).
+fn is_callable(kind: &str) -> bool {
+    matches!(
+        kind,
+        "function" | "method" | "class" | "struct" | "macro" | "enum"
+    )
+}
+
+/// A symbol's parts: `Stack::push`, `Stack.push`, `Stack#push` and `a/b.py` separators.
+fn segments(symbol: &str) -> Vec<String> {
+    symbol
+        .split(['.', ':', '#', '/', '\\'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn last_segment(s: &str) -> &str {
+    s.rsplit(['.', ':']).next().unwrap_or(s)
+}
+
+fn first_segment(s: &str) -> &str {
+    s.split(['.', ':']).next().unwrap_or(s)
+}
+
+/// `Stack` of `Stack::push` and `a.Stack.push`; `None` for a top-level name.
+fn owner_last(qualified: &str) -> Option<&str> {
+    let cut = qualified.rfind(['.', ':'])?;
+    let owner = qualified[..cut].trim_end_matches(':');
+    Some(last_segment(owner))
+}
+
+/// Whether a definition answers to a qualified name: the name's parts are the last parts of
+/// the definition's module path (from its file path) followed by its qualified name.
+fn qualifies(d: &DefinitionRow, wanted: &[String]) -> bool {
+    let path = d.file_path.as_str();
+    let stem = path.rsplit_once('.').map_or(path, |(s, _)| s);
+    let mut full: Vec<&str> = stem
+        .split('/')
+        .filter(|s| !matches!(*s, "mod" | "lib" | "main" | "__init__" | "index"))
+        .collect();
+    let q = segments(&d.qualified);
+    full.extend(q.iter().map(String::as_str));
+    full.len() >= wanted.len()
+        && full[full.len() - wanted.len()..]
+            .iter()
+            .zip(wanted)
+            .all(|(a, b)| *a == b.as_str())
+}
+
+/// Test code by its path: `tests/`, `test_*.py`, `*_test.go`, `*.test.ts`, `*.spec.js`, ...
+pub fn is_test_path(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    path.split('/').any(|d| {
+        matches!(
+            d,
+            "tests" | "test" | "__tests__" | "spec" | "testing" | "testdata"
+        )
+    }) || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+}
+
+/// A test function or a member of a test module: `test_parse`, `tests::parses`, `TestParse`.
+fn is_test_symbol(qualified: &str, name: &str) -> bool {
+    name.starts_with("test_")
+        || name.starts_with("Test")
+        || segments(qualified)
+            .iter()
+            .any(|s| s == "tests" || s == "test")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qualified_names_match_by_their_last_parts() {
+        let d = DefinitionRow {
+            repository: "r".into(),
+            file_id: 1,
+            file_path: "src/auth/routes.py".into(),
+            language: Some("python".into()),
+            ordinal: 0,
+            name: "login".into(),
+            qualified: "login".into(),
+            kind: "function".into(),
+            signature: String::new(),
+            start_line: 1,
+            end_line: 2,
+            parent: None,
+        };
+        assert!(qualifies(&d, &segments("auth.routes.login")));
+        assert!(qualifies(&d, &segments("routes.login")));
+        assert!(!qualifies(&d, &segments("users.login")));
+        let m = DefinitionRow {
+            file_path: "src/stack/mod.rs".into(),
+            qualified: "Stack::push".into(),
+            name: "push".into(),
+            ..d
+        };
+        assert!(qualifies(&m, &segments("Stack::push")));
+        assert!(qualifies(&m, &segments("stack::Stack::push")));
+        assert_eq!(owner_last("Stack::push"), Some("Stack"));
+        assert_eq!(owner_last("a.B.c"), Some("B"));
+        assert_eq!(owner_last("push"), None);
+    }
+
+    #[test]
+    fn test_code_is_recognised_by_path_and_name() {
+        for p in [
+            "tests/it.rs",
+            "pkg/foo_test.go",
+            "src/a.test.ts",
+            "test_x.py",
+            "x/__tests__/y.js",
+        ] {
+            assert!(is_test_path(p), "{p}");
+        }
+        for p in ["src/testament.rs", "src/contest.py", "latest/x.go"] {
+            assert!(!is_test_path(p), "{p}");
+        }
+        assert!(is_test_symbol("tests::parses", "parses"));
+        assert!(!is_test_symbol("Parser::parse", "parse"));
+    }
+}

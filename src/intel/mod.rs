@@ -1,0 +1,85 @@
+//! Code intelligence: what a file defines, what it calls, and what it imports.
+//!
+//! In: a file's tree-sitter tree (the one its chunks were cut from: a file is parsed once) and
+//! its text. Out: an [`Extraction`], stored with the file's chunks in the same transaction.
+//! What is found comes from one query file per language (`queries/*.scm`, the grammars' own
+//! `tags.scm` extended); what the captures mean is decided here, the same way for every
+//! language.
+//!
+//! Nothing here resolves a call to a definition: that needs the other files, and is done when
+//! a question is asked ([`crate::store`]'s symbol statements and [`graph`]), so an edit to one
+//! file re-resolves every edge into it without touching the files that call it. Each resolved
+//! edge says how it was resolved, because name-based resolution is approximate.
+
+mod extract;
+pub mod graph;
+mod imports;
+
+pub use extract::{extract, query_source};
+pub use imports::{go_import_key, path_keys};
+
+/// A named definition: a function, method, class, struct, trait, interface, type, module...
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Definition {
+    /// The name as written: `push`.
+    pub name: String,
+    /// Qualified by its enclosing definitions in the file: `Stack::push`, `UserService.find`.
+    pub qualified: String,
+    pub kind: &'static str,
+    /// The definition's head, up to its body, on one line (at most [`SIGNATURE_CHARS`]).
+    pub signature: String,
+    /// 1-based, inclusive.
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Index in [`Extraction::definitions`] of the innermost definition around this one.
+    pub parent: Option<u32>,
+}
+
+/// A call site (or a constructor call): the callee as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    /// The called name: `push` in `stack.push(x)`, `Stack::new` gives `new`.
+    pub name: String,
+    /// The receiver or path before the name when it is a plain path (`stack`, `Stack`,
+    /// `self`, `os.path`); `None` for a bare call or a complex receiver expression.
+    pub qualifier: Option<String>,
+    pub line: u32,
+    /// Index in [`Extraction::definitions`] of the innermost definition the call is in;
+    /// `None` at the top level of the file.
+    pub enclosing: Option<u32>,
+}
+
+/// One name an import brings into the file, and the files it may come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Import {
+    /// The import as written, normalised to one line: `./util`, `crate::store::Scope`,
+    /// `os.path`, `github.com/x/y`.
+    pub specifier: String,
+    /// The name it binds in this file (`*` for a wildcard, empty when it binds none).
+    pub name: String,
+    pub line: u32,
+    /// Where it may resolve, most specific first; the first that exists wins. See
+    /// [`path_keys`] for the spelling: `/src/a.rs` is that path from the repository root,
+    /// `foo/bar.py` any file whose path ends with it, `go:<import path>` a Go package.
+    /// Empty for what resolves outside the repository (a package, the standard library).
+    pub candidates: Vec<String>,
+}
+
+/// What one file defines, calls and imports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extraction {
+    pub definitions: Vec<Definition>,
+    pub references: Vec<Reference>,
+    pub imports: Vec<Import>,
+}
+
+/// Longest signature kept.
+pub const SIGNATURE_CHARS: usize = 240;
+
+/// Limits against pathological files (a generated table of 100,000 calls): what is beyond
+/// them is dropped, and the file says so in the log.
+pub const MAX_DEFINITIONS: usize = 20_000;
+pub const MAX_REFERENCES: usize = 100_000;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,35 @@
+; Rust: definitions, call sites, imports. Captures: @def.<kind> (the definition's node) with
+; @name; @scope.impl (qualifies its members, defines nothing); @call with @name and
+; @qualifier (receiver or path as written); @import with @import.use or @import.mod.
+
+(function_item name: (identifier) @name) @def.function
+(function_signature_item name: (identifier) @name) @def.function
+(struct_item name: (type_identifier) @name) @def.struct
+(enum_item name: (type_identifier) @name) @def.enum
+(union_item name: (type_identifier) @name) @def.struct
+(type_item name: (type_identifier) @name) @def.type
+(trait_item name: (type_identifier) @name) @def.trait
+(mod_item name: (identifier) @name body: (_)) @def.module
+(macro_definition name: (identifier) @name) @def.macro
+(const_item name: (identifier) @name) @def.const
+(static_item name: (identifier) @name) @def.const
+(impl_item type: [(type_identifier) (scoped_type_identifier) (generic_type) (reference_type)] @name) @scope.impl
+
+(call_expression function: (identifier) @name) @call
+(call_expression
+  function: (scoped_identifier path: (_) @qualifier name: (identifier) @name)) @call
+(call_expression
+  function: (field_expression value: (_) @qualifier field: (field_identifier) @name)) @call
+(call_expression
+  function: (generic_function function: (identifier) @name)) @call
+(call_expression
+  function: (generic_function
+    function: (scoped_identifier path: (_) @qualifier name: (identifier) @name))) @call
+(call_expression
+  function: (generic_function
+    function: (field_expression value: (_) @qualifier field: (field_identifier) @name))) @call
+(macro_invocation macro: (identifier) @name) @call
+(macro_invocation macro: (scoped_identifier path: (_) @qualifier name: (identifier) @name)) @call
+
+(use_declaration argument: (_) @import.use) @import
+(mod_item name: (identifier) @import.mod !body) @import

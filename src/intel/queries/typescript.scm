@@ -1,0 +1,13 @@
+; TypeScript and TSX only (added to ecma.scm).
+
+(abstract_class_declaration name: (_) @name) @def.class
+(interface_declaration name: (_) @name) @def.interface
+(type_alias_declaration name: (_) @name) @def.type
+(enum_declaration name: (_) @name) @def.enum
+(internal_module name: (_) @name) @def.namespace
+(method_signature name: (_) @name) @def.method
+(abstract_method_signature name: (_) @name) @def.method
+(function_signature name: (_) @name) @def.function
+(public_field_definition
+  name: (_) @name
+  value: [(arrow_function) (function_expression)]) @def.method

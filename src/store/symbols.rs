@@ -1,0 +1,518 @@
+//! Code intelligence rows: each file's definitions, call sites and imports (written with the
+//! file), and the lookups that resolution ([`crate::intel::graph`]) is built from.
+
+use sqlx::postgres::PgRow;
+use sqlx::{Postgres, Row, Transaction};
+
+use super::{Scope, Store, StoreError, q};
+use crate::intel::Extraction;
+
+/// A definition as stored, with its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefinitionRow {
+    pub repository: String,
+    pub file_id: i64,
+    pub file_path: String,
+    pub language: Option<String>,
+    pub ordinal: i32,
+    pub name: String,
+    pub qualified: String,
+    pub kind: String,
+    pub signature: String,
+    pub start_line: i32,
+    pub end_line: i32,
+    pub parent: Option<i32>,
+}
+
+/// A call site as stored, with its file and the definition it is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferenceRow {
+    pub repository: String,
+    pub file_id: i64,
+    pub file_path: String,
+    pub name: String,
+    pub qualifier: Option<String>,
+    pub line: i32,
+    /// The enclosing definition's ordinal, qualified name and kind; `None` at the top level.
+    pub enclosing: Option<i32>,
+    pub enclosing_qualified: Option<String>,
+}
+
+/// An import as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportRow {
+    pub repository: String,
+    pub file_id: i64,
+    pub file_path: String,
+    pub specifier: String,
+    pub name: String,
+    pub line: i32,
+    pub candidates: Vec<String>,
+}
+
+/// How a name is matched in [`Store::find_definitions`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameMatch {
+    /// The name exactly (case-sensitive).
+    Exact,
+    /// Names starting with it, ignoring case.
+    Prefix,
+}
+
+/// Everything [`Store::find_definitions`] filters on.
+#[derive(Debug, Clone)]
+pub struct DefinitionLookup<'a> {
+    pub scope: &'a Scope,
+    pub repository: Option<&'a str>,
+    pub names: &'a [String],
+    pub matching: NameMatch,
+    pub kinds: &'a [String],
+    pub language: Option<&'a str>,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+/// Replaces one file's rows (inside the file's transaction).
+pub(super) async fn replace_intel(
+    tx: &mut Transaction<'_, Postgres>,
+    file_id: i64,
+    repository: &str,
+    intel: &Extraction,
+) -> Result<(), StoreError> {
+    for table in ["code_definitions", "code_references", "code_imports"] {
+        sqlx::query(&format!("DELETE FROM {table} WHERE file_id = $1"))
+            .bind(file_id)
+            .execute(&mut **tx)
+            .await
+            .map_err(q("deleting a file's definitions, calls and imports"))?;
+    }
+    let defs = &intel.definitions;
+    if !defs.is_empty() {
+        sqlx::query(
+            "INSERT INTO code_definitions (file_id, ordinal, repository, name, qualified, kind,
+               signature, start_line, end_line, parent)
+             SELECT $1, d.ordinal - 1, $2, d.name, d.qualified, d.kind, d.signature,
+               d.start_line, d.end_line, d.parent
+             FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::int4[],
+                         $8::int4[], $9::int4[]) WITH ORDINALITY
+               AS d(name, qualified, kind, signature, start_line, end_line, parent, ordinal)",
+        )
+        .bind(file_id)
+        .bind(repository)
+        .bind(defs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>())
+        .bind(
+            defs.iter()
+                .map(|d| d.qualified.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(defs.iter().map(|d| d.kind).collect::<Vec<_>>())
+        .bind(
+            defs.iter()
+                .map(|d| d.signature.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(defs.iter().map(|d| d.start_line as i32).collect::<Vec<_>>())
+        .bind(defs.iter().map(|d| d.end_line as i32).collect::<Vec<_>>())
+        .bind(
+            defs.iter()
+                .map(|d| d.parent.map(|p| p as i32))
+                .collect::<Vec<_>>(),
+        )
+        .execute(&mut **tx)
+        .await
+        .map_err(q("recording a file's definitions"))?;
+    }
+    let refs = &intel.references;
+    if !refs.is_empty() {
+        sqlx::query(
+            "INSERT INTO code_references (file_id, repository, name, qualifier, line, enclosing)
+             SELECT $1, $2, r.name, r.qualifier, r.line, r.enclosing
+             FROM unnest($3::text[], $4::text[], $5::int4[], $6::int4[])
+               AS r(name, qualifier, line, enclosing)",
+        )
+        .bind(file_id)
+        .bind(repository)
+        .bind(refs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>())
+        .bind(
+            refs.iter()
+                .map(|r| r.qualifier.as_deref())
+                .collect::<Vec<_>>(),
+        )
+        .bind(refs.iter().map(|r| r.line as i32).collect::<Vec<_>>())
+        .bind(
+            refs.iter()
+                .map(|r| r.enclosing.map(|e| e as i32))
+                .collect::<Vec<_>>(),
+        )
+        .execute(&mut **tx)
+        .await
+        .map_err(q("recording a file's calls"))?;
+    }
+    let imports = &intel.imports;
+    if !imports.is_empty() {
+        // Arrays of arrays must be rectangular: each import's candidates travel as one
+        // string, split on a character no path holds.
+        sqlx::query(
+            "INSERT INTO code_imports (file_id, repository, specifier, name, line, candidates)
+             SELECT $1, $2, i.specifier, i.name, i.line,
+               string_to_array(i.candidates, E'\\x1f')
+             FROM unnest($3::text[], $4::text[], $5::int4[], $6::text[])
+               AS i(specifier, name, line, candidates)",
+        )
+        .bind(file_id)
+        .bind(repository)
+        .bind(
+            imports
+                .iter()
+                .map(|i| i.specifier.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(imports.iter().map(|i| i.name.as_str()).collect::<Vec<_>>())
+        .bind(imports.iter().map(|i| i.line as i32).collect::<Vec<_>>())
+        .bind(
+            imports
+                .iter()
+                .map(|i| i.candidates.join("\u{1f}"))
+                .collect::<Vec<_>>(),
+        )
+        .execute(&mut **tx)
+        .await
+        .map_err(q("recording a file's imports"))?;
+    }
+    Ok(())
+}
+
+/// Deletes the rows of vanished files (inside the deletion's transaction).
+pub(super) async fn delete_intel(
+    tx: &mut Transaction<'_, Postgres>,
+    repository: &str,
+    paths: &[String],
+) -> Result<(), StoreError> {
+    for table in ["code_definitions", "code_references", "code_imports"] {
+        sqlx::query(&format!(
+            "DELETE FROM {table} WHERE file_id IN
+               (SELECT id FROM indexed_files WHERE repository = $1 AND file_path = ANY($2))"
+        ))
+        .bind(repository)
+        .bind(paths)
+        .execute(&mut **tx)
+        .await
+        .map_err(q("deleting vanished files' definitions"))?;
+    }
+    Ok(())
+}
+
+const DEFINITION_COLUMNS: &str = "d.repository, d.file_id, f.file_path, f.language, d.ordinal,
+    d.name, d.qualified, d.kind, d.signature, d.start_line, d.end_line, d.parent";
+
+fn definition(r: &PgRow) -> DefinitionRow {
+    DefinitionRow {
+        repository: r.get("repository"),
+        file_id: r.get("file_id"),
+        file_path: r.get("file_path"),
+        language: r.get("language"),
+        ordinal: r.get("ordinal"),
+        name: r.get("name"),
+        qualified: r.get("qualified"),
+        kind: r.get("kind"),
+        signature: r.get("signature"),
+        start_line: r.get("start_line"),
+        end_line: r.get("end_line"),
+        parent: r.get("parent"),
+    }
+}
+
+const REFERENCE_COLUMNS: &str = "r.repository, r.file_id, f.file_path, r.name, r.qualifier,
+    r.line, r.enclosing, e.qualified AS enclosing_qualified";
+
+fn reference(r: &PgRow) -> ReferenceRow {
+    ReferenceRow {
+        repository: r.get("repository"),
+        file_id: r.get("file_id"),
+        file_path: r.get("file_path"),
+        name: r.get("name"),
+        qualifier: r.get("qualifier"),
+        line: r.get("line"),
+        enclosing: r.get("enclosing"),
+        enclosing_qualified: r.get("enclosing_qualified"),
+    }
+}
+
+fn import(r: &PgRow) -> ImportRow {
+    ImportRow {
+        repository: r.get("repository"),
+        file_id: r.get("file_id"),
+        file_path: r.get("file_path"),
+        specifier: r.get("specifier"),
+        name: r.get("name"),
+        line: r.get("line"),
+        candidates: r.get("candidates"),
+    }
+}
+
+/// The repositories a lookup may read: the one named (if in scope) or the scope's.
+fn repositories(scope: &Scope, repository: Option<&str>) -> Vec<String> {
+    match repository {
+        Some(r) if scope.contains(r) => vec![r.to_owned()],
+        Some(_) => Vec::new(),
+        None => scope.repositories().to_vec(),
+    }
+}
+
+impl Store {
+    /// Definitions whose name matches, ordered by name, repository, path and line.
+    pub async fn find_definitions(
+        &self,
+        l: &DefinitionLookup<'_>,
+    ) -> Result<Vec<DefinitionRow>, StoreError> {
+        let repos = repositories(l.scope, l.repository);
+        let name_predicate = match l.matching {
+            NameMatch::Exact => "d.name = ANY($2)",
+            // `lower(name) LIKE 'abc%'` would not use the index with a parameter; a range does.
+            NameMatch::Prefix => {
+                "lower(d.name) ~>=~ lower($2[1]) AND lower(d.name) ~<~ (lower($2[1]) || chr(1114111))"
+            }
+        };
+        let rows = sqlx::query(&format!(
+            "SELECT {DEFINITION_COLUMNS}
+             FROM code_definitions d JOIN indexed_files f ON f.id = d.file_id
+             WHERE d.repository = ANY($1) AND {name_predicate}
+               AND (cardinality($3::text[]) = 0 OR d.kind = ANY($3))
+               AND ($4::text IS NULL OR f.language = $4)
+             ORDER BY d.name, d.repository, f.file_path, d.start_line
+             LIMIT $5 OFFSET $6"
+        ))
+        .bind(&repos)
+        .bind(l.names)
+        .bind(l.kinds)
+        .bind(l.language)
+        .bind(l.limit)
+        .bind(l.offset)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("looking up definitions"))?;
+        Ok(rows.iter().map(definition).collect())
+    }
+
+    /// One definition by its file and ordinal (a graph node's parent, a call's enclosing
+    /// definition), for several at once.
+    pub async fn definitions_at(
+        &self,
+        keys: &[(i64, i32)],
+    ) -> Result<Vec<DefinitionRow>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(&format!(
+            "SELECT {DEFINITION_COLUMNS}
+             FROM unnest($1::int8[], $2::int4[]) AS k(file_id, ordinal)
+             JOIN code_definitions d ON d.file_id = k.file_id AND d.ordinal = k.ordinal
+             JOIN indexed_files f ON f.id = d.file_id"
+        ))
+        .bind(keys.iter().map(|k| k.0).collect::<Vec<_>>())
+        .bind(keys.iter().map(|k| k.1).collect::<Vec<_>>())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading definitions"))?;
+        Ok(rows.iter().map(definition).collect())
+    }
+
+    /// The definitions in the given files (to resolve calls made from them).
+    pub async fn definitions_in_files(
+        &self,
+        file_ids: &[i64],
+        names: &[String],
+    ) -> Result<Vec<DefinitionRow>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {DEFINITION_COLUMNS}
+             FROM code_definitions d JOIN indexed_files f ON f.id = d.file_id
+             WHERE d.file_id = ANY($1) AND d.name = ANY($2)"
+        ))
+        .bind(file_ids)
+        .bind(names)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading definitions"))?;
+        Ok(rows.iter().map(definition).collect())
+    }
+
+    /// Call sites of the given names in the scope (callers, references).
+    pub async fn references_named(
+        &self,
+        scope: &Scope,
+        repository: Option<&str>,
+        names: &[String],
+        limit: i64,
+    ) -> Result<Vec<ReferenceRow>, StoreError> {
+        let repos = repositories(scope, repository);
+        let rows = sqlx::query(&format!(
+            "SELECT {REFERENCE_COLUMNS}
+             FROM code_references r JOIN indexed_files f ON f.id = r.file_id
+             LEFT JOIN code_definitions e ON e.file_id = r.file_id AND e.ordinal = r.enclosing
+             WHERE r.name = ANY($2) AND r.repository = ANY($1)
+             ORDER BY r.repository, f.file_path, r.line
+             LIMIT $3"
+        ))
+        .bind(&repos)
+        .bind(names)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("looking up references"))?;
+        Ok(rows.iter().map(reference).collect())
+    }
+
+    /// The calls made inside the given definitions (callees), directly (not in nested ones).
+    pub async fn references_in(
+        &self,
+        keys: &[(i64, i32)],
+    ) -> Result<Vec<ReferenceRow>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(&format!(
+            "SELECT {REFERENCE_COLUMNS}
+             FROM unnest($1::int8[], $2::int4[]) AS k(file_id, ordinal)
+             JOIN code_references r ON r.file_id = k.file_id AND r.enclosing = k.ordinal
+             JOIN indexed_files f ON f.id = r.file_id
+             LEFT JOIN code_definitions e ON e.file_id = r.file_id AND e.ordinal = r.enclosing
+             ORDER BY f.file_path, r.line"
+        ))
+        .bind(keys.iter().map(|k| k.0).collect::<Vec<_>>())
+        .bind(keys.iter().map(|k| k.1).collect::<Vec<_>>())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("looking up calls"))?;
+        Ok(rows.iter().map(reference).collect())
+    }
+
+    /// The imports of the given files.
+    pub async fn imports_of(&self, file_ids: &[i64]) -> Result<Vec<ImportRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT i.repository, i.file_id, f.file_path, i.specifier, i.name, i.line, i.candidates
+             FROM code_imports i JOIN indexed_files f ON f.id = i.file_id
+             WHERE i.file_id = ANY($1)
+             ORDER BY f.file_path, i.line",
+        )
+        .bind(file_ids)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading imports"))?;
+        Ok(rows.iter().map(import).collect())
+    }
+
+    /// The imports in `repository` that name any of `keys` among their candidates.
+    pub async fn importers(
+        &self,
+        repository: &str,
+        keys: &[String],
+        limit: i64,
+    ) -> Result<Vec<ImportRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT i.repository, i.file_id, f.file_path, i.specifier, i.name, i.line, i.candidates
+             FROM code_imports i JOIN indexed_files f ON f.id = i.file_id
+             WHERE i.candidates && $2 AND i.repository = $1
+             ORDER BY f.file_path, i.line
+             LIMIT $3",
+        )
+        .bind(repository)
+        .bind(keys)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("looking up importers"))?;
+        Ok(rows.iter().map(import).collect())
+    }
+
+    /// Which of `keys` (import candidates: `/path` or a path suffix) name indexed files of
+    /// `repository`, and which files: (key, path) pairs.
+    pub async fn files_for_keys(
+        &self,
+        repository: &str,
+        keys: &[String],
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let (exact, suffix): (Vec<&String>, Vec<&String>) =
+            keys.iter().partition(|k| k.starts_with('/'));
+        let exact_paths: Vec<String> = exact.iter().map(|k| k[1..].to_owned()).collect();
+        let suffixes: Vec<String> = suffix.iter().map(|k| (*k).clone()).collect();
+        // A suffix key `a/b.py` names `a/b.py` and any `…/a/b.py`: the reversed path starts
+        // with the reversed key and a `/`, a range the reversed-path index answers.
+        let rows = sqlx::query(
+            "SELECT '/' || f.file_path AS key, f.file_path
+             FROM indexed_files f
+             WHERE f.repository = $1 AND f.file_path = ANY($2) AND f.error IS NULL
+             UNION ALL
+             SELECT k.key, f.file_path
+             FROM unnest($3::text[]) AS k(key)
+             JOIN LATERAL (
+               SELECT file_path FROM indexed_files f
+               WHERE f.repository = $1 AND f.error IS NULL
+                 AND (f.file_path = k.key
+                      OR (reverse(f.file_path) ~>=~ (reverse(k.key) || '/')
+                          AND reverse(f.file_path) ~<~ (reverse(k.key) || '0')))
+               LIMIT 16) f ON true",
+        )
+        .bind(repository)
+        .bind(&exact_paths)
+        .bind(&suffixes)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("resolving import candidates"))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get("key"), r.get("file_path")))
+            .collect())
+    }
+
+    /// The indexed files directly in each of `dirs` (Go packages), as (dir, path) pairs.
+    pub async fn files_in_dirs(
+        &self,
+        repository: &str,
+        dirs: &[String],
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT d.dir, f.file_path
+             FROM unnest($2::text[]) AS d(dir)
+             JOIN LATERAL (
+               SELECT file_path FROM indexed_files f
+               WHERE f.repository = $1 AND f.error IS NULL
+                 AND CASE WHEN d.dir = '' THEN position('/' in f.file_path) = 0
+                     ELSE f.file_path ~>=~ (d.dir || '/') AND f.file_path ~<~ (d.dir || '0')
+                          AND position('/' in substr(f.file_path, length(d.dir) + 2)) = 0 END
+               LIMIT 200) f ON true",
+        )
+        .bind(repository)
+        .bind(dirs)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("listing a package's files"))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get("dir"), r.get("file_path")))
+            .collect())
+    }
+
+    /// One indexed file's id, language and whether it is there, by path.
+    pub async fn file_ids(
+        &self,
+        scope: &Scope,
+        repository: Option<&str>,
+        path: &str,
+    ) -> Result<Vec<(String, i64)>, StoreError> {
+        let repos = repositories(scope, repository);
+        let rows = sqlx::query(
+            "SELECT repository, id FROM indexed_files
+             WHERE repository = ANY($1) AND file_path = $2 AND error IS NULL
+             ORDER BY repository",
+        )
+        .bind(&repos)
+        .bind(path)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("looking up a file"))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get("repository"), r.get("id")))
+            .collect())
+    }
+}
