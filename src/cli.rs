@@ -132,6 +132,14 @@ pub enum Command {
         #[arg(long, short = 'w')]
         workspace: Option<String>,
     },
+    /// Code intelligence from the running daemon: definitions, callers, callees, call graphs,
+    /// impact, imports.
+    Code {
+        #[command(subcommand)]
+        query: CodeQuery,
+        #[command(flatten)]
+        common: CodeArgs,
+    },
     /// The MCP adapter.
     Mcp {
         #[command(subcommand)]
@@ -159,6 +167,95 @@ pub enum Command {
 pub enum ContextFormat {
     Markdown,
     Json,
+}
+
+#[derive(Debug, Args)]
+pub struct CodeArgs {
+    /// Only this repository.
+    #[arg(long, global = true)]
+    pub repository: Option<String>,
+    /// Workspace (default: the daemon's default workspace).
+    #[arg(long, short = 'w', global = true)]
+    pub workspace: Option<String>,
+    /// Print the daemon's JSON reply as it is.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// Which definition a question is about.
+#[derive(Debug, Args)]
+pub struct SymbolArgs {
+    /// `push`, `Stack::push`, `Stack.push`, `auth.routes.login`.
+    pub symbol: String,
+    /// The file that defines it, when several do.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// A line inside the definition, when one file has several.
+    #[arg(long)]
+    pub line: Option<i32>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CodeQuery {
+    /// Definitions of a name, then its call sites.
+    Symbols {
+        query: String,
+        /// Names starting with QUERY (any case) instead of exactly QUERY.
+        #[arg(long)]
+        prefix: bool,
+        /// Only these kinds: function, method, class, struct, trait, interface, type, ...
+        #[arg(long = "kind")]
+        kinds: Vec<String>,
+        #[arg(long)]
+        language: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// The call sites that call a definition, each with how it was resolved.
+    Callers {
+        #[command(flatten)]
+        target: SymbolArgs,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// The calls a definition makes, each with what it resolves to.
+    Callees {
+        #[command(flatten)]
+        target: SymbolArgs,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// The call graph around a definition.
+    Graph {
+        #[command(flatten)]
+        target: SymbolArgs,
+        /// callers, callees or both.
+        #[arg(long, default_value = "both")]
+        direction: String,
+        #[arg(long, default_value_t = 2)]
+        depth: u32,
+        #[arg(long, default_value_t = 50)]
+        max_nodes: usize,
+        /// Leave out edges less sure than this (0..1).
+        #[arg(long, default_value_t = 0.35)]
+        min_confidence: f32,
+    },
+    /// What calls a definition, transitively, by file; tests listed last.
+    Impact {
+        #[command(flatten)]
+        target: SymbolArgs,
+        #[arg(long, default_value_t = 3)]
+        depth: u32,
+        #[arg(long, default_value_t = 0.35)]
+        min_confidence: f32,
+    },
+    /// The files a file imports and the files that import it.
+    Related {
+        path: String,
+        /// imports, importedBy or both.
+        #[arg(long, default_value = "both")]
+        direction: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -312,6 +312,39 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Command::Code { query, common } => {
+            let config = load_config(&cli.global, None)?;
+            let (kind, payload) = code_request(query, &common);
+            let reply = request_reply(
+                &config,
+                kind,
+                common.workspace.as_deref(),
+                serde_json::to_vec(&payload)?,
+            )
+            .await?;
+            if let Ok(err) = serde_json::from_slice::<wire::ErrorResponse>(&reply)
+                && !err.success
+            {
+                if common.json {
+                    out!("{}", String::from_utf8_lossy(&reply));
+                }
+                eprintln!("error: {} ({})", err.error.message, err.error.code.as_str());
+                for c in err.error.candidates.iter().flatten() {
+                    eprintln!(
+                        "  {} {}  {}:{}  (--path {} --line {})",
+                        c.kind, c.qualified, c.path, c.start_line, c.path, c.start_line
+                    );
+                }
+                return Ok(ExitCode::FAILURE);
+            }
+            if common.json {
+                out!("{}", String::from_utf8_lossy(&reply));
+                return Ok(ExitCode::SUCCESS);
+            }
+            let text = render_code(kind, &reply).context("the reply is not what was asked")?;
+            out!("{}", text.trim_end());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Mcp {
             action: McpAction::Serve { workspace },
         } => {
@@ -320,6 +353,94 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The subject and JSON request of a `codesearch code` question.
+fn code_request(
+    query: codesearch::cli::CodeQuery,
+    common: &codesearch::cli::CodeArgs,
+) -> (Kind, serde_json::Value) {
+    use codesearch::cli::CodeQuery as Q;
+    let scope = serde_json::json!({
+        "repository": common.repository,
+        "workspace": common.workspace,
+    });
+    let target = |t: &codesearch::cli::SymbolArgs| serde_json::json!({ "symbol": t.symbol, "path": t.path, "line": t.line });
+    let (kind, mut body) = match query {
+        Q::Symbols {
+            query,
+            prefix,
+            kinds,
+            language,
+            limit,
+        } => (
+            Kind::Symbols,
+            serde_json::json!({
+                "query": query,
+                "match": if prefix { "prefix" } else { "exact" },
+                "kinds": kinds,
+                "language": language,
+                "limit": limit,
+            }),
+        ),
+        Q::Callers { target: t, limit } => {
+            let mut b = target(&t);
+            b["limit"] = limit.into();
+            (Kind::Callers, b)
+        }
+        Q::Callees { target: t, limit } => {
+            let mut b = target(&t);
+            b["limit"] = limit.into();
+            (Kind::Callees, b)
+        }
+        Q::Graph {
+            target: t,
+            direction,
+            depth,
+            max_nodes,
+            min_confidence,
+        } => {
+            let mut b = target(&t);
+            b["direction"] = direction.into();
+            b["depth"] = depth.into();
+            b["maxNodes"] = max_nodes.into();
+            b["minConfidence"] = min_confidence.into();
+            (Kind::Graph, b)
+        }
+        Q::Impact {
+            target: t,
+            depth,
+            min_confidence,
+        } => {
+            let mut b = target(&t);
+            b["depth"] = depth.into();
+            b["minConfidence"] = min_confidence.into();
+            (Kind::Impact, b)
+        }
+        Q::Related { path, direction } => (
+            Kind::Related,
+            serde_json::json!({ "path": path, "direction": direction }),
+        ),
+    };
+    if let (Some(body), Some(scope)) = (body.as_object_mut(), scope.as_object()) {
+        body.extend(scope.clone());
+        // Absent options are left out, not sent as null.
+        body.retain(|_, v| !v.is_null());
+    }
+    (kind, body)
+}
+
+/// A code-intelligence reply as text.
+fn render_code(kind: Kind, reply: &[u8]) -> anyhow::Result<String> {
+    use codesearch::intel::{graph, render};
+    Ok(match kind {
+        Kind::Symbols => render::symbols(&serde_json::from_slice::<graph::Symbols>(reply)?),
+        Kind::Callers => render::calls(&serde_json::from_slice::<graph::Calls>(reply)?, true),
+        Kind::Callees => render::calls(&serde_json::from_slice::<graph::Calls>(reply)?, false),
+        Kind::Graph => render::graph(&serde_json::from_slice::<graph::Graph>(reply)?),
+        Kind::Impact => render::impact(&serde_json::from_slice::<graph::Impact>(reply)?),
+        _ => render::related(&serde_json::from_slice::<graph::Related>(reply)?),
+    })
 }
 
 /// Sends a request to the running daemon and waits for its reply, within the configured

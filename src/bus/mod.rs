@@ -17,6 +17,7 @@
 //! uses it, and [`client`] is the other side, for the CLI and the MCP adapter.
 
 pub mod client;
+pub mod intel;
 pub mod wire;
 
 use std::sync::Arc;
@@ -33,6 +34,7 @@ use tokio_util::task::TaskTracker;
 use crate::config::{Config, NatsConfig, PlainSubjects, redact_url};
 use crate::context::{ContextError, ContextService};
 use crate::health::Metrics;
+use crate::intel::graph::IntelService;
 use crate::roots::{Roots, RootsError, Source};
 use crate::search::{RawSearch, SearchError, SearchRequest, SearchService};
 use crate::source::{SourceError, SourceService};
@@ -110,10 +112,27 @@ pub enum Kind {
     Context,
     File,
     Repo,
+    Symbols,
+    Callers,
+    Callees,
+    Graph,
+    Impact,
+    Related,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::Search, Kind::Context, Kind::File, Kind::Repo];
+    pub const ALL: [Kind; 10] = [
+        Kind::Search,
+        Kind::Context,
+        Kind::File,
+        Kind::Repo,
+        Kind::Symbols,
+        Kind::Callers,
+        Kind::Callees,
+        Kind::Graph,
+        Kind::Impact,
+        Kind::Related,
+    ];
 
     /// The subject's last part: `search` in `agog.codebase.search`.
     pub fn subject_name(self) -> &'static str {
@@ -122,6 +141,12 @@ impl Kind {
             Kind::Context => "context",
             Kind::File => "file",
             Kind::Repo => "repo.request",
+            Kind::Symbols => "symbols",
+            Kind::Callers => "callers",
+            Kind::Callees => "callees",
+            Kind::Graph => "graph",
+            Kind::Impact => "impact",
+            Kind::Related => "related",
         }
     }
 
@@ -132,6 +157,7 @@ impl Kind {
             Kind::Context => "context",
             Kind::File => "file",
             Kind::Repo => "repo",
+            other => other.subject_name(),
         }
     }
 
@@ -152,6 +178,7 @@ pub struct Services {
     pub search: SearchService,
     pub context: ContextService,
     pub source: SourceService,
+    pub intel: IntelService,
     pub roots: Roots,
 }
 
@@ -161,6 +188,7 @@ impl Services {
         Self {
             context: ContextService::new(search.clone(), config.context.clone()),
             source: SourceService::new(search.clone(), config.index.max_file_bytes),
+            intel: IntelService::new(search.clone()),
             search,
             roots,
         }
@@ -430,6 +458,12 @@ pub async fn dispatch(services: &Services, kind: Kind, access: &Access, payload:
         Kind::Context => plain(answer_context(&services.context, access, payload).await),
         Kind::File => plain(answer_file(&services.source, access, payload).await),
         Kind::Repo => plain(answer_repo(&services.roots, access, payload).await),
+        Kind::Symbols
+        | Kind::Callers
+        | Kind::Callees
+        | Kind::Graph
+        | Kind::Impact
+        | Kind::Related => intel::dispatch(&services.intel, kind, access, payload).await,
     }
 }
 

@@ -148,6 +148,10 @@ pub struct ErrorResponse {
 pub struct ErrorBody {
     pub code: ErrorCode,
     pub message: String,
+    /// With `ambiguous`: the definitions the name could mean (each with an `id`, `qualified`
+    /// name, `path` and lines), to ask again with one of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<Vec<crate::intel::graph::Symbol>>,
 }
 
 /// What went wrong, and so what the caller can do.
@@ -165,8 +169,11 @@ pub enum ErrorCode {
     /// The request names a workspace its subject does not serve: use that workspace's own
     /// subject.
     PermissionDenied,
-    /// No such repository in the workspace.
+    /// No such repository, file or symbol in the workspace.
     NotFound,
+    /// A name that several definitions have: the error lists them; ask with a qualified
+    /// name, a path or a line.
+    Ambiguous,
     /// The daemon has as many requests in hand as it takes: retry after a short pause.
     Overloaded,
     /// Our fault; the log has the details under the request id.
@@ -180,6 +187,7 @@ impl ErrorCode {
             ErrorCode::BadRequest | ErrorCode::InvalidArgument => 400,
             ErrorCode::PermissionDenied => 403,
             ErrorCode::NotFound => 404,
+            ErrorCode::Ambiguous => 409,
             ErrorCode::EmbeddingUnavailable
             | ErrorCode::IndexUnavailable
             | ErrorCode::Overloaded => 503,
@@ -195,6 +203,7 @@ impl ErrorCode {
             ErrorCode::IndexUnavailable => "index_unavailable",
             ErrorCode::PermissionDenied => "permission_denied",
             ErrorCode::NotFound => "not_found",
+            ErrorCode::Ambiguous => "ambiguous",
             ErrorCode::Overloaded => "overloaded",
             ErrorCode::Internal => "internal",
         }
@@ -208,6 +217,7 @@ impl ErrorResponse {
             error: ErrorBody {
                 code,
                 message: message.into(),
+                candidates: None,
             },
         }
     }

@@ -174,12 +174,15 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
 
     import_nodes.sort_by_key(|(id, node, ..)| (node.start_byte(), *id));
     import_nodes.dedup_by_key(|(id, ..)| *id);
-    let imports = import_nodes
+    let mut imports: Vec<_> = import_nodes
         .into_iter()
         .flat_map(|(_, node, arg_kind, arg)| {
             imports::imports_of(lang, rel_path, text, node, arg_kind, arg)
         })
         .collect();
+    if lang == CodeLanguage::Rust {
+        imports::resolve_local_modules(rel_path, &mut imports);
+    }
     Extraction {
         definitions,
         references,

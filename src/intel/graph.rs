@@ -208,7 +208,7 @@ pub struct GraphRequest {
     pub direction: Direction,
     pub depth: u32,
     pub max_nodes: usize,
-    /// Edges below this confidence are left out (default 0.3: ambiguous name-only calls).
+    /// Edges below this confidence are left out (default 0.35: leaves out calls on receivers of unknown type that only the name links).
     pub min_confidence: f32,
 }
 
@@ -1249,7 +1249,34 @@ impl<'s> Resolver<'s> {
                 d.kind != "method"
             }
         };
-        // 3. The same file.
+        // A call on a receiver whose type is unknown (`token.cancel()`) is weaker evidence
+        // than a bare call, unless the receiver's name resembles the method's owner.
+        let outcome = self.by_place(r, &callable, receiver, &fits, &spread);
+        match (outcome, r.qualifier.as_deref()) {
+            (Outcome::Targets(hits), Some(q)) => Outcome::Targets(
+                hits.into_iter()
+                    .map(|(d, how, c)| {
+                        let boost =
+                            owner_last(&d.qualified).is_some_and(|o| resembles(last_segment(q), o));
+                        let c = if boost { (c * 1.5).min(0.85) } else { c };
+                        (d, how, c)
+                    })
+                    .collect(),
+            ),
+            (outcome, _) => outcome,
+        }
+    }
+
+    /// Steps 3 to 5 of the resolution: the same file, wildcard imports, the same directory,
+    /// the name alone.
+    fn by_place(
+        &self,
+        r: &ReferenceRow,
+        callable: &[&DefinitionRow],
+        receiver: bool,
+        fits: &dyn Fn(&&DefinitionRow) -> bool,
+        spread: &dyn Fn(Vec<&DefinitionRow>, Resolution, f32) -> Outcome,
+    ) -> Outcome {
         let local: Vec<&DefinitionRow> = callable
             .iter()
             .copied()
@@ -1257,20 +1284,33 @@ impl<'s> Resolver<'s> {
             .filter(fits)
             .collect();
         if !local.is_empty() {
-            return spread(local, Resolution::SameFile, 0.9);
+            return spread(
+                local,
+                Resolution::SameFile,
+                if receiver { 0.5 } else { 0.9 },
+            );
         }
-        // Wildcard imports.
-        let star: Vec<String> = binding("*")
-            .into_iter()
-            .flat_map(|(_, t)| t.clone())
-            .collect();
-        if !star.is_empty() && !receiver {
-            let hits = in_files(&star, false);
+        if !receiver {
+            let imports = self
+                .imports
+                .get(&r.file_id)
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            let star: Vec<&String> = imports
+                .iter()
+                .filter(|(row, _)| row.name == "*")
+                .flat_map(|(_, t)| t)
+                .collect();
+            let hits: Vec<&DefinitionRow> = callable
+                .iter()
+                .copied()
+                .filter(|d| d.repository == r.repository && star.contains(&&d.file_path))
+                .filter(fits)
+                .collect();
             if !hits.is_empty() {
                 return spread(hits, Resolution::Import, 0.9);
             }
         }
-        // 4. The same directory: a Go package, a Python package, a Rust module's siblings.
         let dir = parent_dir(&r.file_path);
         let near: Vec<&DefinitionRow> = callable
             .iter()
@@ -1279,10 +1319,13 @@ impl<'s> Resolver<'s> {
             .filter(fits)
             .collect();
         if !near.is_empty() {
-            let base = if ref_lang == "go" { 0.85 } else { 0.5 };
+            let base = match (receiver, family(&r.file_path)) {
+                (true, _) => 0.3,
+                (false, "go") => 0.85,
+                (false, _) => 0.5,
+            };
             return spread(near, Resolution::SameModule, base);
         }
-        // 5. By name alone.
         let named: Vec<&DefinitionRow> = callable.iter().copied().filter(fits).collect();
         if named.is_empty() {
             return Outcome::External;
@@ -1290,9 +1333,17 @@ impl<'s> Resolver<'s> {
         spread(
             named,
             Resolution::NameOnly,
-            if receiver { 0.4 } else { 0.5 },
+            if receiver { 0.3 } else { 0.5 },
         )
     }
+}
+
+/// Whether a receiver's name suggests the type: `token` and `CancellationToken`, `param`
+/// and `Parameter`, `repo` and `UserRepository`.
+fn resembles(receiver: &str, owner: &str) -> bool {
+    let norm = |s: &str| s.replace('_', "").to_lowercase();
+    let (r, o) = (norm(receiver), norm(owner));
+    r.len() >= 3 && (o.contains(&r) || r.contains(&o))
 }
 
 fn read_go_module(go_mod: std::path::PathBuf) -> Option<String> {

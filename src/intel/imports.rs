@@ -332,6 +332,17 @@ fn python_candidates(base: Option<&str>, segments: &[&str]) -> Vec<String> {
             }
         }
         None if path.is_empty() => Vec::new(),
+        // A top-level module (`import types`) is looked for at the root and in `src/` only:
+        // any `…/types.py` would take the standard library's modules for the project's.
+        None if segments.len() == 1 => ["", "src/"]
+            .iter()
+            .flat_map(|root| {
+                [
+                    exact(&format!("{root}{path}.py")),
+                    exact(&format!("{root}{path}/__init__.py")),
+                ]
+            })
+            .collect(),
         None => vec![format!("{path}.py"), format!("{path}/__init__.py")],
     }
 }
@@ -401,6 +412,23 @@ fn rust_candidates(rel_path: &str, path: &[String]) -> Vec<String> {
         out.push(exact(rel_path));
     }
     out
+}
+
+/// Rust 2018 paths may start with a module declared in the file (`mod guard; use
+/// guard::DropGuard;`): such uses resolve like `self::guard::DropGuard`.
+pub(super) fn resolve_local_modules(rel_path: &str, imports: &mut [Import]) {
+    let modules: Vec<String> = imports
+        .iter()
+        .filter_map(|i| i.specifier.strip_prefix("mod ").map(str::to_owned))
+        .collect();
+    for import in imports.iter_mut() {
+        let path: Vec<String> = import.specifier.split("::").map(str::to_owned).collect();
+        if import.candidates.is_empty() && path.len() > 1 && modules.iter().any(|m| *m == path[0]) {
+            let mut local = vec!["self".to_owned()];
+            local.extend(path);
+            import.candidates = rust_candidates(rel_path, &local);
+        }
+    }
 }
 
 /// Flattens a `use` tree into (path, bound name) pairs.

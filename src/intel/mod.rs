@@ -14,6 +14,7 @@
 mod extract;
 pub mod graph;
 mod imports;
+pub mod render;
 
 pub use extract::{extract, query_source};
 pub use imports::{go_import_key, path_keys};

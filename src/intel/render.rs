@@ -1,0 +1,189 @@
+//! Answers as text for people and agents: the CLI prints these, MCP tools return them beside
+//! the structured result.
+
+use std::fmt::Write as _;
+
+use super::graph::{Call, Calls, Graph, Impact, Related, Resolution, Symbol, Symbols};
+
+fn place(s: &Symbol) -> String {
+    format!("{}:{}-{}", s.path, s.start_line, s.end_line)
+}
+
+fn how(resolution: Resolution, confidence: f32) -> String {
+    let r = match resolution {
+        Resolution::Import => "import",
+        Resolution::SameFile => "same file",
+        Resolution::Qualified => "qualified",
+        Resolution::SameModule => "same module",
+        Resolution::NameOnly => "name only",
+        Resolution::External => "external",
+    };
+    format!("{r}, {confidence:.2}")
+}
+
+pub fn symbols(s: &Symbols) -> String {
+    let mut out = String::new();
+    if s.definitions.is_empty() {
+        out.push_str("no definitions\n");
+    }
+    for d in &s.definitions {
+        let _ = writeln!(out, "{} {}  {}", d.kind, d.qualified, place(d));
+        if !d.signature.is_empty() {
+            let _ = writeln!(out, "    {}", d.signature);
+        }
+    }
+    if s.has_more {
+        out.push_str("(more definitions: page with offset)\n");
+    }
+    if !s.references.is_empty() {
+        let _ = writeln!(out, "\ncall sites ({}):", s.references.len());
+        for r in &s.references {
+            let _ = writeln!(out, "  {}:{}  {}", r.path, r.line, r.call);
+        }
+    }
+    out
+}
+
+fn call_line(c: &Call) -> String {
+    let who = c
+        .symbol
+        .as_ref()
+        .map(|s| format!("{} ({})", s.qualified, place(s)))
+        .unwrap_or_else(|| "(outside the index)".to_owned());
+    format!(
+        "  {}:{}  {}  → {}  [{}]",
+        c.path,
+        c.line,
+        c.call,
+        who,
+        how(c.resolution, c.confidence)
+    )
+}
+
+/// Callers (`callers: true`) or callees.
+pub fn calls(c: &Calls, callers: bool) -> String {
+    let mut out = format!(
+        "{} {} of {} {} ({}):\n",
+        c.calls.len(),
+        if callers { "callers" } else { "calls" },
+        c.symbol.kind,
+        c.symbol.qualified,
+        place(&c.symbol)
+    );
+    for call in &c.calls {
+        if callers {
+            let who = call
+                .symbol
+                .as_ref()
+                .map(|s| s.qualified.as_str())
+                .unwrap_or("?");
+            let _ = writeln!(
+                out,
+                "  {}:{}  in {}  `{}`  [{}]",
+                call.path,
+                call.line,
+                who,
+                call.call,
+                how(call.resolution, call.confidence)
+            );
+        } else {
+            out.push_str(&call_line(call));
+            out.push('\n');
+        }
+    }
+    if c.truncated {
+        out.push_str("(more: raise the limit)\n");
+    }
+    out
+}
+
+pub fn graph(g: &Graph) -> String {
+    let mut out = format!(
+        "{} nodes, {} edges from {}{}\n",
+        g.nodes.len(),
+        g.edges.len(),
+        g.root,
+        if g.truncated {
+            " (node limit reached)"
+        } else {
+            ""
+        }
+    );
+    let name = |id: &str| {
+        g.nodes
+            .iter()
+            .find(|n| n.symbol.id == id)
+            .map(|n| n.symbol.qualified.clone())
+            .unwrap_or_else(|| id.to_owned())
+    };
+    for n in &g.nodes {
+        let _ = writeln!(
+            out,
+            "  [{}] {} {}  {}",
+            n.depth,
+            n.symbol.kind,
+            n.symbol.qualified,
+            place(&n.symbol)
+        );
+    }
+    out.push_str("edges:\n");
+    for e in &g.edges {
+        let _ = writeln!(
+            out,
+            "  {} → {}  ({}:{}, {})",
+            name(&e.from),
+            name(&e.to),
+            e.path,
+            e.line,
+            how(e.resolution, e.confidence)
+        );
+    }
+    out
+}
+
+pub fn impact(i: &Impact) -> String {
+    let mut out = format!(
+        "{} callers of {} in {} files, up to {} levels{}\n",
+        i.callers,
+        i.symbol.qualified,
+        i.files.len(),
+        i.depth,
+        if i.truncated { " (limit reached)" } else { "" }
+    );
+    for f in &i.files {
+        let _ = writeln!(out, "{}{}", f.path, if f.test { "  (test)" } else { "" });
+        for n in &f.symbols {
+            let _ = writeln!(
+                out,
+                "  [{}] {} {}  :{}",
+                n.depth, n.symbol.kind, n.symbol.qualified, n.symbol.start_line
+            );
+        }
+    }
+    out
+}
+
+pub fn related(r: &Related) -> String {
+    let mut out = format!("{} ({})\n", r.path, r.repository);
+    let _ = writeln!(out, "imports ({}):", r.imports.len());
+    for f in &r.imports {
+        let _ = writeln!(
+            out,
+            "  :{}  {}  {}",
+            f.line,
+            f.path.as_deref().unwrap_or("(outside the repository)"),
+            f.specifier
+        );
+    }
+    let _ = writeln!(out, "imported by ({}):", r.imported_by.len());
+    for f in &r.imported_by {
+        let _ = writeln!(
+            out,
+            "  {}:{}  {}",
+            f.path.as_deref().unwrap_or("?"),
+            f.line,
+            f.specifier
+        );
+    }
+    out
+}
