@@ -379,12 +379,6 @@ impl IntelService {
                 )
                 .await?
                 .iter()
-                .filter(|r| {
-                    segments.len() < 2
-                        || r.qualifier.as_deref().is_some_and(|q| {
-                            last_segment(q) == segments[segments.len() - 2].as_str()
-                        })
-                })
                 .map(|r| call_site(r, None, Resolution::NameOnly, 0.0))
                 .collect()
         } else {
@@ -1240,6 +1234,14 @@ impl<'s> Resolver<'s> {
                     return spread(hits, Resolution::Import, 0.95);
                 }
             }
+        }
+        // A qualifier written like a type (`Vec::new`, `Math.max`) that names no owner here
+        // and no import is a type from outside the index.
+        if r.qualifier
+            .as_deref()
+            .is_some_and(|q| last_segment(q).starts_with(|c: char| c.is_uppercase()))
+        {
+            return Outcome::External;
         }
         let receiver = r.qualifier.is_some();
         let fits = |d: &&DefinitionRow| {

@@ -148,8 +148,25 @@ impl<B: Backend> McpServer<B> {
             return Ok(CallToolResult::structured(value));
         }
         let code = value["error"]["code"].as_str().unwrap_or("internal");
-        let message = value["error"]["message"].as_str().unwrap_or("no message");
-        Ok(failure(code, message, advice(code)))
+        let mut message = value["error"]["message"]
+            .as_str()
+            .unwrap_or("no message")
+            .to_owned();
+        // An ambiguous name: the candidates, so the agent can pick one.
+        for c in value["error"]["candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            message.push_str(&format!(
+                "\n- {} {} (path {}, line {})",
+                c["kind"].as_str().unwrap_or_default(),
+                c["qualified"].as_str().unwrap_or_default(),
+                c["path"].as_str().unwrap_or_default(),
+                c["startLine"]
+            ));
+        }
+        Ok(failure(code, &message, advice(code)))
     }
 }
 
@@ -158,6 +175,7 @@ fn advice(code: &str) -> &'static str {
     match code {
         "bad_request" | "invalid_argument" => "fix the arguments and call again",
         "not_found" => "check the name or path (codesearch_index_status lists repositories)",
+        "ambiguous" => "call again with one of the candidates' path and line, or a qualified name",
         "permission_denied" => {
             "the request reaches outside what may be read: another workspace, or a path out of \
              its repository"

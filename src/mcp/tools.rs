@@ -291,6 +291,243 @@ pub const TOOLS: &[ToolSpec] = &[
         fixed: &[],
         renamed: &[],
     },
+    ToolSpec {
+        name: "codesearch_symbols",
+        title: "Find definitions by name",
+        description: "Where a function, method, class, struct, trait, interface or type is \
+            defined (kind, qualified name, file, lines, signature), then the call sites that \
+            name it. query is a name (push), a qualified name (Stack::push, UserService.find, \
+            auth.routes.login) or, with match prefix, the start of names.",
+        kind: Kind::Symbols,
+        args: &[
+            arg("query", "string", "A name, qualified or not."),
+            Arg {
+                name: "match",
+                ty: "string",
+                description: "exact (default) or prefix (names starting with query, any case).",
+                one_of: &["exact", "prefix"],
+            },
+            arg(
+                "kinds",
+                "strings",
+                "Only these kinds (function, method, class, ...).",
+            ),
+            arg(
+                "language",
+                "string",
+                "Only this language (rust, python, typescript, ...).",
+            ),
+            arg("repository", "string", "Only this repository."),
+            arg("limit", "integer", "Most definitions (default 50)."),
+            arg("offset", "integer", "Definitions to skip, for paging."),
+            WORKSPACE,
+        ],
+        required: &["query"],
+        output: &[
+            ("success", "boolean"),
+            ("definitions", "array"),
+            ("references", "array"),
+            ("hasMore", "boolean"),
+        ],
+        read_only: true,
+        fixed: &[],
+        renamed: &[],
+    },
+    ToolSpec {
+        name: "codesearch_trace_callers",
+        title: "Who calls this",
+        description: "The call sites that call a definition, each with the function it is in \
+            and how the call was resolved (import, same_file, qualified, same_module, \
+            name_only) with a confidence: calls on a receiver of unknown type are linked by \
+            name only and say so. A name several definitions have is an error listing them: \
+            ask again with a qualified name, path or line. No callers is an empty list.",
+        kind: Kind::Callers,
+        args: SYMBOL_ARGS,
+        required: &["symbol"],
+        output: CALLS_OUTPUT,
+        read_only: true,
+        fixed: &[],
+        renamed: &[],
+    },
+    ToolSpec {
+        name: "codesearch_trace_callees",
+        title: "What this calls",
+        description: "The calls a definition makes, each with the definition it resolves to \
+            and how (external when it is outside the indexed code: a library, the standard \
+            library, a builtin).",
+        kind: Kind::Callees,
+        args: SYMBOL_ARGS,
+        required: &["symbol"],
+        output: CALLS_OUTPUT,
+        read_only: true,
+        fixed: &[],
+        renamed: &[],
+    },
+    ToolSpec {
+        name: "codesearch_trace_graph",
+        title: "Call graph around a definition",
+        description: "Nodes (definitions, with the depth at which they were reached) and \
+            edges (caller to callee, with the call's line, resolution and confidence) around \
+            a definition, callers, callees or both, within a depth and a node limit. Cycles \
+            (recursion) are walked once.",
+        kind: Kind::Graph,
+        args: &[
+            SYMBOL,
+            SYMBOL_PATH,
+            SYMBOL_LINE,
+            Arg {
+                name: "direction",
+                ty: "string",
+                description: "callers, callees or both (default).",
+                one_of: &["callers", "callees", "both"],
+            },
+            arg("depth", "integer", "Levels to walk (default 2, at most 6)."),
+            arg(
+                "maxNodes",
+                "integer",
+                "Most nodes (default 50, at most 500).",
+            ),
+            arg(
+                "minConfidence",
+                "number",
+                "Leave out edges less sure than this, 0 to 1 (default 0.35).",
+            ),
+            arg(
+                "repository",
+                "string",
+                "The repository that defines the symbol.",
+            ),
+            WORKSPACE,
+        ],
+        required: &["symbol"],
+        output: &[
+            ("success", "boolean"),
+            ("root", "string"),
+            ("nodes", "array"),
+            ("edges", "array"),
+            ("truncated", "boolean"),
+        ],
+        read_only: true,
+        fixed: &[],
+        renamed: &[],
+    },
+    ToolSpec {
+        name: "codesearch_impact",
+        title: "What breaks if this changes",
+        description: "The transitive callers of a definition up to a depth, grouped by file, \
+            tests marked and listed last: the code to check, and the tests to run, after \
+            changing it.",
+        kind: Kind::Impact,
+        args: &[
+            SYMBOL,
+            SYMBOL_PATH,
+            SYMBOL_LINE,
+            arg(
+                "depth",
+                "integer",
+                "Levels of callers (default 3, at most 6).",
+            ),
+            arg(
+                "minConfidence",
+                "number",
+                "Leave out calls less sure than this, 0 to 1 (default 0.35).",
+            ),
+            arg(
+                "repository",
+                "string",
+                "The repository that defines the symbol.",
+            ),
+            WORKSPACE,
+        ],
+        required: &["symbol"],
+        output: &[
+            ("success", "boolean"),
+            ("symbol", "object"),
+            ("files", "array"),
+            ("callers", "integer"),
+        ],
+        read_only: true,
+        fixed: &[],
+        renamed: &[],
+    },
+    ToolSpec {
+        name: "codesearch_find_related",
+        title: "Files related by imports",
+        description: "The files a file imports (resolved within its repository; path null for \
+            packages and the standard library) and the files that import it.",
+        kind: Kind::Related,
+        args: &[
+            arg(
+                "path",
+                "string",
+                "The file's path relative to its repository root (a search result's filePath).",
+            ),
+            Arg {
+                name: "direction",
+                ty: "string",
+                description: "imports, importedBy or both (default).",
+                one_of: &["imports", "importedBy", "both"],
+            },
+            arg(
+                "repository",
+                "string",
+                "The file's repository; needed only when several hold the path.",
+            ),
+            arg("limit", "integer", "Most files each way (default 50)."),
+            WORKSPACE,
+        ],
+        required: &["path"],
+        output: &[
+            ("success", "boolean"),
+            ("path", "string"),
+            ("imports", "array"),
+            ("importedBy", "array"),
+        ],
+        read_only: true,
+        fixed: &[],
+        renamed: &[],
+    },
+];
+
+const SYMBOL: Arg = arg(
+    "symbol",
+    "string",
+    "The definition: a name (push) or a qualified name (Stack::push, UserService.find, \
+     auth.routes.login).",
+);
+const SYMBOL_PATH: Arg = arg(
+    "path",
+    "string",
+    "The file that defines it, when several definitions have the name.",
+);
+const SYMBOL_LINE: Arg = arg(
+    "line",
+    "integer",
+    "A line inside the definition, when one file has several.",
+);
+
+const SYMBOL_ARGS: &[Arg] = &[
+    SYMBOL,
+    SYMBOL_PATH,
+    SYMBOL_LINE,
+    arg(
+        "limit",
+        "integer",
+        "Most calls listed (default 50, at most 1000).",
+    ),
+    arg(
+        "repository",
+        "string",
+        "The repository that defines the symbol.",
+    ),
+    WORKSPACE,
+];
+
+const CALLS_OUTPUT: &[(&str, &str)] = &[
+    ("success", "boolean"),
+    ("symbol", "object"),
+    ("calls", "array"),
+    ("truncated", "boolean"),
 ];
 
 /// The tool named `name`.

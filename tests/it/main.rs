@@ -3,6 +3,7 @@
 
 mod health;
 mod indexing;
+mod intel;
 mod live;
 mod local_model;
 mod mcp_context;

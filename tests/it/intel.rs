@@ -1,0 +1,363 @@
+//! Code intelligence over NATS: symbols, callers, callees, graphs, impact and related files on
+//! a small project in Rust, Python, TypeScript and Go, whose every call is known.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::nats_search::Daemon;
+
+const FILES: &[(&str, &str)] = &[
+    // Rust: a module tree, a method called through `Self`, a recursive pair.
+    (
+        "src/lib.rs",
+        "mod stack;\nmod parse;\n\npub fn run() {\n    let mut s = stack::Stack::new();\n    s.push(1);\n    parse::even(4);\n}\n",
+    ),
+    (
+        "src/stack.rs",
+        "pub struct Stack { items: Vec<u32> }\n\nimpl Stack {\n    pub fn new() -> Self {\n        Stack { items: Vec::new() }\n    }\n\n    pub fn push(&mut self, x: u32) {\n        self.items.push(x);\n        Self::check(x);\n    }\n\n    fn check(x: u32) {\n        assert!(x < 100);\n    }\n}\n",
+    ),
+    (
+        "src/parse.rs",
+        "pub fn even(n: u32) -> bool {\n    if n == 0 { true } else { odd(n - 1) }\n}\n\npub fn odd(n: u32) -> bool {\n    if n == 0 { false } else { even(n - 1) }\n}\n",
+    ),
+    // Python: a package with relative and absolute imports, and a name two modules define.
+    ("app/__init__.py", ""),
+    (
+        "app/models.py",
+        "def find_user(uid):\n    return load(uid)\n\n\ndef load(uid):\n    return {'id': uid}\n",
+    ),
+    (
+        "app/views.py",
+        "from .models import find_user\nfrom app import audit\n\n\ndef show(uid):\n    user = find_user(uid)\n    audit.load(uid)\n    return user\n",
+    ),
+    ("app/audit.py", "def load(uid):\n    return uid\n"),
+    (
+        "tests/test_views.py",
+        "from app.views import show\n\n\ndef test_show():\n    assert show(1)\n",
+    ),
+    // TypeScript: a class method called through `this`, an imported function.
+    (
+        "web/api.ts",
+        "import { format } from './util';\n\nexport class Api {\n  get(id: string) {\n    return this.fetch(format(id));\n  }\n  fetch(url: string) {\n    return url;\n  }\n}\n",
+    ),
+    (
+        "web/util.ts",
+        "export function format(id: string): string {\n  return `/items/${id}`;\n}\n",
+    ),
+    // Go: a package imported by its module path.
+    ("go.mod", "module example.com/shop\n\ngo 1.22\n"),
+    (
+        "cmd/main.go",
+        "package main\n\nimport \"example.com/shop/pkg/cart\"\n\nfunc main() {\n\tcart.Total(nil)\n}\n",
+    ),
+    (
+        "pkg/cart/cart.go",
+        "package cart\n\nfunc Total(items []int) int {\n\treturn sum(items)\n}\n",
+    ),
+    (
+        "pkg/cart/sum.go",
+        "package cart\n\nfunc sum(items []int) int {\n\tt := 0\n\tfor _, i := range items {\n\t\tt += i\n\t}\n\treturn t\n}\n",
+    ),
+];
+
+fn callers(reply: &Value) -> Vec<(String, i64, String)> {
+    let mut out: Vec<(String, i64, String)> = reply["calls"]
+        .as_array()
+        .unwrap_or_else(|| panic!("calls in {reply}"))
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap_or_default().to_owned(),
+                c["line"].as_i64().unwrap_or_default(),
+                c["resolution"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn callers_callees_and_imports_match_the_source() {
+    let d = Daemon::start(FILES).await;
+
+    // Rust: a method through its type and through `Self`; a crate function through its module.
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "Stack::check" }))
+        .await;
+    assert_eq!(r["success"], true, "{r}");
+    assert_eq!(
+        callers(&r),
+        [("src/stack.rs".into(), 10, "same_file".into())]
+    );
+    assert_eq!(r["calls"][0]["symbol"]["qualified"], "Stack::push");
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "Stack::new" }))
+        .await;
+    assert_eq!(callers(&r), [("src/lib.rs".into(), 5, "qualified".into())]);
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "even" }))
+        .await;
+    assert_eq!(
+        callers(&r),
+        [
+            ("src/lib.rs".into(), 7, "import".into()),
+            ("src/parse.rs".into(), 6, "same_file".into()),
+        ]
+    );
+
+    // Python: the imported definition, not the other module's `load`.
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "find_user" }))
+        .await;
+    assert_eq!(callers(&r), [("app/views.py".into(), 6, "import".into())]);
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "audit.load" }))
+        .await;
+    assert_eq!(callers(&r), [("app/views.py".into(), 7, "import".into())]);
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "models.load" }))
+        .await;
+    assert_eq!(
+        callers(&r),
+        [("app/models.py".into(), 2, "same_file".into())]
+    );
+
+    // TypeScript: `this.fetch` and an imported function.
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "Api.fetch" }))
+        .await;
+    assert_eq!(callers(&r), [("web/api.ts".into(), 5, "same_file".into())]);
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "format" }))
+        .await;
+    assert_eq!(callers(&r), [("web/api.ts".into(), 5, "import".into())]);
+
+    // Go: a package function through the module path, a same-package function.
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "Total" }))
+        .await;
+    assert_eq!(callers(&r), [("cmd/main.go".into(), 6, "import".into())]);
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "sum" }))
+        .await;
+    assert_eq!(
+        callers(&r),
+        [("pkg/cart/cart.go".into(), 4, "same_module".into())]
+    );
+
+    // Callees: resolved where the index has the definition, external where it does not.
+    let r = d
+        .ask("agog.codebase.callees", json!({ "symbol": "show" }))
+        .await;
+    let callees: Vec<(String, Value)> = r["calls"]
+        .as_array()
+        .expect("calls")
+        .iter()
+        .map(|c| {
+            (
+                c["call"].as_str().unwrap_or_default().to_owned(),
+                c["symbol"]["path"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        callees,
+        [
+            ("find_user".to_owned(), json!("app/models.py")),
+            ("audit.load".to_owned(), json!("app/audit.py")),
+        ]
+    );
+
+    // The import graph, both ways.
+    let r = d
+        .ask("agog.codebase.related", json!({ "path": "app/views.py" }))
+        .await;
+    assert_eq!(r["success"], true, "{r}");
+    let paths = |v: &Value| -> Vec<String> {
+        let mut p: Vec<String> = v
+            .as_array()
+            .expect("array")
+            .iter()
+            .filter_map(|f| f["path"].as_str().map(str::to_owned))
+            .collect();
+        p.sort();
+        p.dedup();
+        p
+    };
+    assert_eq!(paths(&r["imports"]), ["app/audit.py", "app/models.py"]);
+    assert_eq!(paths(&r["importedBy"]), ["tests/test_views.py"]);
+    let r = d
+        .ask(
+            "agog.codebase.related",
+            json!({ "path": "pkg/cart/cart.go" }),
+        )
+        .await;
+    assert_eq!(paths(&r["importedBy"]), ["cmd/main.go"]);
+    let r = d
+        .ask("agog.codebase.related", json!({ "path": "src/stack.rs" }))
+        .await;
+    assert_eq!(paths(&r["importedBy"]), ["src/lib.rs"]);
+
+    // Impact: transitive callers by file, the test marked.
+    let r = d
+        .ask("agog.codebase.impact", json!({ "symbol": "find_user" }))
+        .await;
+    let files: Vec<(String, bool)> = r["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap_or_default().to_owned(),
+                f["test"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("app/views.py".to_owned(), false),
+            ("tests/test_views.py".to_owned(), true)
+        ]
+    );
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_and_ambiguous_names_are_errors_and_graphs_terminate() {
+    let d = Daemon::start(FILES).await;
+    // Two modules define `load`: the candidates, not a guess.
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "load" }))
+        .await;
+    assert_eq!(r["success"], false);
+    assert_eq!(r["error"]["code"], "ambiguous", "{r}");
+    let mut candidates: Vec<&str> = r["error"]["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .filter_map(|c| c["path"].as_str())
+        .collect();
+    candidates.sort();
+    assert_eq!(candidates, ["app/audit.py", "app/models.py"]);
+    // The same name pinned by its path answers.
+    let r = d
+        .ask(
+            "agog.codebase.callers",
+            json!({ "symbol": "load", "path": "app/audit.py" }),
+        )
+        .await;
+    assert_eq!(r["success"], true, "{r}");
+
+    // Unknown is not "no callers".
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "no_such_fn" }))
+        .await;
+    assert_eq!(r["error"]["code"], "not_found", "{r}");
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "run" }))
+        .await;
+    assert_eq!(r["success"], true, "{r}");
+    assert_eq!(r["calls"], json!([]));
+
+    // Mutual recursion: the walk ends, each node once, within the limits.
+    let r = d
+        .ask(
+            "agog.codebase.graph",
+            json!({ "symbol": "even", "depth": 6, "direction": "both" }),
+        )
+        .await;
+    assert_eq!(r["success"], true, "{r}");
+    let mut nodes: Vec<&str> = r["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .filter_map(|n| n["qualified"].as_str())
+        .collect();
+    nodes.sort();
+    assert_eq!(nodes, ["even", "odd", "run"]);
+    let r = d
+        .ask(
+            "agog.codebase.graph",
+            json!({ "symbol": "even", "maxNodes": 2 }),
+        )
+        .await;
+    assert_eq!(r["nodes"].as_array().map(Vec::len), Some(2));
+    assert_eq!(r["truncated"], true);
+
+    // Paths out of the repository are refused.
+    for path in ["../../etc/passwd", "/etc/passwd"] {
+        let r = d
+            .ask("agog.codebase.related", json!({ "path": path }))
+            .await;
+        assert_eq!(r["error"]["code"], "permission_denied", "{path}: {r}");
+    }
+    let r = d
+        .ask("agog.codebase.related", json!({ "path": "nope.rs" }))
+        .await;
+    assert_eq!(r["error"]["code"], "not_found");
+
+    // Symbols: definitions first, then call sites; prefix matching.
+    let r = d
+        .ask("agog.codebase.symbols", json!({ "query": "Stack::push" }))
+        .await;
+    assert_eq!(r["definitions"][0]["path"], "src/stack.rs");
+    assert_eq!(
+        r["definitions"][0]["signature"],
+        "pub fn push(&mut self, x: u32)"
+    );
+    // Call sites of the name as written (`callers` resolves them).
+    assert!(
+        r["references"]
+            .as_array()
+            .expect("references")
+            .iter()
+            .any(|c| c["path"] == "src/lib.rs" && c["line"] == 6),
+        "{r}"
+    );
+    let r = d
+        .ask(
+            "agog.codebase.symbols",
+            json!({ "query": "FIND", "match": "prefix" }),
+        )
+        .await;
+    assert_eq!(r["definitions"][0]["qualified"], "find_user", "{r}");
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn an_edit_changes_the_callers_it_should() {
+    let d = Daemon::start(FILES).await;
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "format" }))
+        .await;
+    assert_eq!(callers(&r).len(), 1);
+    // The call goes away, and a new caller appears in another file.
+    std::fs::write(
+        d.repo.path().join("web/api.ts"),
+        "export class Api {\n  get(id: string) {\n    return this.fetch(id);\n  }\n  fetch(url: string) {\n    return url;\n  }\n}\n",
+    )
+    .expect("write");
+    std::fs::write(
+        d.repo.path().join("web/page.ts"),
+        "import { format } from './util';\n\nexport function page(id: string) {\n  return format(id);\n}\n",
+    )
+    .expect("write");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let r = d
+            .ask("agog.codebase.callers", json!({ "symbol": "format" }))
+            .await;
+        if callers(&r) == [("web/page.ts".to_owned(), 4, "import".to_owned())] {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "callers never followed the edit: {r}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    d.stop().await;
+}
