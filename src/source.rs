@@ -179,7 +179,7 @@ impl SourceService {
 
 /// The path as stored: relative, `/`-separated, without `.` parts; `..`, absolute paths and
 /// NUL are refused.
-fn clean_path(path: &str) -> Result<String, SourceError> {
+pub(crate) fn clean_path(path: &str) -> Result<String, SourceError> {
     let invalid = |m: &str| Err(SourceError::Invalid(format!("path: {m}")));
     if path.trim().is_empty() {
         return invalid("must not be empty");

@@ -108,6 +108,7 @@ fn intel_failure(e: IntelError, what: &str) -> Failure {
     match e {
         IntelError::Invalid(m) => failure((ErrorCode::InvalidArgument, m)),
         IntelError::NotFound(m) => failure((ErrorCode::NotFound, m)),
+        IntelError::Forbidden(m) => failure((ErrorCode::PermissionDenied, m)),
         IntelError::Ambiguous {
             ref symbol,
             ref candidates,
@@ -321,15 +322,6 @@ async fn related(
             )));
         }
     };
-    if raw.path.contains("..") || raw.path.starts_with('/') {
-        return Err(failure((
-            ErrorCode::PermissionDenied,
-            format!(
-                "path `{}` leads out of the repository: give it relative to the root",
-                raw.path
-            ),
-        )));
-    }
     let answer = intel
         .related(
             &raw.path,

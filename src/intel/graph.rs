@@ -23,6 +23,7 @@ use std::path::Path;
 use thiserror::Error;
 
 use crate::search::{SearchError, SearchService};
+use crate::source::SourceError;
 use crate::store::{
     DefinitionLookup, DefinitionRow, ImportRow, NameMatch, ReferenceRow, Scope, Store, StoreError,
 };
@@ -44,6 +45,9 @@ pub enum IntelError {
     /// The caller's: a bad request.
     #[error("{0}")]
     Invalid(String),
+    /// A path that leads out of its repository.
+    #[error("{0}")]
+    Forbidden(String),
     /// No definition (or no file) by that name; the message lists near names when there are.
     #[error("{0}")]
     NotFound(String),
@@ -403,16 +407,12 @@ impl IntelService {
         };
         let mut defs = self
             .store()
-            .find_definitions(&DefinitionLookup {
-                scope: &scope,
-                repository: t.repository.as_deref(),
-                names: std::slice::from_ref(&name),
-                matching: NameMatch::Exact,
-                kinds: &[],
-                language: None,
-                limit: MAX_DEFINITIONS_PER_NAME,
-                offset: 0,
-            })
+            .find_definitions(&DefinitionLookup::named(
+                &scope,
+                t.repository.as_deref(),
+                std::slice::from_ref(&name),
+                MAX_DEFINITIONS_PER_NAME,
+            ))
             .await?;
         if segments.len() > 1 {
             defs.retain(|d| qualifies(d, &segments));
@@ -458,14 +458,13 @@ impl IntelService {
         let near = self
             .store()
             .find_definitions(&DefinitionLookup {
-                scope,
-                repository: t.repository.as_deref(),
-                names: &[name.chars().take(4).collect::<String>()],
                 matching: NameMatch::Prefix,
-                kinds: &[],
-                language: None,
-                limit: 200,
-                offset: 0,
+                ..DefinitionLookup::named(
+                    scope,
+                    t.repository.as_deref(),
+                    &[name.chars().take(4).collect::<String>()],
+                    200,
+                )
             })
             .await?;
         let mut names: Vec<String> = near
@@ -654,7 +653,10 @@ impl IntelService {
         limit: usize,
     ) -> Result<Related, IntelError> {
         let scope = self.scope(workspace, repository).await?;
-        let path = path.trim_start_matches("./").to_owned();
+        let path = crate::source::clean_path(path).map_err(|e| match e {
+            SourceError::Forbidden(m) => IntelError::Forbidden(m),
+            other => IntelError::Invalid(other.to_string()),
+        })?;
         let mut found = self.store().file_ids(&scope, repository, &path).await?;
         let (repo, file_id) = match found.len() {
             0 => {
@@ -912,16 +914,12 @@ impl<'s> Resolver<'s> {
         }
         let rows = self
             .store
-            .find_definitions(&DefinitionLookup {
-                scope: self.scope,
-                repository: None,
-                names: &missing,
-                matching: NameMatch::Exact,
-                kinds: &[],
-                language: None,
-                limit: MAX_DEFINITIONS_PER_NAME * missing.len() as i64,
-                offset: 0,
-            })
+            .find_definitions(&DefinitionLookup::named(
+                self.scope,
+                None,
+                &missing,
+                MAX_DEFINITIONS_PER_NAME * missing.len() as i64,
+            ))
             .await?;
         for n in missing {
             self.by_name.entry(n).or_default();

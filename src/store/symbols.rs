@@ -72,6 +72,27 @@ pub struct DefinitionLookup<'a> {
     pub offset: i64,
 }
 
+impl<'a> DefinitionLookup<'a> {
+    /// Definitions named exactly one of `names`, of any kind and language, first page.
+    pub fn named(
+        scope: &'a Scope,
+        repository: Option<&'a str>,
+        names: &'a [String],
+        limit: i64,
+    ) -> Self {
+        DefinitionLookup {
+            scope,
+            repository,
+            names,
+            matching: NameMatch::Exact,
+            kinds: &[],
+            language: None,
+            limit,
+            offset: 0,
+        }
+    }
+}
+
 /// Replaces one file's rows (inside the file's transaction).
 pub(super) async fn replace_intel(
     tx: &mut Transaction<'_, Postgres>,
