@@ -16,7 +16,8 @@
 //!
 //! Module map: [`config`] (layered settings), [`text`] (words and identifiers as indexing and
 //! search see them), [`repository`] (which roots are indexed under which names),
-//! [`scan`], [`chunk`], [`embed`] (backends and the guard in front of them), [`store`],
+//! [`scan`], [`parse`] (one tree-sitter parse per file for [`chunk`] and [`intel`]), [`chunk`],
+//! [`intel`] (definitions, calls and imports, and the questions about them), [`embed`] (backends and the guard in front of them), [`store`],
 //! [`search`], [`pipeline`] (the stages joined by bounded channels), [`watch`] (file events to
 //! batches of paths), [`live`] (one repository kept indexed: reconcile, watch, recover),
 //! [`roots`] (the live set of repositories, and repository requests), [`backfill`], [`daemon`]
