@@ -24,7 +24,7 @@ if [ -z "$BIN" ]; then
   # full speed; `cargo build --release` is for installs.
   say "building codesearch (the first build takes several minutes; scripts/test.sh shares it)"
   cargo build --locked --manifest-path "$ROOT/Cargo.toml" --bin codesearch >&2
-  BIN="$ROOT/target/debug/codesearch"
+  BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/codesearch"
 fi
 
 if [ "$#" -eq 0 ]; then set -- "$ROOT"; fi
