@@ -1204,6 +1204,21 @@ impl<'s> Resolver<'s> {
                 .filter(|d| receiver || d.kind != "method")
                 .collect()
         };
+        // A Rust path from the crate, this module or its parent: `crate::source::clean_path()`.
+        if let (Some(q), Some(root), "rust") = (&r.qualifier, q_root, ref_lang)
+            && matches!(root, "crate" | "self" | "super")
+        {
+            let mut path: Vec<String> = q.split("::").map(str::to_owned).collect();
+            path.push(r.name.clone());
+            let files: Vec<String> = super::imports::rust_candidates(&r.file_path, &path)
+                .into_iter()
+                .map(|k| k.trim_start_matches('/').to_owned())
+                .collect();
+            let hits = in_files(&files, false);
+            if !hits.is_empty() {
+                return spread(hits, Resolution::Import, 0.95);
+            }
+        }
         // A module imported under the qualifier: `utils.parse()`, `store::open()`, Go's `pkg.F()`.
         if let Some(q_root) = q_root {
             let mut via = binding(q_root);

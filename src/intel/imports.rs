@@ -373,7 +373,7 @@ fn rust_crate_dir(rel_path: &str) -> String {
 
 /// Candidates for a `use` path: the longest module path that is a file first, then the module
 /// the path starts from (an item defined in it).
-fn rust_candidates(rel_path: &str, path: &[String]) -> Vec<String> {
+pub(crate) fn rust_candidates(rel_path: &str, path: &[String]) -> Vec<String> {
     let Some(first) = path.first() else {
         return Vec::new();
     };

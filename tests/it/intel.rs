@@ -361,3 +361,25 @@ async fn an_edit_changes_the_callers_it_should() {
     }
     d.stop().await;
 }
+
+#[tokio::test]
+async fn rust_paths_from_the_crate_and_the_parent_resolve_to_their_files() {
+    let d = Daemon::start(&[
+        ("src/lib.rs", "mod source;\nmod util;\n\npub fn helper() {}\n"),
+        (
+            "src/source.rs",
+            "pub fn clean(p: &str) -> String {\n    crate::util::trim(p)\n}\n\npub fn again() {\n    super::helper();\n}\n",
+        ),
+        ("src/util.rs", "pub fn trim(p: &str) -> String {\n    p.trim().to_owned()\n}\n"),
+    ])
+    .await;
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "trim" }))
+        .await;
+    assert_eq!(callers(&r), [("src/source.rs".into(), 2, "import".into())]);
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "helper" }))
+        .await;
+    assert_eq!(callers(&r), [("src/source.rs".into(), 6, "import".into())]);
+    d.stop().await;
+}
