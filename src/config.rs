@@ -31,6 +31,15 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ),
     ("NATS_URL", "nats.url"),
     ("CODESEARCH_NATS_SUBJECT_PREFIX", "nats.subject_prefix"),
+    ("CODESEARCH_NATS_TOKEN", "nats.token"),
+    ("CODESEARCH_NATS_USER", "nats.user"),
+    ("CODESEARCH_NATS_PASSWORD", "nats.password"),
+    ("CODESEARCH_NATS_NKEY_FILE", "nats.nkey_file"),
+    ("CODESEARCH_NATS_CREDENTIALS_FILE", "nats.credentials_file"),
+    ("CODESEARCH_NATS_TLS_REQUIRED", "nats.tls_required"),
+    ("CODESEARCH_NATS_TLS_CA_FILE", "nats.tls_ca_file"),
+    ("CODESEARCH_NATS_TLS_CERT_FILE", "nats.tls_cert_file"),
+    ("CODESEARCH_NATS_TLS_KEY_FILE", "nats.tls_key_file"),
     ("CODESEARCH_NATS_QUEUE_GROUP", "nats.queue_group"),
     (
         "CODESEARCH_NATS_REQUEST_TIMEOUT_SECS",
@@ -331,6 +340,15 @@ impl std::fmt::Debug for DatabaseConfig {
 pub struct NatsConfig {
     pub url: String,
     pub subject_prefix: String,
+    pub token: String,
+    pub user: String,
+    pub password: String,
+    pub nkey_file: String,
+    pub credentials_file: String,
+    pub tls_required: bool,
+    pub tls_ca_file: String,
+    pub tls_cert_file: String,
+    pub tls_key_file: String,
     pub queue_group: String,
     pub request_timeout_secs: u64,
     pub max_in_flight: usize,
@@ -342,6 +360,15 @@ impl std::fmt::Debug for NatsConfig {
         f.debug_struct("NatsConfig")
             .field("url", &redact_url(&self.url))
             .field("subject_prefix", &self.subject_prefix)
+            .field("token", &secret(&self.token))
+            .field("user", &self.user)
+            .field("password", &secret(&self.password))
+            .field("nkey_file", &self.nkey_file)
+            .field("credentials_file", &self.credentials_file)
+            .field("tls_required", &self.tls_required)
+            .field("tls_ca_file", &self.tls_ca_file)
+            .field("tls_cert_file", &self.tls_cert_file)
+            .field("tls_key_file", &self.tls_key_file)
             .field("queue_group", &self.queue_group)
             .field("request_timeout_secs", &self.request_timeout_secs)
             .field("max_in_flight", &self.max_in_flight)
@@ -565,6 +592,26 @@ impl Config {
         if ix.max_chunk_chars < 100 {
             return bad("index.max_chunk_chars must be at least 100");
         }
+        let n = &self.nats;
+        let ways = [
+            !n.token.is_empty(),
+            !n.user.is_empty() || !n.password.is_empty(),
+            !n.nkey_file.is_empty(),
+            !n.credentials_file.is_empty(),
+        ];
+        if ways.iter().filter(|w| **w).count() > 1 {
+            return bad(
+                "nats: set one of token, user + password, nkey_file and credentials_file, not several",
+            );
+        }
+        if n.user.is_empty() != n.password.is_empty() {
+            return bad("nats.user and nats.password go together: set both or neither");
+        }
+        if n.tls_cert_file.is_empty() != n.tls_key_file.is_empty() {
+            return bad(
+                "nats.tls_cert_file and nats.tls_key_file go together: set both or neither",
+            );
+        }
         if ix.chunk_overlap_chars * 2 >= ix.max_chunk_chars {
             return bad(
                 "index.chunk_overlap_chars must be less than half of index.max_chunk_chars",
@@ -633,16 +680,58 @@ impl Config {
 
 /// Hides the password in a URL for logs: `postgres://user:secret@host` -> `postgres://user:***@host`.
 pub fn redact_url(url: &str) -> String {
+    url.split(',')
+        .map(|one| redact_one_url(one.trim()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// One URL with its secret replaced by `***`: the password of `user:password@`, the token of a
+/// NATS `token@` (a user alone is a user name elsewhere), and a `password=` query parameter.
+fn redact_one_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    let Some((userinfo, host)) = rest.rsplit_once('@') else {
-        return url.to_owned();
+    let (authority, tail) = match rest.find(['/', '?']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
     };
-    match userinfo.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_owned(),
-    }
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{host}"),
+            None if is_nats_scheme(scheme) => format!("***@{host}"),
+            None => format!("{userinfo}@{host}"),
+        },
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let query: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) if key.eq_ignore_ascii_case("password") => {
+                        format!("{key}=***")
+                    }
+                    _ => pair.to_owned(),
+                })
+                .collect();
+            format!("{path}?{}", query.join("&"))
+        }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}://{authority}{tail}")
+}
+
+fn is_nats_scheme(scheme: &str) -> bool {
+    matches!(
+        scheme.to_ascii_lowercase().as_str(),
+        "nats" | "tls" | "ws" | "wss"
+    )
+}
+
+/// A secret for `Debug`: whether it is set, never what it is.
+fn secret(value: &str) -> &'static str {
+    if value.is_empty() { "" } else { "***" }
 }
 
 fn merge(base: &mut toml::Table, layer: toml::Table) {
@@ -825,5 +914,53 @@ mod tests {
             "postgres://u:***@h:5432/db"
         );
         assert_eq!(redact_url("nats://h:4222"), "nats://h:4222");
+        // A NATS token is all of the user information.
+        assert_eq!(redact_url("nats://s3cr3t@h:4222"), "nats://***@h:4222");
+        assert_eq!(
+            redact_url("nats://a:pw1@h1:4222, tls://b:pw2@h2:4222"),
+            "nats://a:***@h1:4222,tls://b:***@h2:4222"
+        );
+        // A PostgreSQL user alone is a name, not a secret; a password parameter is.
+        assert_eq!(
+            redact_url("postgres://app@db/x?sslmode=verify-full&password=pw"),
+            "postgres://app@db/x?sslmode=verify-full&password=***"
+        );
+        assert_eq!(
+            redact_url("postgres://u:p%40ss@db:5432"),
+            "postgres://u:***@db:5432"
+        );
+    }
+
+    #[test]
+    fn nats_authentication_is_one_way_and_pairs_go_together() {
+        let load = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            Config::load(
+                None,
+                |var| pairs.iter().find(|(k, _)| k == var).map(|(_, v)| v.clone()),
+                &[],
+            )
+        };
+        assert!(load(&[("CODESEARCH_NATS_TOKEN", "t")]).is_ok());
+        let err = load(&[
+            ("CODESEARCH_NATS_TOKEN", "t"),
+            ("CODESEARCH_NATS_NKEY_FILE", "/k"),
+        ])
+        .expect_err("two ways");
+        assert!(err.to_string().contains("not several"), "{err}");
+        let err = load(&[("CODESEARCH_NATS_USER", "u")]).expect_err("user alone");
+        assert!(err.to_string().contains("go together"), "{err}");
+        let err = load(&[("CODESEARCH_NATS_TLS_CERT_FILE", "/c")]).expect_err("cert alone");
+        assert!(err.to_string().contains("tls_key_file"), "{err}");
+        // Debug output names that a secret is set, never the secret.
+        let cfg = load(&[
+            ("CODESEARCH_NATS_USER", "u"),
+            ("CODESEARCH_NATS_PASSWORD", "hunter22"),
+        ])
+        .expect("user and password");
+        assert!(!format!("{cfg:?}").contains("hunter22"));
     }
 }

@@ -57,17 +57,80 @@ pub enum BusError {
 }
 
 /// Connects to NATS, naming the connection so operators can see it in `nats server report`.
-/// Credentials in the URL (`nats://user:password@host`, or `nats://token@host`) are used:
-/// async-nats itself ignores them.
+/// Authentication and TLS come from the configuration ([`NatsConfig`]); credentials in the URL
+/// (`nats://user:password@host`, or `nats://token@host`) are used too: async-nats itself ignores
+/// them. Errors name the server (its URL redacted) and the file at fault, never a secret.
 pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
-    let (url, credentials) = split_credentials(&cfg.url);
-    let options = match credentials {
-        Some((user, Some(password))) => {
-            async_nats::ConnectOptions::with_user_and_password(user, password)
-        }
-        Some((token, None)) => async_nats::ConnectOptions::with_token(token),
-        None => async_nats::ConnectOptions::new(),
+    let fail = |message: String| BusError::Connect {
+        url: redact_url(&cfg.url),
+        message,
     };
+    let (url, credentials) = split_credentials(&cfg.url);
+    let readable = |what: &str, path: &str| {
+        std::fs::metadata(path)
+            .map(|_| ())
+            .map_err(|e| fail(format!("cannot read the {what} {path}: {e}")))
+    };
+    let mut options = if !cfg.credentials_file.is_empty() {
+        readable(
+            "credentials file (nats.credentials_file)",
+            &cfg.credentials_file,
+        )?;
+        async_nats::ConnectOptions::with_credentials_file(&cfg.credentials_file)
+            .await
+            .map_err(|e| {
+                fail(format!(
+                    "the credentials file {} is not a NATS .creds file: {e}",
+                    cfg.credentials_file
+                ))
+            })?
+    } else if !cfg.nkey_file.is_empty() {
+        readable("NKey seed file (nats.nkey_file)", &cfg.nkey_file)?;
+        let seed = std::fs::read_to_string(&cfg.nkey_file).map_err(|e| {
+            fail(format!(
+                "cannot read the NKey seed file {}: {e}",
+                cfg.nkey_file
+            ))
+        })?;
+        let seed = seed.trim();
+        if !seed.starts_with("SU") {
+            return Err(fail(format!(
+                "the NKey seed file {} does not hold a user seed (it starts with `SU`)",
+                cfg.nkey_file
+            )));
+        }
+        async_nats::ConnectOptions::with_nkey(seed.to_owned())
+    } else if !cfg.token.is_empty() {
+        async_nats::ConnectOptions::with_token(cfg.token.clone())
+    } else if !cfg.user.is_empty() {
+        async_nats::ConnectOptions::with_user_and_password(cfg.user.clone(), cfg.password.clone())
+    } else {
+        match credentials {
+            Some((user, Some(password))) => {
+                async_nats::ConnectOptions::with_user_and_password(user, password)
+            }
+            Some((token, None)) => async_nats::ConnectOptions::with_token(token),
+            None => async_nats::ConnectOptions::new(),
+        }
+    };
+    if cfg.tls_required || !cfg.tls_ca_file.is_empty() || !cfg.tls_cert_file.is_empty() {
+        options = options.require_tls(true);
+    }
+    if !cfg.tls_ca_file.is_empty() {
+        readable("CA file (nats.tls_ca_file)", &cfg.tls_ca_file)?;
+        options = options.add_root_certificates(cfg.tls_ca_file.clone().into());
+    }
+    if !cfg.tls_cert_file.is_empty() {
+        readable(
+            "client certificate (nats.tls_cert_file)",
+            &cfg.tls_cert_file,
+        )?;
+        readable("client key (nats.tls_key_file)", &cfg.tls_key_file)?;
+        options = options.add_client_certificate(
+            cfg.tls_cert_file.clone().into(),
+            cfg.tls_key_file.clone().into(),
+        );
+    }
     let url_for_log = redact_url(&cfg.url);
     options
         .event_callback(move |event| {
@@ -99,10 +162,7 @@ pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
         .request_timeout(Some(Duration::from_secs(cfg.request_timeout_secs.max(1))))
         .connect(url.as_str())
         .await
-        .map_err(|e| BusError::Connect {
-            url: redact_url(&cfg.url),
-            message: e.to_string(),
-        })
+        .map_err(|e| fail(e.to_string()))
 }
 
 /// What a request is for: one per subject.

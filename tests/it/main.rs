@@ -11,4 +11,5 @@ mod nats_search;
 mod ollama_client;
 mod repositories;
 mod retrieval;
+mod secure;
 mod support;

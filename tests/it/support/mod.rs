@@ -14,6 +14,7 @@
 #![allow(dead_code)]
 
 pub mod ollama;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -91,6 +92,21 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// Hands `path` and everything under it to the PostgreSQL user, when we are root and it is
+/// another user.
+fn give_to_pg(path: &Path) {
+    let (Some(user), true) = (&tools().pg_user, is_root()) else {
+        return;
+    };
+    let status = Command::new("chown")
+        .arg("-R")
+        .arg(format!("{user}:"))
+        .arg(path)
+        .status()
+        .expect("run chown");
+    assert!(status.success(), "chown -R {user} {}", path.display());
+}
+
 /// A command run as the PostgreSQL user when we are root.
 fn pg_command(program: &Path) -> Command {
     match (&tools().pg_user, is_root()) {
@@ -143,7 +159,7 @@ fn cluster() -> &'static Cluster {
 /// process exits).
 pub struct Postgres {
     pub base_url: String,
-    port: u16,
+    pub port: u16,
     dir: PathBuf,
     shell: Child,
     commands: Option<ChildStdin>,
@@ -151,6 +167,13 @@ pub struct Postgres {
 
 impl Postgres {
     pub fn start() -> Self {
+        Self::start_with(&[], |_, _| {})
+    }
+
+    /// A server started with `settings` (`name=value`, as `-c` gives them) after `prepare` has
+    /// put what they need into its directory or data directory (certificates, `pg_hba.conf`).
+    /// What `prepare` writes is handed to the server's user.
+    pub fn start_with(settings: &[&str], prepare: impl FnOnce(&Path, &Path)) -> Self {
         let t = tools();
         let dir = tempfile::Builder::new()
             .prefix("codesearch-pg-")
@@ -179,6 +202,8 @@ impl Postgres {
             "initdb failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        prepare(&dir, &data);
+        give_to_pg(&dir);
         let port = free_port();
         let postgres = pg_command(&t.pg_bin.join("postgres"));
         let mut argv: Vec<String> = std::iter::once(postgres.get_program())
@@ -201,6 +226,13 @@ impl Postgres {
                 "max_connections=300".to_owned(),
             ]
             .iter()
+            .chain(
+                settings
+                    .iter()
+                    .flat_map(|s| ["-c".to_owned(), (*s).to_owned()])
+                    .collect::<Vec<_>>()
+                    .iter(),
+            )
             .map(|a| shell_quote(a)),
         );
         let q = shell_quote(&dir.display().to_string());

@@ -1,0 +1,241 @@
+//! Secure connections, for real: a nats-server that wants TLS with client certificates and a
+//! password, token and NKey users, and PostgreSQL behind TLS checked with `verify-full`.
+//! Wrong credentials fail with the server named and the secret nowhere.
+
+use std::time::Duration;
+
+use codesearch::bus::Kind;
+use codesearch::bus::client::Client;
+use codesearch::config::Config;
+use serde_json::Value;
+
+use crate::support::tls::{Certs, PgTlsProxy};
+use crate::support::{self, Postgres, nats_with_config};
+
+const NATS_PASSWORD: &str = "nats-pass-5b1e90";
+const PG_PASSWORD: &str = "pg-pass-77c3d2";
+
+fn path(p: &std::path::Path) -> String {
+    p.display().to_string()
+}
+
+/// The error of connecting to NATS with `cfg`, which must fail.
+async fn nats_refusal(cfg: &codesearch::config::NatsConfig) -> String {
+    match tokio::time::timeout(Duration::from_secs(20), codesearch::bus::connect(cfg)).await {
+        Ok(Ok(_)) => panic!("the connection should have been refused"),
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => panic!("connecting neither failed nor succeeded in 20 s"),
+    }
+}
+
+/// A search's reply, or `None` while no daemon answers yet.
+async fn search(cfg: &Config, query: &str) -> Option<Value> {
+    let client = Client::new(cfg);
+    let payload = serde_json::to_vec(&serde_json::json!({ "query": query })).expect("json");
+    match client.request(Kind::Search, None, payload).await {
+        Ok(body) => Some(serde_json::from_slice(&body).expect("reply is JSON")),
+        Err(codesearch::bus::client::ClientError::NoDaemon { .. }) => None,
+        Err(e) => panic!("search over NATS: {e}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemon_serves_over_mutual_tls_nats_and_verify_full_postgres() {
+    let certs = Certs::generate();
+
+    // PostgreSQL: a password user, reachable only through TLS.
+    let pg = Postgres::start_with(&[], |_, data| {
+        let hba = data.join("pg_hba.conf");
+        let rest = std::fs::read_to_string(&hba).expect("pg_hba.conf");
+        std::fs::write(
+            &hba,
+            format!("host all app 127.0.0.1/32 scram-sha-256\n{rest}"),
+        )
+        .expect("write pg_hba.conf");
+    });
+    let db = pg.database().await;
+    {
+        use sqlx::Connection;
+        let mut admin = sqlx::PgConnection::connect(&db.url).await.expect("admin");
+        for sql in [
+            format!("CREATE ROLE app LOGIN PASSWORD '{PG_PASSWORD}'"),
+            "GRANT ALL ON SCHEMA public TO app".to_owned(),
+            "GRANT ALL ON ALL TABLES IN SCHEMA public TO app".to_owned(),
+            "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO app".to_owned(),
+        ] {
+            sqlx::query(&sql).execute(&mut admin).await.expect(&sql);
+        }
+    }
+    let proxy = PgTlsProxy::start(&certs, pg.port).await;
+    let db_name = db.url.rsplit('/').next().expect("database name").to_owned();
+    let tls_url = |password: &str, ca: &std::path::Path| {
+        format!(
+            "postgres://app:{password}@127.0.0.1:{}/{db_name}?sslmode=verify-full&sslrootcert={}",
+            proxy.port,
+            path(ca)
+        )
+    };
+
+    // NATS: TLS only, client certificates verified, a user with a password.
+    let (nats, _conf_dir) = nats_with_config(&format!(
+        r#"
+        tls {{
+          cert_file: "{}"
+          key_file: "{}"
+          ca_file: "{}"
+          verify: true
+          timeout: 5
+        }}
+        authorization {{ users = [ {{ user: "indexer", password: "{NATS_PASSWORD}" }} ] }}
+        "#,
+        path(&certs.server_cert),
+        path(&certs.server_key),
+        path(&certs.ca),
+    ));
+
+    let mut cfg = support::config(&db, &nats.url);
+    cfg.database.url = tls_url(PG_PASSWORD, &certs.ca);
+    cfg.nats.user = "indexer".into();
+    cfg.nats.password = NATS_PASSWORD.into();
+    cfg.nats.tls_ca_file = path(&certs.ca);
+    cfg.nats.tls_cert_file = path(&certs.client_cert);
+    cfg.nats.tls_key_file = path(&certs.client_key);
+
+    // The daemon indexes and serves through both secured connections.
+    let repo = support::repo(&[(
+        "src/vault.rs",
+        "/// Rotates the signing keys of the vault.\npub fn rotate_signing_keys(vault: &mut Vault) {\n    vault.rotate();\n}\n",
+    )]);
+    let repos = support::repos(&cfg, &[repo.path()]);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let daemon = tokio::spawn(codesearch::daemon::serve(cfg.clone(), repos, async move {
+        let _ = stopped.await;
+    }));
+    let mut found = Value::Null;
+    for _ in 0..100 {
+        assert!(
+            !daemon.is_finished(),
+            "the daemon stopped: {:?}",
+            daemon.await
+        );
+        let reply = search(&cfg, "rotate the vault signing keys").await;
+        if let Some(reply) =
+            reply.filter(|r| r["results"].as_array().is_some_and(|r| !r.is_empty()))
+        {
+            found = reply;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(found["success"], true, "{found}");
+    assert_eq!(found["results"][0]["filePath"], "src/vault.rs", "{found}");
+
+    // NATS refusals: each names the server, none carries a secret.
+    let server = nats.url.trim_start_matches("nats://").to_owned();
+    let mut wrong = cfg.nats.clone();
+    wrong.password = "wrong-pass-31337".into();
+    let e = nats_refusal(&wrong).await;
+    assert!(
+        e.contains(&server) && !e.contains("wrong-pass-31337"),
+        "{e}"
+    );
+    assert!(e.to_lowercase().contains("authorization"), "{e}");
+    let mut no_client_cert = cfg.nats.clone();
+    no_client_cert.tls_cert_file.clear();
+    no_client_cert.tls_key_file.clear();
+    let e = nats_refusal(&no_client_cert).await;
+    assert!(e.contains(&server) && !e.contains(NATS_PASSWORD), "{e}");
+    let mut untrusted = cfg.nats.clone();
+    untrusted.tls_ca_file = path(&certs.other_ca);
+    let e = nats_refusal(&untrusted).await;
+    assert!(e.contains(&server) && !e.contains(NATS_PASSWORD), "{e}");
+    let mut missing = cfg.nats.clone();
+    missing.tls_ca_file = "/nonexistent/ca.pem".into();
+    let e = nats_refusal(&missing).await;
+    assert!(e.contains("/nonexistent/ca.pem"), "{e}");
+
+    // PostgreSQL refusals: the same rules.
+    let refusal = |url: String| {
+        let mut c = cfg.database.clone();
+        c.url = url;
+        async move {
+            match codesearch::store::Store::connect(&c).await {
+                Ok(_) => panic!("PostgreSQL should have refused {c:?}"),
+                Err(e) => e.to_string(),
+            }
+        }
+    };
+    let e = refusal(tls_url("wrong-pass-424242", &certs.ca)).await;
+    assert!(
+        e.contains(&format!("127.0.0.1:{}", proxy.port)) && !e.contains("wrong-pass-424242"),
+        "{e}"
+    );
+    assert!(e.contains("password"), "{e}");
+    let e = refusal(tls_url(PG_PASSWORD, &certs.other_ca)).await;
+    assert!(!e.contains(PG_PASSWORD), "{e}");
+    let e =
+        refusal(tls_url(PG_PASSWORD, &certs.ca).replace("sslmode=verify-full", "sslmode=disable"))
+            .await;
+    assert!(
+        e.contains("TLS connections only") && !e.contains(PG_PASSWORD),
+        "{e}"
+    );
+
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(30), daemon)
+        .await
+        .expect("daemon stops")
+        .expect("join")
+        .expect("daemon ran cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nats_token_and_nkey_users() {
+    // A token, in the configuration or in the URL.
+    let (nats, _dir) = nats_with_config(r#"authorization { token: "tok-9f8e7d6c5b" }"#);
+    let mut cfg = Config::defaults().expect("defaults").nats;
+    cfg.url = nats.url.clone();
+    cfg.token = "tok-9f8e7d6c5b".into();
+    codesearch::bus::connect(&cfg)
+        .await
+        .expect("token in the configuration");
+    let mut in_url = cfg.clone();
+    in_url.token.clear();
+    in_url.url = nats.url.replace("nats://", "nats://tok-9f8e7d6c5b@");
+    codesearch::bus::connect(&in_url)
+        .await
+        .expect("token in the URL");
+    let mut wrong = cfg.clone();
+    wrong.token = "tok-wrong-000111".into();
+    let e = nats_refusal(&wrong).await;
+    assert!(
+        e.contains("authorization") && !e.contains("tok-wrong-000111"),
+        "{e}"
+    );
+    let mut wrong_in_url = in_url.clone();
+    wrong_in_url.url = nats.url.replace("nats://", "nats://tok-wrong-000111@");
+    let e = nats_refusal(&wrong_in_url).await;
+    assert!(e.contains("***@") && !e.contains("tok-wrong-000111"), "{e}");
+
+    // An NKey user, its seed in a file.
+    let user = nkeys::KeyPair::new_user();
+    let (nats, dir) = nats_with_config(&format!(
+        r#"authorization {{ users = [ {{ nkey: "{}" }} ] }}"#,
+        user.public_key()
+    ));
+    let seed_file = dir.path().join("user.nk");
+    std::fs::write(&seed_file, user.seed().expect("seed")).expect("write seed");
+    let mut cfg = Config::defaults().expect("defaults").nats;
+    cfg.url = nats.url.clone();
+    cfg.nkey_file = path(&seed_file);
+    codesearch::bus::connect(&cfg).await.expect("NKey user");
+    let stranger = nkeys::KeyPair::new_user();
+    std::fs::write(&seed_file, stranger.seed().expect("seed")).expect("write seed");
+    let e = nats_refusal(&cfg).await;
+    assert!(e.contains("authorization"), "{e}");
+    let seed = stranger.seed().expect("seed");
+    assert!(!e.contains(&seed), "{e}");
+    std::fs::write(&seed_file, "not a seed").expect("write");
+    let e = nats_refusal(&cfg).await;
+    assert!(e.contains("does not hold a user seed"), "{e}");
+}
