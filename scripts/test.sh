@@ -15,6 +15,12 @@ set -euo pipefail
 # shellcheck source=/dev/null
 . "$STATE/tools.env"
 
+# The secure-connection tests make their certificates with the openssl command.
+if ! command -v openssl >/dev/null; then
+  say "installing Debian's openssl (apt-get), for the TLS tests' certificates"
+  apt-get update -qq && apt-get install -y -qq openssl >&2 || die "could not install openssl"
+fi
+
 cd "$ROOT"
 say "checking formatting (cargo fmt --check)"
 cargo fmt --check || die "formatting differs: run \`cargo fmt\`"
