@@ -16,7 +16,7 @@
 //!
 //! Module map: [`config`] (layered settings), [`text`] (words and identifiers as indexing and
 //! search see them), [`repository`] (which roots are indexed under which names),
-//! [`scan`], [`parse`] (one tree-sitter parse per file for [`chunk`] and [`intel`]), [`chunk`],
+//! [`scan`], [`secrets`] (files and credentials kept out of the index), [`parse`] (one tree-sitter parse per file for [`chunk`] and [`intel`]), [`chunk`],
 //! [`intel`] (definitions, calls and imports, and the questions about them), [`embed`] (backends and the guard in front of them), [`store`],
 //! [`search`], [`pipeline`] (the stages joined by bounded channels), [`watch`] (file events to
 //! batches of paths), [`live`] (one repository kept indexed: reconcile, watch, recover),
@@ -39,6 +39,8 @@
 //! - A repository's name is claimed by one root; only that root ever sweeps its files.
 //! - Every read takes a [`store::Scope`] (one workspace's repositories): no reply, statistic
 //!   or cached result mixes workspaces.
+//! - Credentials are blanked ([`secrets::redact`]) when a file is read, before anything is
+//!   chunked, embedded, stored or answered; secret files are never read.
 
 pub mod backfill;
 pub mod bus;
@@ -60,6 +62,7 @@ pub mod repository;
 pub mod roots;
 pub mod scan;
 pub mod search;
+pub mod secrets;
 pub mod source;
 pub mod store;
 pub mod text;

@@ -361,8 +361,7 @@ impl Indexer {
         // Stage 1: read, hash, compare, chunk (blocking thread).
         let (scan_tx, mut scan_rx) = mpsc::channel::<Scanned>(PREPARED_QUEUE);
         let model = self.embedder.model_id().to_owned();
-        let max_bytes = repo.rules().max_file_bytes;
-        let max_line_chars = repo.rules().max_line_chars;
+        let rules = repo.rules().clone();
         let classifier = repo.classifier().clone();
         let opts = self.chunk_options();
         let reader_cancel = cancel.clone();
@@ -372,12 +371,7 @@ impl Indexer {
                     break;
                 }
                 let previous = states.remove(&candidate.rel_path);
-                let msg = match scan::read_candidate(
-                    &candidate,
-                    max_bytes,
-                    max_line_chars,
-                    &classifier,
-                ) {
+                let msg = match scan::read_candidate(&candidate, &rules, &classifier) {
                     Err(reason) => Scanned::Skipped {
                         rel_path: candidate.rel_path,
                         reason,

@@ -87,12 +87,18 @@ pub struct FileLines {
 pub struct SourceService {
     search: SearchService,
     max_bytes: u64,
+    redact_secrets: bool,
 }
 
 impl SourceService {
-    /// `max_bytes`: files larger than this are not read (`index.max_file_bytes`).
-    pub fn new(search: SearchService, max_bytes: u64) -> Self {
-        Self { search, max_bytes }
+    /// By the index rules: files larger than `index.max_file_bytes` are not read, and
+    /// credentials are blanked as indexing blanks them when `index.redact_secrets` is on.
+    pub fn new(search: SearchService, rules: &crate::config::IndexConfig) -> Self {
+        Self {
+            search,
+            max_bytes: rules.max_file_bytes,
+            redact_secrets: rules.redact_secrets,
+        }
     }
 
     pub async fn lines(&self, req: FileRequest) -> Result<FileLines, SourceError> {
@@ -141,6 +147,14 @@ impl SourceService {
             .map_err(|e| SourceError::Invalid(format!("reading the file failed: {e}")))??;
         let stale = sha256_hex(&bytes) != file.file_hash;
         let text = String::from_utf8_lossy(&bytes);
+        let text = if self.redact_secrets {
+            let file_type = crate::scan::file_type_of(&path);
+            crate::secrets::redact(&text, &file_type, &path)
+                .0
+                .into_owned()
+        } else {
+            text.into_owned()
+        };
         let lines: Vec<&str> = text.lines().collect();
         let total = lines.len() as u32;
         if start > total.max(1) {

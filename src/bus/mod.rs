@@ -247,7 +247,7 @@ impl Services {
     pub fn new(search: SearchService, roots: Roots, config: &Config) -> Self {
         Self {
             context: ContextService::new(search.clone(), config.context.clone()),
-            source: SourceService::new(search.clone(), config.index.max_file_bytes),
+            source: SourceService::new(search.clone(), &config.index),
             intel: IntelService::new(search.clone()),
             search,
             roots,

@@ -30,8 +30,10 @@ pub use code::{CodeLanguage, parse};
 use tree_sitter::Tree;
 
 /// Version of the chunking rules and of what is stored with each chunk and file (lexical
-/// text, and since version 6 the file's definitions, calls and imports); part of every file's skip key, so a change re-processes files (vectors are reused).
-pub const CHUNKER_VERSION: i32 = 6;
+/// text, since version 6 the file's definitions, calls and imports, since version 7 text with
+/// its credentials redacted); part of every file's skip key, so a change re-processes files
+/// (vectors are reused where a chunk's text is unchanged).
+pub const CHUNKER_VERSION: i32 = 7;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

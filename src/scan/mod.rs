@@ -17,6 +17,8 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use crate::config::IndexConfig;
+
 /// How many leading bytes are checked for a NUL byte to call a file binary (git uses 8000).
 const BINARY_SNIFF_BYTES: usize = 8000;
 
@@ -49,6 +51,8 @@ pub enum SkipReason {
     },
     /// The database refused the file's rows (the message says why).
     Unstorable(String),
+    /// Its name is one of `index.secret_files`: never read.
+    Secret,
 }
 
 impl SkipReason {
@@ -63,6 +67,7 @@ impl SkipReason {
             SkipReason::Unreadable(_) => "unreadable",
             SkipReason::Generated { .. } => "minified or generated",
             SkipReason::Unstorable(_) => "cannot be stored",
+            SkipReason::Secret => "secret file",
         }
     }
 }
@@ -76,6 +81,7 @@ impl fmt::Display for SkipReason {
                 "minified or generated: a line of {line_chars} characters (index.max_line_chars)"
             ),
             SkipReason::Unstorable(e) => write!(f, "cannot be stored: {e}"),
+            SkipReason::Secret => f.write_str("secret file (index.secret_files)"),
             other => f.write_str(other.label()),
         }
     }
@@ -99,14 +105,16 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     out
 }
 
-/// Reads and hashes one candidate. Blocking: call from a blocking thread.
+/// Reads and hashes one candidate, by the repository's `rules` (size and line limits, secret
+/// redaction). The hash is of the bytes on disk; the text has its credentials blanked
+/// ([`crate::secrets`]). Blocking: call from a blocking thread.
 pub fn read_candidate(
     candidate: &Candidate,
-    max_bytes: u64,
-    max_line_chars: usize,
+    rules: &IndexConfig,
     classifier: &Classifier,
 ) -> Result<SourceFile, SkipReason> {
-    let bytes = read_limited(&candidate.abs_path, max_bytes)?;
+    let max_line_chars = rules.max_line_chars;
+    let bytes = read_limited(&candidate.abs_path, rules.max_file_bytes)?;
     let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
     if sniff.contains(&0) {
         return Err(SkipReason::Binary);
@@ -128,8 +136,20 @@ pub fn read_candidate(
         }
     }
     let (module, component_type) = classifier.classify(&candidate.rel_path);
+    let file_type = file_type_of(&candidate.rel_path);
+    let text = if rules.redact_secrets {
+        match crate::secrets::redact(&text, &file_type, &candidate.rel_path) {
+            (std::borrow::Cow::Owned(clean), n) => {
+                tracing::debug!(path = %candidate.rel_path, secrets = n, "credentials redacted");
+                clean
+            }
+            (std::borrow::Cow::Borrowed(_), _) => text,
+        }
+    } else {
+        text
+    };
     Ok(SourceFile {
-        file_type: file_type_of(&candidate.rel_path),
+        file_type,
         rel_path: candidate.rel_path.clone(),
         text,
         sha256,

@@ -29,6 +29,8 @@ pub struct Walker {
     file_names: HashSet<String>,
     exclude_names: HashSet<String>,
     exclude_globs: GlobSet,
+    secret_names: HashSet<String>,
+    secret_globs: GlobSet,
     respect_gitignore: bool,
 }
 
@@ -44,8 +46,20 @@ impl Walker {
                 exclude_names.insert(pattern.clone());
             }
         }
+        let mut secret_names = HashSet::new();
+        let mut secret_globs = GlobSetBuilder::new();
+        for pattern in &cfg.secret_files {
+            if pattern.contains(['*', '?', '[', '{', '/']) {
+                let pattern = pattern.trim_start_matches('/');
+                secret_globs.add(GlobBuilder::new(pattern).literal_separator(true).build()?);
+            } else {
+                secret_names.insert(pattern.clone());
+            }
+        }
         Ok(Self {
             root: root.to_owned(),
+            secret_names,
+            secret_globs: secret_globs.build()?,
             include_paths: cfg.include_paths.clone(),
             extensions: cfg
                 .include_extensions
@@ -67,6 +81,15 @@ impl Walker {
     pub fn is_excluded(&self, rel_path: &str) -> bool {
         rel_path.split('/').any(|c| self.exclude_names.contains(c))
             || self.exclude_globs.is_match(rel_path)
+    }
+
+    /// Whether a file is one of `index.secret_files`: by its name, or by its path for a
+    /// pattern with a `/`.
+    pub fn is_secret(&self, rel_path: &str) -> bool {
+        let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
+        self.secret_names.contains(name)
+            || self.secret_globs.is_match(name)
+            || self.secret_globs.is_match(rel_path)
     }
 
     /// Whether a file name is one we index (by extension or by name). Editors' temporary
@@ -199,6 +222,13 @@ impl Walker {
                         let kind = if ext.is_empty() { name.to_owned() } else { ext };
                         *unlisted.entry(kind).or_default() += 1;
                     }
+                    continue;
+                }
+                if self.is_secret(&rel_path) {
+                    skipped.push(Skipped {
+                        rel_path,
+                        reason: SkipReason::Secret,
+                    });
                     continue;
                 }
                 if file_type.is_symlink() {

@@ -239,3 +239,146 @@ async fn nats_token_and_nkey_users() {
     let e = nats_refusal(&cfg).await;
     assert!(e.contains("does not hold a user seed"), "{e}");
 }
+
+/// Secrets in the tree, each unique, so any answer holding one gives itself away.
+const SECRETS: &[&str] = &[
+    "AKIAQX3LDW6TZEJ4RM5P",
+    "q8Xl2mR7vTz1kPb9sYw3nHc6dFg0jUe5aLo4iKr2",
+    "Tr0ub4dor-3x",
+    "sk_live_51Hx8KqLm2Np4Rt6Vx8Zb0Dc",
+    "MIIEpAIBAAKCAQEA1x8kY2fq7Zb9Lw3Xc5VnR2d9kLm4Qx7Tz0bNc5Vw8Yh1Jp6Fs3G",
+    "pX4vR8nT2qL6",
+    "ghp_R2d9kLm4Qx7Tz0bNc5Vw8Yh1Jp6Fs3Ga2Ue9",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_in_the_tree_reach_no_answer() {
+    let settings = format!(
+        "\"\"\"Storage settings for the upload service.\"\"\"\n\
+         AWS_ACCESS_KEY_ID = '{}'\n\
+         AWS_SECRET_ACCESS_KEY = \"{}\"\n\
+         DATABASE_URL = 'postgresql://uploads:{}@db.internal:5432/uploads'\n\
+         \n\
+         def storage_bucket_for(tenant):\n    \"\"\"The S3 bucket holding a tenant's uploads.\"\"\"\n    return f\"uploads-{{tenant}}\"\n",
+        SECRETS[0], SECRETS[1], SECRETS[2]
+    );
+    let billing = format!(
+        "import Stripe from 'stripe';\n\n\
+         // Charges a customer's card through Stripe.\n\
+         export function chargeCustomerCard(amount: number) {{\n  const stripe = new Stripe(\"{}\");\n  return stripe.charges.create({{ amount }});\n}}\n\n\
+         const SIGNING_KEY = `-----BEGIN RSA PRIVATE KEY-----\n{}\nq7Zb9Lw3Xc5Vn\n-----END RSA PRIVATE KEY-----`;\n",
+        SECRETS[3], SECRETS[4]
+    );
+    let files = [
+        ("uploads/settings.py", settings.as_str()),
+        ("billing/charge.ts", billing.as_str()),
+        // A secret file, listed for indexing by its name: still never read.
+        (".env", &format!("DATABASE_PASSWORD={}\n", SECRETS[5])),
+        (
+            "deploy/publish.sh",
+            &format!(
+                "#!/bin/sh\n# Publishes the release notes to GitHub.\ncurl -H \"Authorization: token {}\" https://api.github.com/repos/acme/app/releases\n",
+                SECRETS[6]
+            ),
+        ),
+    ];
+    let d = crate::nats_search::Daemon::start_with(&files, |c| {
+        c.index.include_file_names.push(".env".into());
+    })
+    .await;
+    let leaks = |reply: &Value| -> Vec<&str> {
+        let text = reply.to_string();
+        SECRETS
+            .iter()
+            .copied()
+            .filter(|s| text.contains(s))
+            .collect()
+    };
+
+    for query in [
+        "AWS access key for the uploads bucket",
+        "database password connection string",
+        "charge a customer's card with stripe",
+        "RSA private signing key",
+        "publish release notes to GitHub token",
+        "DATABASE_PASSWORD",
+        SECRETS[0],
+        SECRETS[3],
+    ] {
+        for mode in ["hybrid", "lexical", "vector"] {
+            let reply = d
+                .ask(
+                    "agog.codebase.search",
+                    serde_json::json!({ "query": query, "mode": mode, "limit": 20 }),
+                )
+                .await;
+            assert_eq!(reply["success"], true, "{reply}");
+            assert!(leaks(&reply).is_empty(), "{query} ({mode}): {reply}");
+        }
+    }
+    // The code around the secrets is still found, with the secret blanked.
+    let reply = d
+        .ask(
+            "agog.codebase.search",
+            serde_json::json!({ "query": "charge a customer's card with stripe" }),
+        )
+        .await;
+    let hit = reply["results"]
+        .as_array()
+        .and_then(|r| r.iter().find(|h| h["filePath"] == "billing/charge.ts"))
+        .unwrap_or_else(|| panic!("billing/charge.ts found: {reply}"));
+    assert!(
+        hit["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("[REDACTED:stripe-key]")),
+        "{hit}"
+    );
+
+    let reply = d
+        .ask(
+            "agog.codebase.context",
+            serde_json::json!({
+                "task": "Rotate the AWS keys, the database password, the Stripe key, the RSA signing key and the GitHub token.",
+                "budgetTokens": 8000
+            }),
+        )
+        .await;
+    assert_eq!(reply["success"], true, "{reply}");
+    assert!(
+        reply["block"]
+            .as_str()
+            .is_some_and(|b| b.contains("[REDACTED:")),
+        "{reply}"
+    );
+    assert!(leaks(&reply).is_empty(), "{reply}");
+
+    for path in [
+        "uploads/settings.py",
+        "billing/charge.ts",
+        "deploy/publish.sh",
+    ] {
+        let reply = d
+            .ask("agog.codebase.file", serde_json::json!({ "path": path }))
+            .await;
+        assert_eq!(reply["success"], true, "{reply}");
+        assert!(leaks(&reply).is_empty(), "{path}: {reply}");
+        // Lines still match the file: the function after the key is where it is on disk.
+        if path == "billing/charge.ts" {
+            let content = reply["content"].as_str().expect("content");
+            assert_eq!(
+                content.lines().count(),
+                billing.lines().count(),
+                "{content}"
+            );
+        }
+    }
+    let reply = d
+        .ask("agog.codebase.file", serde_json::json!({ "path": ".env" }))
+        .await;
+    assert_eq!(
+        reply["success"], false,
+        "a secret file is not indexed: {reply}"
+    );
+    assert!(leaks(&reply).is_empty(), "{reply}");
+    d.stop().await;
+}
