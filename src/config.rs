@@ -18,6 +18,10 @@ pub const DEFAULT_WORKSPACE: &str = "default";
 pub const ENV_VARS: &[(&str, &str)] = &[
     ("DATABASE_URL", "database.url"),
     (
+        "CODESEARCH_DATABASE_PASSWORD_FILE",
+        "database.password_file",
+    ),
+    (
         "CODESEARCH_DATABASE_MAX_CONNECTIONS",
         "database.max_connections",
     ),
@@ -321,6 +325,7 @@ pub struct HealthConfig {
 #[serde(deny_unknown_fields)]
 pub struct DatabaseConfig {
     pub url: String,
+    pub password_file: String,
     pub max_connections: u32,
     pub connect_timeout_secs: u64,
     pub index_build_memory_mb: u32,
@@ -330,6 +335,7 @@ impl std::fmt::Debug for DatabaseConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DatabaseConfig")
             .field("url", &redact_url(&self.url))
+            .field("password_file", &self.password_file)
             .field("max_connections", &self.max_connections)
             .field("connect_timeout_secs", &self.connect_timeout_secs)
             .field("index_build_memory_mb", &self.index_build_memory_mb)

@@ -53,6 +53,8 @@ pub enum StoreError {
     Connect { url: String, source: sqlx::Error },
     #[error("invalid database URL {url}: {source}")]
     Url { url: String, source: sqlx::Error },
+    #[error("database.password_file {path}: {message}")]
+    PasswordFile { path: String, message: String },
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("database error while {op}: {source}")]
@@ -94,6 +96,26 @@ impl StoreError {
     }
 }
 
+/// The password in `path` (a Docker or Kubernetes secret file: the password alone, a trailing
+/// line break ignored). A URL that has a password of its own is an error: one source only.
+fn read_password_file(path: &str, url: &str) -> Result<String, StoreError> {
+    let fail = |message: String| StoreError::PasswordFile {
+        path: path.to_owned(),
+        message,
+    };
+    if redact_url(url) != url {
+        return Err(fail(
+            "the database URL has a password too; keep it in one place".to_owned(),
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
+    let password = text.trim_end_matches(['\n', '\r']);
+    if password.is_empty() {
+        return Err(fail("it is empty".to_owned()));
+    }
+    Ok(password.to_owned())
+}
+
 fn q(op: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
     move |source| StoreError::Query { op, source }
 }
@@ -108,10 +130,13 @@ impl Store {
     /// Opens a pool; fails fast with the (redacted) URL when the server cannot be reached.
     pub async fn connect(cfg: &DatabaseConfig) -> Result<Self, StoreError> {
         let url = redact_url(&cfg.url);
-        let options: PgConnectOptions = cfg.url.parse().map_err(|source| StoreError::Url {
+        let mut options: PgConnectOptions = cfg.url.parse().map_err(|source| StoreError::Url {
             url: url.clone(),
             source,
         })?;
+        if !cfg.password_file.is_empty() {
+            options = options.password(&read_password_file(&cfg.password_file, &cfg.url)?);
+        }
         // One connection first, for the cause: the pool retries until its timeout and then
         // says only "pool timed out", whether the port refused, the password was wrong or the
         // database is missing. A refused or failed connection is reported at once.

