@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the whole test suite on a fresh machine: checks formatting (`cargo fmt --check`),
-# installs the local tools (scripts/setup.sh: PostgreSQL + pgvector, nats-server, the local
-# model), runs the lints (`cargo clippy --all-targets -- -D warnings`), then `cargo test`. The
+# Runs the whole test suite on a fresh machine: checks formatting (`cargo fmt --check`) and the
+# deployment files (scripts/check-deploy.sh), installs the local tools (scripts/setup.sh:
+# PostgreSQL + pgvector, nats-server, the local model), runs the lints (`cargo clippy --all-targets -- -D warnings`), then `cargo test`. The
 # tests start their own PostgreSQL cluster and nats-servers on free ports and stop them when
 # they end. Clippy and the tests share one build profile (dev), so the tree is built once.
 #
@@ -24,6 +24,9 @@ fi
 cd "$ROOT"
 say "checking formatting (cargo fmt --check)"
 cargo fmt --check || die "formatting differs: run \`cargo fmt\`"
+
+# docker-compose.yml and the Kubernetes manifests, checked without an engine or a cluster.
+"$ROOT/scripts/check-deploy.sh"
 
 say "lints (cargo clippy --all-targets -- -D warnings; the first build takes several minutes)"
 cargo clippy --locked --all-targets -- -D warnings

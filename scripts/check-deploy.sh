@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Checks the deployment files without a container engine or a cluster:
+#   - docker-compose.yml with Debian's docker-compose (`config`: schema, interpolation, with
+#     and without .env.example);
+#   - the Kubernetes manifests in deploy/kubernetes against the API's schemas, strictly
+#     (kubernetes-validate, from PyPI).
+# Installs either tool when it is missing (apt-get, pip). scripts/test.sh runs it.
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+
+if ! command -v docker-compose >/dev/null; then
+  say "installing Debian's docker-compose (apt-get), to check docker-compose.yml"
+  apt-get update -qq && apt-get install -y -qq docker-compose >&2 || die "could not install docker-compose"
+fi
+KV="$STATE/tools/kubernetes-validate"
+if [ ! -x "$KV/bin/kubernetes-validate" ]; then
+  say "installing kubernetes-validate (pip, into a virtualenv in $KV), to check deploy/kubernetes"
+  rm -rf "$KV"
+  python3 -m venv "$KV" && "$KV/bin/pip" install --quiet --disable-pip-version-check kubernetes-validate >&2 \
+    || die "could not install kubernetes-validate"
+fi
+kv() { "$KV/bin/kubernetes-validate" "$@"; }
+
+say "checking docker-compose.yml (docker-compose config)"
+docker-compose -f docker-compose.yml config -q || die "docker-compose.yml is invalid"
+docker-compose -f docker-compose.yml --env-file .env.example config -q \
+  || die "docker-compose.yml is invalid with .env.example"
+
+say "checking deploy/kubernetes (kubernetes-validate --strict)"
+out="$(kv --strict deploy/kubernetes/*.yaml 2>&1)" || { echo "$out" >&2; die "a Kubernetes manifest is invalid"; }
+if grep -q ERROR <<<"$out"; then
+  echo "$out" >&2
+  die "a Kubernetes manifest is invalid"
+fi
+say "deployment files are valid"
