@@ -97,6 +97,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "CODESEARCH_RECONCILE_INTERVAL_SECS",
         "watch.reconcile_interval_secs",
     ),
+    ("CODESEARCH_LEASE_CHECK_SECS", "watch.lease_check_secs"),
     (
         "CODESEARCH_BACKFILL_INTERVAL_SECS",
         "watch.backfill_interval_secs",
@@ -312,6 +313,7 @@ pub struct WatchConfig {
     pub max_delay_ms: u64,
     pub reconcile_interval_secs: u64,
     pub backfill_interval_secs: u64,
+    pub lease_check_secs: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -10,6 +10,10 @@
 //!    stages ([`Indexer::index_paths`]); a failed batch turns into a reconcile.
 //!
 //! Nothing here gives up: errors are logged, counted in [`Metrics`], and retried.
+//!
+//! All of it happens under the repository's indexing lease ([`crate::store::Lease`]): with
+//! several daemons on one index, one indexes each repository and the others serve its
+//! searches and stand by, taking it over within `watch.lease_check_secs` of its holder's end.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,13 +24,15 @@ use crate::config::WatchConfig;
 use crate::health::Metrics;
 use crate::pipeline::Indexer;
 use crate::repository::Repository;
-use crate::store::RepoState;
+use crate::store::{Lease, RepoState};
 use crate::watch::{Change, INOTIFY_ADVICE, RootWatcher};
 
 /// Longest wait between two attempts of a failing reconcile.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
-/// Runs until `cancel` fires.
+/// Runs until `cancel` fires: takes the repository's indexing lease (waiting while another
+/// daemon holds it), keeps the repository indexed while the lease holds, and starts over when
+/// it is lost.
 pub async fn keep_indexed(
     indexer: Indexer,
     repo: Repository,
@@ -34,8 +40,86 @@ pub async fn keep_indexed(
     metrics: Arc<Metrics>,
     cancel: CancellationToken,
 ) {
+    let every = Duration::from_secs(cfg.lease_check_secs.max(1));
+    loop {
+        let Some(lease) = acquire(&indexer, &repo, every, &cancel).await else {
+            return;
+        };
+        let held = cancel.child_token();
+        let guard = tokio::spawn(hold(lease, every, held.clone()));
+        keep_while_held(&indexer, &repo, &cfg, &metrics, &held).await;
+        held.cancel();
+        let _ = guard.await;
+        if cancel.is_cancelled() {
+            return;
+        }
+        tracing::warn!(repository = %repo.name,
+            "the indexing lease was lost (its database connection failed); taking it again");
+    }
+}
+
+/// Waits for the repository's lease; `None` when cancelled first.
+async fn acquire(
+    indexer: &Indexer,
+    repo: &Repository,
+    every: Duration,
+    cancel: &CancellationToken,
+) -> Option<Lease> {
+    let mut standing_by = false;
+    loop {
+        match indexer.store().try_lease(&repo.name).await {
+            Ok(Some(lease)) => {
+                if standing_by {
+                    tracing::info!(repository = %repo.name, "took over indexing from another daemon");
+                }
+                return Some(lease);
+            }
+            Ok(None) if !standing_by => {
+                standing_by = true;
+                tracing::info!(repository = %repo.name, retry_secs = every.as_secs(),
+                    "another daemon indexes this repository; serving its searches and standing by");
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(repository = %repo.name, error = %e, "cannot take the indexing lease; retrying");
+            }
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => return None,
+            _ = tokio::time::sleep(every) => {}
+        }
+    }
+}
+
+/// Holds `lease` until `held` is cancelled (then releases it), checking it every `every`; a
+/// lease found lost cancels `held`, which stops the indexing done under it.
+async fn hold(mut lease: Lease, every: Duration, held: CancellationToken) {
+    loop {
+        tokio::select! {
+            _ = held.cancelled() => {
+                lease.release().await;
+                return;
+            }
+            _ = tokio::time::sleep(every) => {
+                if !lease.check().await {
+                    held.cancel();
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The work under a lease: reconcile, then follow the watcher, until `cancel` fires.
+async fn keep_while_held(
+    indexer: &Indexer,
+    repo: &Repository,
+    cfg: &WatchConfig,
+    metrics: &Metrics,
+    cancel: &CancellationToken,
+) {
     let mut watcher = if cfg.enabled {
-        start_watcher(&indexer, &repo, &cfg).await
+        start_watcher(indexer, repo, cfg).await
     } else {
         None
     };
@@ -48,8 +132,8 @@ pub async fn keep_indexed(
         if let Some(reason) = due {
             metrics.reconcile_started(reason);
             metrics.pass_started();
-            record_state(&indexer, &repo, RepoState::Indexing, None).await;
-            let result = indexer.index_repository(&repo, None, &cancel).await;
+            record_state(indexer, repo, RepoState::Indexing, None).await;
+            let result = indexer.index_repository(repo, None, cancel).await;
             metrics.pass_finished();
             match result {
                 Ok(report) => {
@@ -58,7 +142,7 @@ pub async fn keep_indexed(
                     due = None;
                     backoff = Duration::from_secs(1);
                     if !cancel.is_cancelled() {
-                        record_state(&indexer, &repo, RepoState::Ready, None).await;
+                        record_state(indexer, repo, RepoState::Ready, None).await;
                     }
                     let changed = report.indexed + report.removed as usize;
                     if let Err(e) = indexer.store().after_index_pass(changed).await {
@@ -69,7 +153,7 @@ pub async fn keep_indexed(
                     metrics.index_run(0, Duration::ZERO, Some(e.to_string()));
                     tracing::error!(repository = %repo.name, root = %repo.root.display(), error = %e,
                         retry_in_secs = backoff.as_secs(), "reconcile failed; retrying");
-                    record_state(&indexer, &repo, RepoState::Failed, Some(&e.to_string())).await;
+                    record_state(indexer, repo, RepoState::Failed, Some(&e.to_string())).await;
                     due = Some("recovery");
                     tokio::select! {
                         _ = cancel.cancelled() => return,
@@ -81,7 +165,7 @@ pub async fn keep_indexed(
             }
             if watcher.is_none() && cfg.enabled {
                 // The watcher could not start (or died): try again after each reconcile.
-                watcher = start_watcher(&indexer, &repo, &cfg).await;
+                watcher = start_watcher(indexer, repo, cfg).await;
             }
         }
         if cancel.is_cancelled() {
@@ -117,7 +201,7 @@ pub async fn keep_indexed(
                 }
                 Some(Change::Paths { paths, since }) => {
                     let count = paths.len();
-                    match indexer.index_paths(&repo, paths, &cancel).await {
+                    match indexer.index_paths(repo, paths, cancel).await {
                         Ok(report) => {
                             metrics.watch_batch(count, Some(since.elapsed()));
                             metrics.index_run(report.embedded, report.embed_time, None);

@@ -11,6 +11,7 @@
 //! and imports), [`upkeep`] (vector index, vacuum).
 
 mod files;
+mod lease;
 mod pending;
 mod repos;
 mod retrieve;
@@ -30,6 +31,7 @@ use thiserror::Error;
 use crate::config::{DatabaseConfig, redact_url};
 
 pub use self::files::{ChunkRow, FileState, FileWrite};
+pub use self::lease::{Lease, lease_application_name};
 pub use self::pending::PendingChunk;
 pub use self::repos::{Claimed, Origin, RepoClaim, RepoRecord, RepoState};
 pub use self::retrieve::{

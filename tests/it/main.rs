@@ -1,6 +1,7 @@
 //! Integration tests against a real PostgreSQL with pgvector, a real nats-server and a fake
 //! Ollama HTTP server (see `support`).
 
+mod fleet;
 mod health;
 mod indexing;
 mod intel;

@@ -1,0 +1,179 @@
+//! Several daemons on one index, as separate processes: every one answers searches through the
+//! queue group, one at a time indexes the repository (its lease), and when that one is
+//! SIGKILLed under load another takes the repository over, losing no request beyond the ones
+//! the dead daemon had in hand.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{self, nats, test_db};
+
+/// Concurrent searchers of the load: at most this many requests are in hand at any moment.
+const SEARCHERS: usize = 4;
+
+fn daemon(db_url: &str, nats_url: &str, root: &std::path::Path) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_codesearch"))
+        .arg("serve")
+        .arg(root)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("DATABASE_URL", db_url)
+        .env("NATS_URL", nats_url)
+        .env("CODESEARCH_EMBEDDER", "hash")
+        .env("CODESEARCH_HTTP_ADDR", "127.0.0.1:0")
+        .env("CODESEARCH_DATABASE_MAX_CONNECTIONS", "6")
+        .env("CODESEARCH_LEASE_CHECK_SECS", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start codesearch serve")
+}
+
+/// The process ids holding a lease in this database.
+async fn holders(pool: &sqlx::PgPool) -> Vec<u32> {
+    let names: Vec<String> = sqlx::query_scalar(
+        "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+         WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()",
+    )
+    .fetch_all(pool)
+    .await
+    .expect("pg_locks");
+    names
+        .iter()
+        .filter_map(|n| n.strip_prefix("codesearch lease pid="))
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+async fn search(client: &async_nats::Client, query: &str) -> Option<Value> {
+    let payload = serde_json::to_vec(&json!({ "query": query })).expect("json");
+    let reply = tokio::time::timeout(
+        Duration::from_secs(3),
+        client.request("agog.codebase.search", payload.into()),
+    )
+    .await
+    .ok()?
+    .ok()?;
+    serde_json::from_slice(&reply.payload).ok()
+}
+
+fn has_file(reply: &Option<Value>, path: &str) -> bool {
+    reply.as_ref().is_some_and(|r| {
+        r["results"]
+            .as_array()
+            .is_some_and(|hits| hits.iter().any(|h| h["filePath"] == path))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_daemons_one_indexer_and_a_takeover_when_it_is_killed() {
+    let n = nats();
+    let db = test_db().await;
+    let pool = sqlx::PgPool::connect(&db.url).await.expect("pool");
+    let repo = support::repo(&[(
+        "orders/place.py",
+        "def place_order(cart):\n    \"\"\"Places an order for the items in the cart.\"\"\"\n    return cart\n",
+    )]);
+    let mut daemons: Vec<tokio::process::Child> = (0..3)
+        .map(|_| daemon(&db.url, &n.url, repo.path()))
+        .collect();
+    let client = async_nats::connect(&n.url).await.expect("client");
+
+    // All three up, the repository indexed, one lease.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let answered = has_file(&search(&client, "place an order").await, "orders/place.py");
+        if answered && holders(&pool).await.len() == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the daemons never became ready");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let holder = holders(&pool).await[0];
+    let pids: Vec<u32> = daemons.iter().filter_map(|d| d.id()).collect();
+    assert!(
+        pids.contains(&holder),
+        "the holder {holder} is one of {pids:?}"
+    );
+
+    // A steady load from SEARCHERS searchers while the holder is killed.
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ok, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let load: Vec<_> = (0..SEARCHERS)
+        .map(|_| {
+            let (client, stop, ok, failed) =
+                (client.clone(), stop.clone(), ok.clone(), failed.clone());
+            tokio::spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    match search(&client, "order cart items").await {
+                        Some(r) if r["success"] == true => ok.fetch_add(1, Ordering::Relaxed),
+                        _ => failed.fetch_add(1, Ordering::Relaxed),
+                    };
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let victim = daemons
+        .iter_mut()
+        .position(|d| d.id() == Some(holder))
+        .expect("holder process");
+    let killed_at = Instant::now();
+    daemons[victim].start_kill().expect("SIGKILL");
+    let _ = daemons[victim].wait().await;
+
+    // Another takes the lease; never two at once.
+    let took_over = loop {
+        let now = holders(&pool).await;
+        assert!(now.len() <= 1, "two leases at once: {now:?}");
+        if let [pid] = now[..]
+            && pid != holder
+        {
+            break killed_at.elapsed();
+        }
+        assert!(
+            killed_at.elapsed() < Duration::from_secs(20),
+            "no daemon took the repository over"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    eprintln!("failover: lease taken over {took_over:?} after the SIGKILL");
+
+    // The new holder watches: a new file becomes searchable.
+    support::write(
+        repo.path(),
+        "orders/refund.py",
+        "def refund_order(order):\n    \"\"\"Refunds a paid order to the customer's card.\"\"\"\n    return order\n",
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !has_file(
+        &search(&client, "refund a paid order").await,
+        "orders/refund.py",
+    ) {
+        assert!(
+            Instant::now() < deadline,
+            "the new holder did not index the change"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stop.store(true, Ordering::Relaxed);
+    for l in load {
+        l.await.expect("searcher");
+    }
+    let (ok, failed) = (ok.load(Ordering::Relaxed), failed.load(Ordering::Relaxed));
+    eprintln!("load: {ok} searches answered, {failed} failed");
+    assert!(ok > 50, "the load ran: {ok}");
+    assert!(
+        failed <= SEARCHERS,
+        "{failed} searches failed; at most the {SEARCHERS} in hand may"
+    );
+    assert_eq!(holders(&pool).await.len(), 1);
+    pool.close().await;
+}
