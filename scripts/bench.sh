@@ -21,6 +21,10 @@
 #       search latency per mode and recall@10 of the HNSW index against exact search at an
 #       index of CHUNKS chunks (default 100000; benches/scale.rs), built from the cargo
 #       registry's crates in the database `codesearch_scale_CHUNKS`, kept between runs
+#   scripts/bench.sh fleet
+#       search throughput over NATS with 1, 2 and 3 `codesearch serve` processes on one index
+#       (benches/fleet.rs), requests per second at p95 <= 50 ms, in the database
+#       `codesearch_fleet`, kept between runs
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -33,12 +37,13 @@ with_services
 # `codesearch` database that scripts/run.sh serves.
 BENCH=pipeline
 case "${1:-}" in
-  pipeline | relevance | live | context | scale) BENCH=$1; shift ;;
+  pipeline | relevance | live | context | scale | fleet) BENCH=$1; shift ;;
 esac
 DB="codesearch_bench"
 [ "$BENCH" = relevance ] && DB="codesearch_relevance"
 [ "$BENCH" = live ] && DB="codesearch_live"
 [ "$BENCH" = context ] && DB="codesearch_context"
+[ "$BENCH" = fleet ] && DB="codesearch_fleet"
 [ "$BENCH" = scale ] && DB="codesearch_scale_${1:-100000}"
 PSQL=("$CODESEARCH_PG_BIN/psql" "$DATABASE_URL" -tAq)
 "${PSQL[@]}" -c "SELECT 1 FROM pg_database WHERE datname = '$DB'" | grep -q 1 \

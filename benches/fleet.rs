@@ -1,0 +1,205 @@
+//! Search throughput with 1, 2 and 3 daemons on one index: requests per second at p95 ≤ 50 ms,
+//! over NATS, as agent hosts send them. Run with `scripts/bench.sh fleet` (it starts the
+//! services); directly: `DATABASE_URL=... NATS_URL=... cargo bench --bench fleet`.
+//!
+//! Each daemon is a `codesearch serve` process (the bench's own build of the binary) on the
+//! same database and NATS, all serving three crates of the cargo registry; one of them indexes
+//! (its lease), the others serve. The embedder is the one configured (`CODESEARCH_EMBEDDER`,
+//! default the local model when `CODESEARCH_MODEL_DIR` has it): a query's embedding is part of
+//! a search's cost. Queries are 400 distinct phrases, so the result cache never answers.
+//! For each daemon count, closed-loop clients (1, 2, 4, 8, 16, 32) each send one search at a
+//! time for 8 seconds; the figure is the best throughput whose p95 stays within 50 ms.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{percentile, registry_crate};
+
+const VERBS: [&str; 20] = [
+    "parse",
+    "read",
+    "write",
+    "spawn",
+    "retry",
+    "validate",
+    "serialize",
+    "decode",
+    "encode",
+    "connect",
+    "shutdown",
+    "poll",
+    "buffer",
+    "route",
+    "extract",
+    "map",
+    "filter",
+    "sort",
+    "lock",
+    "schedule",
+];
+const NOUNS: [&str; 20] = [
+    "request", "response", "header", "stream", "task", "timeout", "error", "body", "json",
+    "string", "number", "frame", "socket", "path", "query", "handler", "state", "future",
+    "channel", "codec",
+];
+const ROUND: Duration = Duration::from_secs(8);
+const P95_TARGET_MS: f64 = 50.0;
+
+fn queries() -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, v) in VERBS.iter().enumerate() {
+        for (j, n) in NOUNS.iter().enumerate() {
+            out.push(format!(
+                "{v} the {n} {}",
+                ["", "with a limit", "on error"][(i + j) % 3]
+            ));
+        }
+    }
+    out
+}
+
+fn spawn_daemon(roots: &[std::path::PathBuf]) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_codesearch"))
+        .arg("serve")
+        .args(roots)
+        .env("CODESEARCH_HTTP_ADDR", "127.0.0.1:0")
+        .env("CODESEARCH_WATCH", "false")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start codesearch serve")
+}
+
+async fn search(client: &async_nats::Client, query: &str) -> Option<Duration> {
+    let payload = serde_json::to_vec(&serde_json::json!({ "query": query })).ok()?;
+    let t = Instant::now();
+    let reply = tokio::time::timeout(
+        Duration::from_secs(10),
+        client.request("agog.codebase.search", payload.into()),
+    )
+    .await
+    .ok()?
+    .ok()?;
+    let body: serde_json::Value = serde_json::from_slice(&reply.payload).ok()?;
+    (body["success"] == true).then(|| t.elapsed())
+}
+
+/// One round: `clients` closed-loop searchers for [`ROUND`]; (requests per second, p50, p95,
+/// failures).
+async fn round(
+    client: &async_nats::Client,
+    clients: usize,
+    offset: usize,
+) -> (f64, f64, f64, usize) {
+    let qs = std::sync::Arc::new(queries());
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|c| {
+            let (client, qs) = (client.clone(), qs.clone());
+            tokio::spawn(async move {
+                let (mut times, mut failed, mut i) = (Vec::new(), 0, offset + c * 37);
+                while started.elapsed() < ROUND {
+                    match search(&client, &qs[i % qs.len()]).await {
+                        Some(t) => times.push(t.as_secs_f64() * 1e3),
+                        None => failed += 1,
+                    }
+                    i += clients;
+                }
+                (times, failed)
+            })
+        })
+        .collect();
+    let (mut all, mut failed) = (Vec::new(), 0);
+    for t in tasks {
+        let (times, f) = t.await.expect("client task");
+        all.extend(times);
+        failed += f;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    all.sort_by(f64::total_cmp);
+    (
+        all.len() as f64 / secs,
+        percentile(&all, 0.50),
+        percentile(&all, 0.95),
+        failed,
+    )
+}
+
+#[tokio::main]
+async fn main() {
+    let roots: Vec<_> = ["tokio-util-", "axum-0", "serde_json-"]
+        .iter()
+        .filter_map(|p| registry_crate(p))
+        .collect();
+    assert!(
+        !roots.is_empty(),
+        "no crates in the cargo registry to serve"
+    );
+    let nats_url = std::env::var("NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
+    let client = async_nats::connect(&nats_url).await.expect("NATS");
+    println!(
+        "corpus: {}",
+        roots
+            .iter()
+            .filter_map(|r| r.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut daemons = Vec::new();
+    let mut offset = 0;
+    for count in 1..=3 {
+        daemons.push(spawn_daemon(&roots));
+        // Ready when every daemon answers $SRV.PING and a search finds something.
+        let deadline = Instant::now() + Duration::from_secs(600);
+        loop {
+            let mut pings = 0;
+            let inbox = client.new_inbox();
+            if let Ok(mut sub) = client.subscribe(inbox.clone()).await {
+                let _ = client
+                    .publish_with_reply("$SRV.PING.codesearch", inbox, "".into())
+                    .await;
+                while let Ok(Some(_)) = tokio::time::timeout(
+                    Duration::from_millis(300),
+                    futures::StreamExt::next(&mut sub),
+                )
+                .await
+                {
+                    pings += 1;
+                }
+            }
+            if pings >= count && search(&client, "parse the request").await.is_some() {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{count} daemons never became ready"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        let mut best: Option<(usize, f64, f64, f64)> = None;
+        println!("\n{count} daemon(s):");
+        println!("| clients | req/s | p50 ms | p95 ms | failed |");
+        println!("|---|---|---|---|---|");
+        for clients in [1, 2, 4, 8, 16, 32] {
+            let (rps, p50, p95, failed) = round(&client, clients, offset).await;
+            offset += 1000;
+            println!("| {clients} | {rps:.0} | {p50:.1} | {p95:.1} | {failed} |");
+            if p95 <= P95_TARGET_MS && best.is_none_or(|b| rps > b.1) {
+                best = Some((clients, rps, p50, p95));
+            }
+            if p95 > 2.0 * P95_TARGET_MS {
+                break;
+            }
+        }
+        match best {
+            Some((c, rps, _, p95)) => {
+                println!("{count} daemon(s): {rps:.0} searches/s at p95 {p95:.1} ms ({c} clients)")
+            }
+            None => println!("{count} daemon(s): no load kept p95 within {P95_TARGET_MS} ms"),
+        }
+    }
+}
