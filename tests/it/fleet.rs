@@ -177,3 +177,63 @@ async fn three_daemons_one_indexer_and_a_takeover_when_it_is_killed() {
     assert_eq!(holders(&pool).await.len(), 1);
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nats_cluster_is_the_bus_and_losing_a_server_loses_no_service() {
+    let (pa, pb) = (support::free_port(), support::free_port());
+    let server = |listen: u16, route: u16| {
+        support::nats_with_config(&format!(
+            "cluster {{ name: \"codesearch-test\", listen: \"127.0.0.1:{listen}\", routes: [\"nats://127.0.0.1:{route}\"] }}"
+        ))
+    };
+    let (a, _a_dir) = server(pa, pb);
+    let (b, _b_dir) = server(pb, pa);
+    let db = test_db().await;
+    // The daemon knows `a` only, the server that is killed: it must move to `b`, which the
+    // cluster told it of, on its own.
+    let cfg = support::config(&db, &a.url);
+    let repo = support::repo(&[(
+        "ledger/post.rs",
+        "/// Posts a journal entry to the ledger.\npub fn post_journal_entry() {}\n",
+    )]);
+    let repos = support::repos(&cfg, &[repo.path()]);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let daemon = tokio::spawn(codesearch::daemon::serve(cfg, repos, async move {
+        let _ = stopped.await;
+    }));
+    // A client of the other server: its requests cross the cluster's route.
+    let client = async_nats::connect(&b.url).await.expect("client of b");
+    let answered = |deadline: Duration| {
+        let client = client.clone();
+        async move {
+            let until = Instant::now() + deadline;
+            while Instant::now() < until {
+                if has_file(
+                    &search(&client, "post a journal entry").await,
+                    "ledger/post.rs",
+                ) {
+                    return true;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            false
+        }
+    };
+    assert!(
+        answered(Duration::from_secs(30)).await,
+        "served through the cluster"
+    );
+    drop(a);
+    let lost_at = Instant::now();
+    assert!(
+        answered(Duration::from_secs(30)).await,
+        "still served once a server of the cluster is gone"
+    );
+    eprintln!("served again {:?} after a server died", lost_at.elapsed());
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(30), daemon)
+        .await
+        .expect("daemon stops")
+        .expect("join")
+        .expect("daemon ran cleanly");
+}

@@ -74,7 +74,7 @@ fn tools_env_file() -> HashMap<String, String> {
         .collect()
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
