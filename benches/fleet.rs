@@ -140,6 +140,8 @@ async fn main() {
     );
     let nats_url = std::env::var("NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
     let client = async_nats::connect(&nats_url).await.expect("NATS");
+    let db_url = std::env::var("DATABASE_URL").expect("DATABASE_URL");
+    let pool = sqlx::PgPool::connect(&db_url).await.expect("database");
     println!(
         "corpus: {}",
         roots
@@ -171,7 +173,16 @@ async fn main() {
                     pings += 1;
                 }
             }
-            if pings >= count && search(&client, "parse the request").await.is_some() {
+            // And the corpus fully indexed: a pass still embedding would take the CPU.
+            let ready: i64 =
+                sqlx::query_scalar("SELECT count(*) FROM repositories WHERE state = 'ready'")
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap_or(0);
+            if pings >= count
+                && ready >= roots.len() as i64
+                && search(&client, "parse the request").await.is_some()
+            {
                 break;
             }
             assert!(
