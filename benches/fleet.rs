@@ -6,7 +6,8 @@
 //! same database and NATS, all serving three crates of the cargo registry; one of them indexes
 //! (its lease), the others serve. The embedder is the one configured (`CODESEARCH_EMBEDDER`,
 //! default the local model when `CODESEARCH_MODEL_DIR` has it): a query's embedding is part of
-//! a search's cost. Queries are 400 distinct phrases, so the result cache never answers.
+//! a search's cost. Queries are 400 distinct phrases, and the daemons' result and query-vector
+//! caches are off, so every search embeds its query and runs the retrievers.
 //! For each daemon count, closed-loop clients (1, 2, 4, 8, 16, 32) each send one search at a
 //! time for 8 seconds; the figure is the best throughput whose p95 stays within 50 ms.
 
@@ -65,6 +66,9 @@ fn spawn_daemon(roots: &[std::path::PathBuf]) -> tokio::process::Child {
         .args(roots)
         .env("CODESEARCH_HTTP_ADDR", "127.0.0.1:0")
         .env("CODESEARCH_WATCH", "false")
+        // Every search does the whole work: query embedding and retrieval.
+        .env("CODESEARCH_SEARCH_RESULT_CACHE_ENTRIES", "0")
+        .env("CODESEARCH_SEARCH_QUERY_CACHE_ENTRIES", "0")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
