@@ -85,7 +85,6 @@ pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
                 ))
             })?
     } else if !cfg.nkey_file.is_empty() {
-        readable("NKey seed file (nats.nkey_file)", &cfg.nkey_file)?;
         let seed = std::fs::read_to_string(&cfg.nkey_file).map_err(|e| {
             fail(format!(
                 "cannot read the NKey seed file {}: {e}",

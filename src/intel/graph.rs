@@ -903,12 +903,7 @@ impl<'s> Resolver<'s> {
         &mut self,
         names: impl IntoIterator<Item = String>,
     ) -> Result<(), StoreError> {
-        let mut missing: Vec<String> = names
-            .into_iter()
-            .filter(|n| !self.by_name.contains_key(n))
-            .collect();
-        missing.sort();
-        missing.dedup();
+        let missing = not_loaded(names, &self.by_name);
         if missing.is_empty() {
             return Ok(());
         }
@@ -935,12 +930,7 @@ impl<'s> Resolver<'s> {
         &mut self,
         file_ids: impl IntoIterator<Item = i64>,
     ) -> Result<(), StoreError> {
-        let mut missing: Vec<i64> = file_ids
-            .into_iter()
-            .filter(|f| !self.imports.contains_key(f))
-            .collect();
-        missing.sort_unstable();
-        missing.dedup();
+        let missing = not_loaded(file_ids, &self.imports);
         if missing.is_empty() {
             return Ok(());
         }
@@ -1409,6 +1399,20 @@ fn segments(symbol: &str) -> Vec<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect()
+}
+
+/// The keys among `keys` that `loaded` does not hold yet, sorted and without repeats.
+fn not_loaded<K: Ord + std::hash::Hash, V>(
+    keys: impl IntoIterator<Item = K>,
+    loaded: &HashMap<K, V>,
+) -> Vec<K> {
+    let mut missing: Vec<K> = keys
+        .into_iter()
+        .filter(|k| !loaded.contains_key(k))
+        .collect();
+    missing.sort_unstable();
+    missing.dedup();
+    missing
 }
 
 fn last_segment(s: &str) -> &str {

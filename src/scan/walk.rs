@@ -36,30 +36,12 @@ pub struct Walker {
 
 impl Walker {
     pub fn new(root: &Path, cfg: &IndexConfig) -> Result<Self, globset::Error> {
-        let mut exclude_names = HashSet::new();
-        let mut globs = GlobSetBuilder::new();
-        for pattern in &cfg.exclude_paths {
-            if pattern.contains(['*', '?', '[', '{', '/']) {
-                let pattern = pattern.trim_start_matches('/');
-                globs.add(GlobBuilder::new(pattern).literal_separator(false).build()?);
-            } else {
-                exclude_names.insert(pattern.clone());
-            }
-        }
-        let mut secret_names = HashSet::new();
-        let mut secret_globs = GlobSetBuilder::new();
-        for pattern in &cfg.secret_files {
-            if pattern.contains(['*', '?', '[', '{', '/']) {
-                let pattern = pattern.trim_start_matches('/');
-                secret_globs.add(GlobBuilder::new(pattern).literal_separator(true).build()?);
-            } else {
-                secret_names.insert(pattern.clone());
-            }
-        }
+        let (exclude_names, exclude_globs) = names_and_globs(&cfg.exclude_paths, false)?;
+        let (secret_names, secret_globs) = names_and_globs(&cfg.secret_files, true)?;
         Ok(Self {
             root: root.to_owned(),
             secret_names,
-            secret_globs: secret_globs.build()?,
+            secret_globs,
             include_paths: cfg.include_paths.clone(),
             extensions: cfg
                 .include_extensions
@@ -68,7 +50,7 @@ impl Walker {
                 .collect(),
             file_names: cfg.include_file_names.iter().cloned().collect(),
             exclude_names,
-            exclude_globs: globs.build()?,
+            exclude_globs,
             respect_gitignore: cfg.respect_gitignore,
         })
     }
@@ -265,6 +247,30 @@ impl Walker {
         }
         Some(out)
     }
+}
+
+/// Path patterns split as the exclude and secret-file rules read them: bare names (matched
+/// against a path component or a file name) and globs (anything with `*`, `?`, `[`, `{` or
+/// `/`; `literal_separator`: whether `*` stops at `/`).
+fn names_and_globs(
+    patterns: &[String],
+    literal_separator: bool,
+) -> Result<(HashSet<String>, GlobSet), globset::Error> {
+    let mut names = HashSet::new();
+    let mut globs = GlobSetBuilder::new();
+    for pattern in patterns {
+        if pattern.contains(['*', '?', '[', '{', '/']) {
+            let pattern = pattern.trim_start_matches('/');
+            globs.add(
+                GlobBuilder::new(pattern)
+                    .literal_separator(literal_separator)
+                    .build()?,
+            );
+        } else {
+            names.insert(pattern.clone());
+        }
+    }
+    Ok((names, globs.build()?))
 }
 
 /// Whether `path` is `dir` or lies inside it (both relative, `/`-separated).
