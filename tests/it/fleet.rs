@@ -197,10 +197,7 @@ async fn a_nats_cluster_is_the_bus_and_losing_a_server_loses_no_service() {
         "/// Posts a journal entry to the ledger.\npub fn post_journal_entry() {}\n",
     )]);
     let repos = support::repos(&cfg, &[repo.path()]);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let daemon = tokio::spawn(codesearch::daemon::serve(cfg, repos, async move {
-        let _ = stopped.await;
-    }));
+    let daemon = support::Serving::start(cfg, repos);
     // A client of the other server: its requests cross the cluster's route.
     let client = async_nats::connect(&b.url).await.expect("client of b");
     let answered = |deadline: Duration| {
@@ -230,10 +227,5 @@ async fn a_nats_cluster_is_the_bus_and_losing_a_server_loses_no_service() {
         "still served once a server of the cluster is gone"
     );
     eprintln!("served again {:?} after a server died", lost_at.elapsed());
-    let _ = stop.send(());
-    tokio::time::timeout(Duration::from_secs(30), daemon)
-        .await
-        .expect("daemon stops")
-        .expect("join")
-        .expect("daemon ran cleanly");
+    daemon.stop().await;
 }

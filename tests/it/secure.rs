@@ -107,17 +107,10 @@ async fn daemon_serves_over_mutual_tls_nats_and_verify_full_postgres() {
         "/// Rotates the signing keys of the vault.\npub fn rotate_signing_keys(vault: &mut Vault) {\n    vault.rotate();\n}\n",
     )]);
     let repos = support::repos(&cfg, &[repo.path()]);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let daemon = tokio::spawn(codesearch::daemon::serve(cfg.clone(), repos, async move {
-        let _ = stopped.await;
-    }));
+    let mut daemon = support::Serving::start(cfg.clone(), repos);
     let mut found = Value::Null;
     for _ in 0..100 {
-        assert!(
-            !daemon.is_finished(),
-            "the daemon stopped: {:?}",
-            daemon.await
-        );
+        daemon.assert_running().await;
         let reply = search(&cfg, "rotate the vault signing keys").await;
         if let Some(reply) =
             reply.filter(|r| r["results"].as_array().is_some_and(|r| !r.is_empty()))
@@ -199,12 +192,7 @@ async fn daemon_serves_over_mutual_tls_nats_and_verify_full_postgres() {
     };
     assert!(e.contains("one place") && !e.contains(PG_PASSWORD), "{e}");
 
-    let _ = stop.send(());
-    tokio::time::timeout(Duration::from_secs(30), daemon)
-        .await
-        .expect("daemon stops")
-        .expect("join")
-        .expect("daemon ran cleanly");
+    daemon.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

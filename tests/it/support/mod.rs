@@ -525,3 +525,43 @@ pub async fn claim(store: &Store, name: &str, workspace: &str) {
         .await
         .expect("claim");
 }
+
+/// `codesearch::daemon::serve` on a task of this process, until [`Serving::stop`].
+pub struct Serving {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+}
+
+impl Serving {
+    pub fn start(cfg: Config, repos: Vec<Repository>) -> Self {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(codesearch::daemon::serve(cfg, repos, async move {
+            let _ = stopped.await;
+        }));
+        Self {
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// Panics, with what the daemon returned, when it has stopped on its own.
+    pub async fn assert_running(&mut self) {
+        if self.task.as_ref().is_some_and(|t| t.is_finished()) {
+            let result = self.task.take().expect("task").await;
+            panic!("the daemon stopped: {result:?}");
+        }
+    }
+
+    /// Stops it as SIGTERM would and checks that it ran and stopped cleanly.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let task = self.task.take().expect("running");
+        tokio::time::timeout(Duration::from_secs(30), task)
+            .await
+            .expect("daemon stops")
+            .expect("join")
+            .expect("daemon ran cleanly");
+    }
+}
