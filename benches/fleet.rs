@@ -15,50 +15,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{percentile, registry_crate};
+use common::{percentile, registry_crate, search_queries};
 
-const VERBS: [&str; 20] = [
-    "parse",
-    "read",
-    "write",
-    "spawn",
-    "retry",
-    "validate",
-    "serialize",
-    "decode",
-    "encode",
-    "connect",
-    "shutdown",
-    "poll",
-    "buffer",
-    "route",
-    "extract",
-    "map",
-    "filter",
-    "sort",
-    "lock",
-    "schedule",
-];
-const NOUNS: [&str; 20] = [
-    "request", "response", "header", "stream", "task", "timeout", "error", "body", "json",
-    "string", "number", "frame", "socket", "path", "query", "handler", "state", "future",
-    "channel", "codec",
-];
 const ROUND: Duration = Duration::from_secs(8);
 const P95_TARGET_MS: f64 = 50.0;
-
-fn queries() -> Vec<String> {
-    let mut out = Vec::new();
-    for (i, v) in VERBS.iter().enumerate() {
-        for (j, n) in NOUNS.iter().enumerate() {
-            out.push(format!(
-                "{v} the {n} {}",
-                ["", "with a limit", "on error"][(i + j) % 3]
-            ));
-        }
-    }
-    out
-}
 
 fn spawn_daemon(roots: &[std::path::PathBuf]) -> tokio::process::Child {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_codesearch"))
@@ -98,7 +58,7 @@ async fn round(
     clients: usize,
     offset: usize,
 ) -> (f64, f64, f64, usize) {
-    let qs = std::sync::Arc::new(queries());
+    let qs = std::sync::Arc::new(search_queries());
     let started = Instant::now();
     let tasks: Vec<_> = (0..clients)
         .map(|c| {

@@ -42,7 +42,7 @@ use codesearch::pipeline::Indexer;
 use codesearch::search::{RawSearch, SearchRequest, SearchService};
 use codesearch::store::{Filters, Scope, Store, VectorQuery, ef_search_for};
 use codesearch::text::glob_to_regex;
-use common::{percentile, registry_crates};
+use common::{percentile, registry_crates, search_queries};
 use futures::future::BoxFuture;
 use sqlx::postgres::PgPoolOptions;
 use tokio_util::sync::CancellationToken;
@@ -50,51 +50,6 @@ use tokio_util::sync::CancellationToken;
 const DEFAULT_CHUNKS: i64 = 100_000;
 /// `hnsw.ef_search` values the recall table compares.
 const EF_SEARCH: [u32; 5] = [40, 100, 200, 400, 800];
-const VERBS: [&str; 20] = [
-    "parse",
-    "read",
-    "write",
-    "spawn",
-    "retry",
-    "validate",
-    "serialize",
-    "compile",
-    "handle",
-    "acquire",
-    "build",
-    "encode",
-    "decode",
-    "connect to",
-    "close",
-    "hash",
-    "sort",
-    "format",
-    "lock",
-    "allocate",
-];
-const OBJECTS: [&str; 20] = [
-    "a connection url",
-    "the http response body",
-    "a tls certificate",
-    "a json value",
-    "a regular expression",
-    "a websocket message",
-    "a semaphore permit",
-    "the command line arguments",
-    "a task on the runtime",
-    "a utf-8 string",
-    "a timeout duration",
-    "a file path",
-    "the error message",
-    "a thread pool",
-    "a channel sender",
-    "a byte buffer",
-    "an environment variable",
-    "a hash map entry",
-    "a socket address",
-    "a unicode identifier",
-];
-
 /// The hash embedder, for a copy of the corpus: each text gets the copy's words appended.
 struct CopyEmbedder {
     inner: HashEmbedder,
@@ -278,13 +233,6 @@ fn latency_row(label: &str, times: &mut [f64]) -> String {
     )
 }
 
-fn queries() -> Vec<String> {
-    VERBS
-        .iter()
-        .flat_map(|v| OBJECTS.iter().map(move |o| format!("{v} {o}")))
-        .collect()
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let target: i64 = match std::env::args().skip(1).find(|a| !a.starts_with("--")) {
@@ -328,7 +276,7 @@ async fn main() -> anyhow::Result<()> {
     let service = SearchService::new(store.clone(), Arc::clone(&embedder), cfg.search.clone());
     // Mid-sized repositories for the filtered queries (around 1 % of the rows each).
     let mid = &repositories[repositories.len() / 4..repositories.len() / 2];
-    let queries = queries();
+    let queries = search_queries();
     println!(
         "\n[search latency at {total} chunks, in process: {} distinct queries, 1 in 4 filtered to one repository]",
         queries.len()

@@ -62,3 +62,56 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     }
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
+
+const VERBS: [&str; 20] = [
+    "parse",
+    "read",
+    "write",
+    "spawn",
+    "retry",
+    "validate",
+    "serialize",
+    "compile",
+    "handle",
+    "acquire",
+    "build",
+    "encode",
+    "decode",
+    "connect to",
+    "close",
+    "hash",
+    "sort",
+    "format",
+    "lock",
+    "allocate",
+];
+const OBJECTS: [&str; 20] = [
+    "a connection url",
+    "the http response body",
+    "a tls certificate",
+    "a json value",
+    "a regular expression",
+    "a websocket message",
+    "a semaphore permit",
+    "the command line arguments",
+    "a task on the runtime",
+    "a utf-8 string",
+    "a timeout duration",
+    "a file path",
+    "the error message",
+    "a thread pool",
+    "a channel sender",
+    "a byte buffer",
+    "an environment variable",
+    "a hash map entry",
+    "a socket address",
+    "a unicode identifier",
+];
+
+/// 400 distinct search phrases about the cargo registry's code ("verb object").
+pub fn search_queries() -> Vec<String> {
+    VERBS
+        .iter()
+        .flat_map(|v| OBJECTS.iter().map(move |o| format!("{v} {o}")))
+        .collect()
+}
