@@ -42,9 +42,17 @@ struct Corpus {
     /// A crate in the local cargo registry, by name prefix (newest version wins).
     #[serde(default)]
     registry_crate: Option<String>,
+    /// A git repository and the commit searched: checked out under `.codesearch/corpora/`.
+    #[serde(default)]
+    git: Option<String>,
+    #[serde(default)]
+    commit: Option<String>,
     /// Written after the defaults were chosen, to check that they generalise.
     #[serde(default)]
     held_out: bool,
+    /// Which file the corpus came from (set when loading): the report sums by it.
+    #[serde(skip)]
+    set: String,
 }
 
 #[derive(Deserialize)]
@@ -55,6 +63,10 @@ struct Query {
     /// An identifier or error string as pasted, rather than a description.
     #[serde(default)]
     exact: bool,
+    /// Where the query and its labels came from (a commit), for people.
+    #[serde(default)]
+    #[allow(dead_code)]
+    source: Option<String>,
 }
 
 /// Sums of the per-query figures.
@@ -109,13 +121,7 @@ const MODES: [&str; 3] = ["lexical", "vector", "hybrid"];
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let labels: Labels = toml::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/benches/relevance/queries.toml"
-        ))
-        .context("reading benches/relevance/queries.toml")?,
-    )?;
+    let labels = load_sets()?;
     let cfg = Config::from_env(None, &[])?;
     let (store, embedder) = daemon::open(&cfg).await?;
     println!("embedder: {}", embedder.model_id());
@@ -125,6 +131,9 @@ async fn main() -> anyhow::Result<()> {
         let mut paths = c.paths.clone();
         if let Some(prefix) = &c.registry_crate {
             paths.extend(registry_crate(prefix));
+        }
+        if let (Some(url), Some(commit)) = (&c.git, &c.commit) {
+            paths.push(checkout(&c.name, url, commit)?);
         }
         paths.retain(|p| p.is_dir());
         if paths.is_empty() {
@@ -163,7 +172,7 @@ async fn main() -> anyhow::Result<()> {
 
     let mut per_corpus: Vec<(String, [Score; 4])> = Vec::new();
     // The same figures by kind of query: (name, scores).
-    let mut groups: Vec<(&str, [Score; 4])> = ["tuning", "held out", "exact"]
+    let mut groups: Vec<(&str, [Score; 4])> = ["tuning", "held out", "exact", "commits"]
         .into_iter()
         .map(|g| (g, [Score::default(); 4]))
         .collect();
@@ -238,6 +247,7 @@ async fn main() -> anyhow::Result<()> {
             let baseline = bm25.rank(&q.query, 10);
             scores[3].add(&baseline, &q.relevant);
             let group = match (q.exact, c.held_out) {
+                _ if c.set == "commits" => 3,
                 (true, _) => 2,
                 (false, true) => 1,
                 (false, false) => 0,
@@ -272,7 +282,7 @@ async fn main() -> anyhow::Result<()> {
     }
     print_table("all", &total);
     println!(
-        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings)"
+        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings), commits (commit subjects over whole repositories, commits.toml)"
     );
     for (name, scores) in &groups {
         print_table(name, scores);
@@ -289,6 +299,98 @@ async fn main() -> anyhow::Result<()> {
             println!("{m}");
         }
     }
+    Ok(())
+}
+
+/// The label sets named by `RELEVANCE_SETS` (default `queries,commits`), each
+/// `benches/relevance/<set>.toml`, as one list.
+fn load_sets() -> anyhow::Result<Labels> {
+    let names = std::env::var("RELEVANCE_SETS").unwrap_or_else(|_| "queries,commits".into());
+    let mut all = Labels {
+        corpus: Vec::new(),
+        query: Vec::new(),
+    };
+    for set in names.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let path = format!(
+            "{}/benches/relevance/{set}.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+        let mut labels: Labels = toml::from_str(&text).with_context(|| format!("in {path}"))?;
+        for c in &mut labels.corpus {
+            c.set = set.to_owned();
+        }
+        all.corpus.append(&mut labels.corpus);
+        all.query.append(&mut labels.query);
+    }
+    Ok(all)
+}
+
+/// The tree of `url` at `commit`, checked out once under `.codesearch/corpora/<name>-<commit>`.
+/// The history comes from `$RELEVANCE_MIRRORS/<owner>+<repo>/repo` when that exists (a local
+/// mirror), else from a blob-less clone of `url` kept beside the checkouts.
+fn checkout(name: &str, url: &str, commit: &str) -> anyhow::Result<PathBuf> {
+    let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".codesearch/corpora");
+    let dir = base.join(format!("{name}-{}", &commit[..commit.len().min(12)]));
+    if dir.is_dir() {
+        return Ok(dir);
+    }
+    let slug = url
+        .trim_end_matches(".git")
+        .rsplitn(3, '/')
+        .take(2)
+        .collect::<Vec<_>>();
+    let slug = format!(
+        "{}+{}",
+        slug.get(1).unwrap_or(&""),
+        slug.first().unwrap_or(&"")
+    );
+    let mirror = std::env::var("RELEVANCE_MIRRORS")
+        .map(|m| PathBuf::from(m).join(&slug).join("repo"))
+        .ok()
+        .filter(|p| p.is_dir());
+    let git_dir = match mirror {
+        Some(m) => m,
+        None => {
+            let clone = base.join("git").join(format!("{slug}.git"));
+            if !clone.is_dir() {
+                println!("corpus {name}: cloning {url}");
+                run(std::process::Command::new("git")
+                    .args(["clone", "--quiet", "--bare", "--filter=blob:none", url])
+                    .arg(&clone))?;
+            }
+            clone
+        }
+    };
+    let partial = base.join(format!(".{name}-partial"));
+    let _ = std::fs::remove_dir_all(&partial);
+    std::fs::create_dir_all(&partial)?;
+    // `git archive | tar -x`: writes nothing into the repository (a checkout would write its index).
+    let mut archive = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(&git_dir)
+        .args(["archive", "--format=tar", commit])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .context("running git archive")?;
+    let tar_in = archive.stdout.take().context("git archive's output")?;
+    run(std::process::Command::new("tar")
+        .arg("-x")
+        .arg("-C")
+        .arg(&partial)
+        .stdin(tar_in))
+    .with_context(|| format!("unpacking {commit} of {url}"))?;
+    anyhow::ensure!(
+        archive.wait()?.success(),
+        "git archive {commit} of {url} failed"
+    );
+    std::fs::rename(&partial, &dir)?;
+    Ok(dir)
+}
+
+fn run(cmd: &mut std::process::Command) -> anyhow::Result<()> {
+    let status = cmd.status().with_context(|| format!("running {cmd:?}"))?;
+    anyhow::ensure!(status.success(), "{cmd:?} failed: {status}");
     Ok(())
 }
 

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Labelled relevance queries from a repository's own history.
+
+A commit's subject is a question its author wrote; the source files the commit changed are the
+files that answer it. This script turns a repository's history into such pairs, to be searched
+over the repository as it stands at one commit (the snapshot), and prints them as TOML for
+benches/relevance (see benches/relevance/commits.toml and docs/BENCHMARKS.md).
+
+    scripts/relevance-from-git.py --git-dir DIR --name fd --url https://github.com/sharkdp/fd \
+        [--commit REV] [--max 40] [--body] >> benches/relevance/commits.toml
+
+What is kept, so that the labels are answers and the queries are questions:
+- non-merge commits whose subject has at least four words and is not housekeeping (a release,
+  a version or dependency bump, formatting, lint, typos, CI, a revert);
+- the files the commit added or modified that still exist, at the same path, in the snapshot,
+  and are source or documentation a search should return: not tests, changelogs, lock files,
+  CI or packaging files, generated output;
+- commits with 1 to 4 such files (a commit touching dozens of files answers nothing in
+  particular).
+The sample is spread evenly over the kept commits, newest first, and is deterministic: the
+same repository and snapshot give the same queries. Nothing is edited by hand.
+"""
+
+import argparse
+import re
+import subprocess
+import sys
+
+HOUSEKEEPING = re.compile(
+    r"""\b(bump|bumps|release|released|releasing|version|versions|changelog|merge|merged|
+    typo|typos|spelling|fmt|rustfmt|clippy|lint|linter|eslint|prettier|gofmt|black|ruff|
+    formatting|reformat|ci|github\s+actions|workflow|dependabot|deps|dependencies|dependency|
+    renovate|revert|readme|license|copyright|msrv|toolchain|\d+\.\d+(\.\d+)?)\b""",
+    re.I | re.X,
+)
+SKIP_PATH = re.compile(
+    r"""(^|/)(tests?|testing|__tests__|spec|specs|testdata|fixtures?|benches|benchmarks?|
+    examples?|\.github|\.circleci|ci|vendor|node_modules|dist|build)/|
+    (^|/)(test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.test\.[a-z]+|[^/]*\.spec\.[a-z]+|conftest\.py)$|
+    (^|/)(CHANGELOG|CHANGES|HISTORY|NEWS|AUTHORS|CONTRIBUTORS|LICENSE|COPYING|NOTICE)[^/]*$|
+    \.(lock|sum|toml|cfg|ini|ya?ml|json|txt|in|svg|png|jpe?g|gif|ico|snap)$|
+    (^|/)(Makefile|Dockerfile|setup\.py|package\.json|go\.mod)$|(^|/)\.[^/]+$""",
+    re.I | re.X,
+)
+CODE_OR_DOCS = re.compile(r"\.(rs|py|pyi|ts|tsx|js|mjs|cjs|jsx|go|md|rst|graphql|sql|sh)$")
+
+
+def git(git_dir, *args):
+    return subprocess.run(
+        ["git", "--git-dir", git_dir, *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def clean_subject(s):
+    s = re.sub(r"\s*\((#\d+(,\s*)?)+\)\s*$", "", s)  # "(#123)" that GitHub appends
+    s = re.sub(r"\b(fixes|closes|fix|close|resolves?)\s+#\d+\b[:,]?", "", s, flags=re.I)
+    s = re.sub(r"#\d+", "", s)
+    return " ".join(s.split()).strip(" .:-")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--git-dir", required=True)
+    ap.add_argument("--name", required=True, help="the corpus name in the bench")
+    ap.add_argument("--url", required=True, help="where the repository is cloned from")
+    ap.add_argument("--commit", default="HEAD", help="the snapshot searched (default HEAD)")
+    ap.add_argument("--max", type=int, default=40, help="queries to keep")
+    ap.add_argument("--language", default="", help="written beside the corpus, for people")
+    args = ap.parse_args()
+
+    snapshot = git(args.git_dir, "rev-parse", args.commit).strip()
+    present = set(git(args.git_dir, "ls-tree", "-r", "--name-only", snapshot).split("\n"))
+    log = git(
+        args.git_dir,
+        "log",
+        "--no-merges",
+        "--no-renames",
+        "--format=%x00%H%x1f%s",
+        "--name-status",
+        snapshot,
+    )
+    kept = []
+    seen_subjects = set()
+    for block in log.split("\0")[1:]:
+        head, _, files = block.partition("\n")
+        sha, _, subject = head.partition("\x1f")
+        query = clean_subject(subject)
+        words = re.findall(r"[A-Za-z]{2,}", query)
+        if len(words) < 4 or HOUSEKEEPING.search(query) or query.lower() in seen_subjects:
+            continue
+        changed = []
+        for line in files.strip().split("\n"):
+            parts = line.split("\t")
+            if len(parts) != 2 or parts[0] not in ("A", "M"):
+                continue
+            path = parts[1]
+            if path in present and CODE_OR_DOCS.search(path) and not SKIP_PATH.search(path):
+                changed.append(path)
+        if not 1 <= len(changed) <= 4:
+            continue
+        seen_subjects.add(query.lower())
+        kept.append((sha, query, sorted(set(changed))))
+
+    step = max(1, len(kept) / max(1, args.max))
+    sample = [kept[int(i * step)] for i in range(min(args.max, len(kept)))]
+    print(f"\n[[corpus]]\nname = {toml_str(args.name)}")
+    if args.language:
+        print(f"# {args.language}; {len(kept)} commits qualified, {len(sample)} sampled evenly.")
+    print(f"git = {toml_str(args.url)}\ncommit = {toml_str(snapshot)}\nheld_out = true")
+    for sha, query, relevant in sample:
+        print(
+            f"\n[[query]]\ncorpus = {toml_str(args.name)}\nquery = {toml_str(query)}\n"
+            f"relevant = [{', '.join(toml_str(p) for p in relevant)}]\n"
+            f"source = {toml_str('commit ' + sha[:12])}"
+        )
+    print(f"{args.name}: {len(kept)} commits qualified, {len(sample)} kept", file=sys.stderr)
+
+
+def toml_str(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+if __name__ == "__main__":
+    main()
