@@ -139,6 +139,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ),
     ("CODESEARCH_SEARCH_TEST_WEIGHT", "search.test_weight"),
     (
+        "CODESEARCH_SEARCH_CHANGELOG_WEIGHT",
+        "search.changelog_weight",
+    ),
+    (
         "CODESEARCH_SEARCH_MAX_CHUNKS_PER_FILE",
         "search.max_chunks_per_file",
     ),
@@ -485,6 +489,7 @@ pub struct SearchConfig {
     pub file_weight: f64,
     pub definition_weight: f64,
     pub test_weight: f64,
+    pub changelog_weight: f64,
     pub max_chunks_per_file: usize,
     pub hnsw_ef_search: u32,
     pub result_cache_entries: usize,

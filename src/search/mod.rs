@@ -412,8 +412,18 @@ impl SearchService {
             definitions: definitions?,
         };
         let mut hits = fuse(lists, mode, &inner.cfg);
-        if mode != SearchMode::Vector && inner.cfg.test_weight != 1.0 && !asks_for_tests(&words) {
-            weigh_tests(&mut hits, inner.cfg.test_weight);
+        if mode != SearchMode::Vector {
+            let test = if asks_for_tests(&words) {
+                1.0
+            } else {
+                inner.cfg.test_weight
+            };
+            let changelog = if asks_for_changes(&words) {
+                1.0
+            } else {
+                inner.cfg.changelog_weight
+            };
+            weigh_kinds(&mut hits, test, changelog);
         }
         if let Some(min) = req.min_similarity {
             hits.retain(|h| h.hit.similarity.is_some_and(|s| s >= min));
@@ -669,13 +679,49 @@ fn asks_for_tests(words: &str) -> bool {
     })
 }
 
-/// Multiplies the fused score of tests (`component_type` "test") by `weight` and re-sorts,
-/// keeping the order among equals.
-fn weigh_tests(hits: &mut [ScoredHit], weight: f64) {
+/// Whether a query (its [`words`]) asks about releases or changes: then changelogs are ranked
+/// like other files.
+fn asks_for_changes(words: &str) -> bool {
+    words.split(' ').any(|w| {
+        w.starts_with("changelog")
+            || w.starts_with("release")
+            || w == "changes"
+            || w == "history"
+            || w == "news"
+    })
+}
+
+/// Whether a path is a project's changelog (`CHANGELOG.md`, `CHANGES.rst`, `HISTORY.md`,
+/// `NEWS`, `RELEASE_NOTES.md`...), by its file name whatever the case.
+pub fn is_changelog(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name).to_ascii_lowercase();
+    matches!(
+        stem.as_str(),
+        "changelog"
+            | "changes"
+            | "history"
+            | "news"
+            | "releases"
+            | "release-notes"
+            | "release_notes"
+    )
+}
+
+/// Multiplies the fused score of tests (`component_type` "test") by `test` and of changelogs
+/// ([`is_changelog`]) by `changelog`, and re-sorts, keeping the order among equals.
+fn weigh_kinds(hits: &mut [ScoredHit], test: f64, changelog: f64) {
     let mut changed = false;
     for h in hits.iter_mut() {
+        let mut w = 1.0;
         if h.hit.component_type.as_deref() == Some("test") {
-            h.score *= weight;
+            w *= test;
+        }
+        if is_changelog(&h.hit.file_path) {
+            w *= changelog;
+        }
+        if w != 1.0 {
+            h.score *= w;
             changed = true;
         }
     }
@@ -807,7 +853,7 @@ mod tests {
             scored("src/abort.rs", None, 1.80),
             scored("tests/pool.rs", Some("test"), 1.00),
         ];
-        weigh_tests(&mut hits, 0.9);
+        weigh_kinds(&mut hits, 0.9, 1.0);
         let order: Vec<&str> = hits.iter().map(|h| h.hit.file_path.as_str()).collect();
         assert_eq!(
             order,
@@ -823,6 +869,43 @@ mod tests {
         assert!(asks("tests for the abort handle"));
         assert!(asks("where is the TestServer mocked"));
         assert!(!asks("abort the task when its handle is dropped"));
+    }
+
+    #[test]
+    fn changelogs_rank_below_the_code_unless_changes_are_asked_for() {
+        for name in [
+            "CHANGELOG.md",
+            "docs/CHANGES.rst",
+            "History.md",
+            "NEWS",
+            "release-notes.md",
+        ] {
+            assert!(is_changelog(name), "{name}");
+        }
+        for name in [
+            "src/changes.rs.bak/x.rs",
+            "src/history_test.go",
+            "docs/changelog-format/x.md",
+        ] {
+            assert!(!is_changelog(name), "{name}");
+        }
+        let mut hits = vec![
+            ScoredHit {
+                score: 1.5,
+                ..ScoredHit::new(hit("CHANGELOG.md", 3, "- Add --min-depth"))
+            },
+            ScoredHit {
+                score: 1.0,
+                ..ScoredHit::new(hit("src/cli.rs", 0, "min_depth"))
+            },
+        ];
+        weigh_kinds(&mut hits, 0.8, 0.6);
+        assert_eq!(hits[0].hit.file_path, "src/cli.rs");
+        assert!((hits[1].score - 0.9).abs() < 1e-9);
+        let asks = |q: &str| asks_for_changes(&words(q).collect::<Vec<_>>().join(" "));
+        assert!(asks("what changed in the 2.0 release"));
+        assert!(asks("changelog entry for min depth"));
+        assert!(!asks("change the default depth"));
     }
 
     #[test]
