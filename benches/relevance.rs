@@ -9,6 +9,8 @@
 //!
 //! `RELEVANCE_SHOW=text` prints, for each query containing `text` (`*`: every query), hybrid's top 10 with the
 //! score parts and the baseline's ranking: for reading a ranking, not for tuning to it.
+//!
+//! `RELEVANCE_RANKINGS=FILE` writes every mode's ranked files for every query to FILE (tab-separated).
 
 mod common;
 
@@ -170,6 +172,14 @@ async fn main() -> anyhow::Result<()> {
     search_cfg.result_cache_entries = 0;
     let service = SearchService::new(store.clone(), Arc::clone(&embedder), search_cfg.clone());
 
+    // `RELEVANCE_RANKINGS=FILE` writes each mode's ranked files per query (mode, corpus,
+    // query, files), for reading where one mode finds what another misses.
+    let mut dump = match std::env::var("RELEVANCE_RANKINGS") {
+        Ok(path) if !path.is_empty() => Some(std::io::BufWriter::new(
+            std::fs::File::create(&path).with_context(|| format!("creating {path}"))?,
+        )),
+        _ => None,
+    };
     let mut per_corpus: Vec<(String, [Score; 4])> = Vec::new();
     // The same figures by kind of query: (name, scores).
     let mut groups: Vec<(&str, [Score; 4])> = ["tuning", "held out", "exact", "commits"]
@@ -230,6 +240,16 @@ async fn main() -> anyhow::Result<()> {
                     .filter(|p| seen.insert(p.clone()))
                     .collect();
                 scores[m].add(&ranked, &q.relevant);
+                if let Some(dump) = &mut dump {
+                    use std::io::Write;
+                    writeln!(
+                        dump,
+                        "{mode}\t{}\t{}\t{}",
+                        c.name,
+                        q.query,
+                        ranked.join(" ")
+                    )?;
+                }
                 ranked_by_mode.push(ranked.clone());
                 if *mode == "hybrid" {
                     hybrid_ranked = ranked.clone();
@@ -245,6 +265,16 @@ async fn main() -> anyhow::Result<()> {
                 }
             }
             let baseline = bm25.rank(&q.query, 10);
+            if let Some(dump) = &mut dump {
+                use std::io::Write;
+                writeln!(
+                    dump,
+                    "bm25-file\t{}\t{}\t{}",
+                    c.name,
+                    q.query,
+                    baseline.join(" ")
+                )?;
+            }
             scores[3].add(&baseline, &q.relevant);
             let group = match (q.exact, c.held_out) {
                 _ if c.set == "commits" => 3,
