@@ -40,7 +40,7 @@ use crate::parse::{self, Analysis};
 use crate::repository::{Repository, RepositoryError, default_name};
 use crate::scan::{self, Candidate, SkipReason, Skipped, SourceFile, Walker};
 use crate::store::{ChunkRow, Claimed, FileState, FileWrite, Origin, RepoClaim, Store, StoreError};
-use crate::text::lexical_text;
+use crate::text::{file_terms, lexical_text};
 
 /// Chunks gathered before calling the embedder.
 const EMBED_BATCH_CHUNKS: usize = 64;
@@ -409,8 +409,7 @@ impl Indexer {
                     let (store, repository, model) = (&store, &repository, &model);
                     async move {
                         let rows = rows_of(&p, vectors);
-                        let (lexical, lexical_length) =
-                            lexical_text(&p.file.rel_path, None, &p.file.text);
+                        let terms = file_terms(&p.file.rel_path, &p.file.text);
                         let result = store
                             .replace_file(&FileWrite {
                                 repository,
@@ -426,8 +425,7 @@ impl Indexer {
                                 embedding_model: model,
                                 embedding_dim: dim,
                                 chunks: &rows,
-                                lexical: &lexical,
-                                lexical_length,
+                                terms: &terms,
                                 intel: &p.intel,
                             })
                             .await;

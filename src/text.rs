@@ -20,9 +20,8 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 /// words it happens to contain.
 ///
 /// At most [`MAX_LEXICAL_WORDS`] words and [`MAX_LEXICAL_BYTES`] bytes are kept: PostgreSQL
-/// refuses a `tsvector` over 1 MB, and a file of a megabyte of distinct identifiers made one
-/// (the words past the cap are not searchable at the file level; the file's chunks each keep
-/// all of theirs).
+/// refuses a `tsvector` over 1 MB, and a chunk of a megabyte of distinct identifiers (a
+/// minified line) made one. The file postings do not go through this: see [`file_terms`].
 pub fn lexical_text(path: &str, symbol: Option<&str>, content: &str) -> (String, i32) {
     let mut out: Vec<String> = Vec::new();
     for _ in 0..2 {
@@ -40,6 +39,54 @@ pub fn lexical_text(path: &str, symbol: Option<&str>, content: &str) -> (String,
     let n = out.len() as i32;
     (out.join(" "), n)
 }
+
+/// A whole file's words for the file postings: each distinct word once with its count, and the
+/// number of words in all. Unlike [`lexical_text`] nothing is cut at a word count: a file's
+/// terms reach the database as an array, never as one `tsvector`, so the 1 MB limit does not
+/// apply, and a 7,000-line source file is searchable to its last line. Words longer than
+/// [`MAX_TERM_CHARS`] (base64, minified noise) are left out, and at most [`MAX_FILE_TERMS`]
+/// distinct words are kept, the most frequent first (a minified bundle of distinct
+/// identifiers does not write a posting per identifier).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileTerms {
+    pub words: Vec<String>,
+    pub counts: Vec<i32>,
+    /// Words in the file, the path's twice included, whatever was left out.
+    pub length: i32,
+}
+
+/// See [`FileTerms`]. The path is counted twice, as in [`lexical_text`].
+pub fn file_terms(path: &str, content: &str) -> FileTerms {
+    let mut counts: std::collections::HashMap<String, (i32, usize)> =
+        std::collections::HashMap::new();
+    let mut length: i64 = 0;
+    let all = words(path).chain(words(path)).chain(words(content));
+    for (order, word) in all.enumerate() {
+        length += 1;
+        if word.chars().count() > MAX_TERM_CHARS {
+            continue;
+        }
+        counts.entry(word).or_insert((0, order)).0 += 1;
+    }
+    let mut distinct: Vec<(String, (i32, usize))> = counts.into_iter().collect();
+    if distinct.len() > MAX_FILE_TERMS {
+        distinct.sort_unstable_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
+        distinct.truncate(MAX_FILE_TERMS);
+    }
+    // In order of first occurrence: the same file gives the same arrays.
+    distinct.sort_unstable_by_key(|(_, (_, first))| *first);
+    let (words, counts) = distinct.into_iter().map(|(w, (n, _))| (w, n)).unzip();
+    FileTerms {
+        words,
+        counts,
+        length: length.min(i64::from(i32::MAX)) as i32,
+    }
+}
+
+/// Characters of a word the file postings keep at most.
+pub const MAX_TERM_CHARS: usize = 64;
+/// Distinct words of one file the file postings keep at most.
+pub const MAX_FILE_TERMS: usize = 50_000;
 
 /// Words of one text's lexical side at most. A `tsvector` holds each distinct lexeme's bytes
 /// plus about 8 bytes of entry and positions, so 20,000 words of at most 600,000 bytes in all
@@ -407,6 +454,40 @@ mod tests {
         assert!(n as usize <= MAX_LEXICAL_WORDS, "{n}");
         assert!(lexical.len() <= MAX_LEXICAL_BYTES, "{}", lexical.len());
         assert!(lexical.starts_with("dist bundle js dist bundle js unique name 0"));
+    }
+
+    #[test]
+    fn file_terms_count_every_word_and_bound_the_distinct_ones() {
+        let t = file_terms("src/user.rs", "fn getUser() { getUser() }");
+        let count = |w: &str| {
+            let i = t.words.iter().position(|x| x == w).expect(w);
+            t.counts[i]
+        };
+        assert_eq!(count("user"), 4);
+        assert_eq!(count("getuser"), 2);
+        assert_eq!(count("src"), 2);
+        assert_eq!(t.length, 2 * 3 + 7);
+        // Past the word cap of `lexical_text`, the file's last words are still there.
+        let letters = |mut i: usize| {
+            let mut w = String::from("w");
+            while i > 0 {
+                w.push((b'a' + (i % 26) as u8) as char);
+                i /= 26;
+            }
+            w + " "
+        };
+        let long: String = (0..30_000).map(letters).collect::<String>() + "needle";
+        let t = file_terms("a.txt", &long);
+        assert!(t.words.iter().any(|w| w == "needle"));
+        assert_eq!(t.length, 4 + 30_000 + 1);
+        // A bundle of distinct identifiers keeps the most frequent ones, a bounded number.
+        let bundle: String = (0..120_000).map(|i| format!("id{i}x ")).collect::<String>()
+            + &"common ".repeat(3)
+            + &"x".repeat(100);
+        let t = file_terms("dist/bundle.js", &bundle);
+        assert_eq!(t.words.len(), MAX_FILE_TERMS);
+        assert!(t.words.iter().any(|w| w == "common"));
+        assert!(t.words.iter().all(|w| w.len() <= MAX_TERM_CHARS));
     }
 
     #[test]

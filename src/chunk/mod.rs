@@ -31,9 +31,10 @@ use tree_sitter::Tree;
 
 /// Version of the chunking rules and of what is stored with each chunk and file (lexical
 /// text, since version 6 the file's definitions, calls and imports, since version 7 text with
-/// its credentials redacted); part of every file's skip key, so a change re-processes files
+/// its credentials redacted, since version 8 file postings of every word, not the first 20,000);
+/// part of every file's skip key, so a change re-processes files
 /// (vectors are reused where a chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 7;
+pub const CHUNKER_VERSION: i32 = 8;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

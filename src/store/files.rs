@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use pgvector::Vector;
 
 use crate::intel::Extraction;
+use crate::text::FileTerms;
 use sqlx::Row;
 
 use super::{
@@ -73,12 +74,18 @@ pub struct FileWrite<'a> {
     pub embedding_model: &'a str,
     pub embedding_dim: i32,
     pub chunks: &'a [ChunkRow],
-    /// The whole file's words for file-level lexical search, and how many there are.
-    pub lexical: &'a str,
-    pub lexical_length: i32,
+    /// The whole file's words for file-level lexical search, counted.
+    pub terms: &'a FileTerms,
     /// What the file's code defines, calls and imports.
     pub intel: &'a Extraction,
 }
+
+/// No words: a skipped file's record.
+const NO_TERMS: FileTerms = FileTerms {
+    words: Vec::new(),
+    counts: Vec::new(),
+    length: 0,
+};
 
 /// Nothing extracted: a skipped file's record.
 const NO_INTEL: &Extraction = &Extraction {
@@ -198,8 +205,7 @@ impl Store {
             embedding_model,
             embedding_dim: 0,
             chunks: &[],
-            lexical: "",
-            lexical_length: 0,
+            terms: &NO_TERMS,
             intel: NO_INTEL,
         };
         self.write_file(&skipped, Some(error)).await
@@ -329,7 +335,7 @@ impl Store {
         .bind(f.chunks.len() as i32)
         .bind(f.size_bytes)
         .bind(error)
-        .bind(f.lexical_length)
+        .bind(f.terms.length)
         .bind(f.language)
         .bind(f.line_count)
         .fetch_one(&mut *tx)
@@ -339,36 +345,43 @@ impl Store {
         // old postings' terms count -1, the new ones' +1, netted and applied in one statement in
         // term order, so concurrent writers of one repository wait for each other on a common
         // term instead of deadlocking.
+        // The file's lexemes and their term frequencies: each distinct word through the text
+        // search configuration (stemmed; a stop word gives none), counts summed per lexeme.
+        let lexemes = format!(
+            "SELECT t.lexeme AS term, sum(w.n)::int AS tf
+             FROM unnest($2::text[], $3::int4[]) AS w(word, n)
+             CROSS JOIN LATERAL unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', w.word)) t
+             GROUP BY t.lexeme"
+        );
         sqlx::query(&format!(
             "WITH old AS (DELETE FROM file_terms WHERE file_id = $1 RETURNING term),
-                  new AS (SELECT t.lexeme AS term
-                          FROM unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', $2)) t),
+                  new AS ({lexemes}),
                   delta AS (SELECT term, sum(d)::int AS d
                             FROM (SELECT term, -1 AS d FROM old
                                   UNION ALL SELECT term, 1 FROM new) x
                             GROUP BY term HAVING sum(d) <> 0)
              INSERT INTO repo_terms (repository, term, files)
-             SELECT $3, term, d FROM delta ORDER BY term
+             SELECT $4, term, d FROM delta ORDER BY term
              ON CONFLICT (repository, term)
                DO UPDATE SET files = repo_terms.files + EXCLUDED.files"
         ))
         .bind(file_id)
-        .bind(f.lexical)
+        .bind(&f.terms.words)
+        .bind(&f.terms.counts)
         .bind(f.repository)
         .execute(&mut *tx)
         .await
         .map_err(q("replacing a file's postings"))?;
-        if !f.lexical.is_empty() {
-            // One posting per distinct lexeme; its term frequency is its number of positions.
+        if !f.terms.words.is_empty() {
             sqlx::query(&format!(
                 "INSERT INTO file_terms (file_id, term, impact)
-                 SELECT $1, t.lexeme, {}
-                 FROM unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', $2)) t",
-                impact_sql("cardinality(t.positions)", "$3")
+                 SELECT $1, l.term, {} FROM ({lexemes}) l",
+                impact_sql("l.tf", "$4")
             ))
             .bind(file_id)
-            .bind(f.lexical)
-            .bind(f.lexical_length)
+            .bind(&f.terms.words)
+            .bind(&f.terms.counts)
+            .bind(f.terms.length)
             .execute(&mut *tx)
             .await
             .map_err(q("recording a file's postings"))?;

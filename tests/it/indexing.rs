@@ -320,8 +320,7 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
                 embedding_model: "hash/v1",
                 embedding_dim: 384,
                 chunks: &rows,
-                lexical: "",
-                lexical_length: 0,
+                terms: &Default::default(),
                 intel: &Default::default(),
             })
             .await
@@ -455,8 +454,7 @@ async fn a_repository_filter_finds_files_in_small_and_large_repositories() {
                         embedding_model: "hash/v1",
                         embedding_dim: 384,
                         chunks: &rows,
-                        lexical: text,
-                        lexical_length: 2,
+                        terms: &codesearch::text::file_terms("", text),
                         intel: &Default::default(),
                     })
                     .await
