@@ -692,12 +692,13 @@ fn asks_for_changes(words: &str) -> bool {
 }
 
 /// Whether a path is a project's changelog (`CHANGELOG.md`, `CHANGES.rst`, `HISTORY.md`,
-/// `NEWS`, `RELEASE_NOTES.md`...), by its file name whatever the case.
+/// `NEWS`, `RELEASE_NOTES.md`...): a prose file (or one without an extension) by one of those
+/// names, whatever the case. `src/changes.rs` is code.
 pub fn is_changelog(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let stem = name.split('.').next().unwrap_or(name).to_ascii_lowercase();
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let (stem, ext) = name.split_once('.').unwrap_or((&name, ""));
     matches!(
-        stem.as_str(),
+        stem,
         "changelog"
             | "changes"
             | "history"
@@ -705,7 +706,7 @@ pub fn is_changelog(path: &str) -> bool {
             | "releases"
             | "release-notes"
             | "release_notes"
-    )
+    ) && matches!(ext, "" | "md" | "markdown" | "rst" | "txt" | "adoc" | "org")
 }
 
 /// Multiplies the fused score of tests (`component_type` "test") by `test` and of changelogs
@@ -883,9 +884,10 @@ mod tests {
             assert!(is_changelog(name), "{name}");
         }
         for name in [
-            "src/changes.rs.bak/x.rs",
+            "src/changes.rs",
+            "src/history.py",
             "src/history_test.go",
-            "docs/changelog-format/x.md",
+            "docs/changelog/x.md",
         ] {
             assert!(!is_changelog(name), "{name}");
         }
