@@ -15,7 +15,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{percentile, registry_crate, search_queries};
+use common::{nats_search, percentile, registry_crate, search_queries};
 
 const ROUND: Duration = Duration::from_secs(8);
 const P95_TARGET_MS: f64 = 50.0;
@@ -38,16 +38,13 @@ fn spawn_daemon(roots: &[std::path::PathBuf]) -> tokio::process::Child {
 }
 
 async fn search(client: &async_nats::Client, query: &str) -> Option<Duration> {
-    let payload = serde_json::to_vec(&serde_json::json!({ "query": query })).ok()?;
     let t = Instant::now();
-    let reply = tokio::time::timeout(
+    let body = nats_search(
+        client,
+        &serde_json::json!({ "query": query }),
         Duration::from_secs(10),
-        client.request("agog.codebase.search", payload.into()),
     )
-    .await
-    .ok()?
-    .ok()?;
-    let body: serde_json::Value = serde_json::from_slice(&reply.payload).ok()?;
+    .await?;
     (body["success"] == true).then(|| t.elapsed())
 }
 

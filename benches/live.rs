@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use codesearch::config::{Config, EmbedBackend};
 use codesearch::pipeline::Indexer;
 use codesearch::store::Store;
-use common::percentile;
+use common::{nats_search, percentile};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -57,15 +57,8 @@ fn memory_kb(field: &str) -> u64 {
 }
 
 async fn search(client: &async_nats::Client, query: &str, mode: &str) -> Option<Value> {
-    let request = json!({ "query": query, "limit": 1, "mode": mode }).to_string();
-    let reply = tokio::time::timeout(
-        Duration::from_secs(30),
-        client.request("agog.codebase.search", request.into()),
-    )
-    .await
-    .ok()?
-    .ok()?;
-    serde_json::from_slice(&reply.payload).ok()
+    let request = json!({ "query": query, "limit": 1, "mode": mode });
+    nats_search(client, &request, Duration::from_secs(30)).await
 }
 
 #[tokio::main]

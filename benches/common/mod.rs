@@ -115,3 +115,20 @@ pub fn search_queries() -> Vec<String> {
         .flat_map(|v| OBJECTS.iter().map(move |o| format!("{v} {o}")))
         .collect()
 }
+
+/// One search request over NATS (`agog.codebase.search`) and its JSON reply; `None` when it
+/// times out, fails or the reply is not JSON.
+pub async fn nats_search(
+    client: &async_nats::Client,
+    request: &serde_json::Value,
+    timeout: std::time::Duration,
+) -> Option<serde_json::Value> {
+    let reply = tokio::time::timeout(
+        timeout,
+        client.request("agog.codebase.search", request.to_string().into()),
+    )
+    .await
+    .ok()?
+    .ok()?;
+    serde_json::from_slice(&reply.payload).ok()
+}
