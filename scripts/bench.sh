@@ -21,6 +21,9 @@
 #       search latency per mode and recall@10 of the HNSW index against exact search at an
 #       index of CHUNKS chunks (default 100000; benches/scale.rs), built from the cargo
 #       registry's crates in the database `codesearch_scale_CHUNKS`, kept between runs
+#   scripts/bench.sh embed
+#       the local model alone on each engine (benches/embed.rs): query embedding p50/p95,
+#       document chunks per second, and the agreement of the engines' vectors; no database
 #   scripts/bench.sh fleet
 #       search throughput over NATS with 1, 2 and 3 `codesearch serve` processes on one index
 #       (benches/fleet.rs), requests per second at p95 <= 50 ms, in the database
@@ -37,7 +40,7 @@ with_services
 # `codesearch` database that scripts/run.sh serves.
 BENCH=pipeline
 case "${1:-}" in
-  pipeline | relevance | live | context | scale | fleet) BENCH=$1; shift ;;
+  pipeline | relevance | live | context | scale | fleet | embed) BENCH=$1; shift ;;
 esac
 DB="codesearch_bench"
 [ "$BENCH" = relevance ] && DB="codesearch_relevance"

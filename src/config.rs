@@ -85,6 +85,9 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("CODESEARCH_MODEL_DIR", "embed.model_dir"),
     ("CODESEARCH_LOCAL_MAX_TOKENS", "embed.local_max_tokens"),
     ("CODESEARCH_LOCAL_BATCH_SIZE", "embed.local_batch_size"),
+    ("CODESEARCH_LOCAL_ENGINE", "embed.local_engine"),
+    ("CODESEARCH_LOCAL_THREADS", "embed.local_threads"),
+    ("CODESEARCH_ONNXRUNTIME", "embed.onnxruntime"),
     ("CODESEARCH_EMBED_CONCURRENCY", "embed.concurrency"),
     (
         "CODESEARCH_OLLAMA_MAX_INPUT_CHARS",
@@ -459,6 +462,16 @@ pub enum EmbedBackend {
     Hash,
 }
 
+/// What runs the in-process model. Both give the same vectors (the same model id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LocalEngine {
+    /// ONNX Runtime when its library is where `embed.onnxruntime` says, else candle.
+    Auto,
+    Onnx,
+    Candle,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmbedConfig {
@@ -470,6 +483,11 @@ pub struct EmbedConfig {
     pub model_dir: PathBuf,
     pub local_max_tokens: usize,
     pub local_batch_size: usize,
+    pub local_engine: LocalEngine,
+    /// Threads ONNX Runtime computes one batch with; 0 = every core.
+    pub local_threads: usize,
+    /// ONNX Runtime's shared library (`libonnxruntime.so.*`).
+    pub onnxruntime: PathBuf,
     pub concurrency: usize,
     pub ollama_max_input_chars: usize,
 }

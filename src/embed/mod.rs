@@ -15,6 +15,7 @@ mod guard;
 mod hash;
 mod local;
 pub mod ollama;
+mod onnx;
 
 use std::sync::Arc;
 

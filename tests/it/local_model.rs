@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use codesearch::config::Config;
+use codesearch::config::{Config, LocalEngine};
 use codesearch::embed::{Embedder, InputKind, LocalEmbedder};
 use codesearch::pipeline::Indexer;
 use codesearch::search::{RawSearch, SearchRequest, SearchService};
@@ -11,9 +11,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::{self, test_db};
 
+/// The model on ONNX Runtime, the engine `scripts/setup.sh` installs.
 fn embedder() -> LocalEmbedder {
+    engine(LocalEngine::Onnx)
+}
+
+fn engine(engine: LocalEngine) -> LocalEmbedder {
     let mut cfg = Config::defaults().expect("defaults").embed;
     cfg.model_dir = support::tools().model_dir.clone();
+    cfg.onnxruntime = support::tools().onnxruntime.clone();
+    cfg.local_engine = engine;
     LocalEmbedder::load(&cfg).expect("model loads")
 }
 
@@ -41,6 +48,63 @@ async fn similar_meanings_are_closer_than_unrelated_ones() {
         .await
         .expect("embeds");
     assert!(cosine(&v[2], &alone[0]) > 0.9999);
+}
+
+/// ONNX Runtime runs a graph this crate writes; candle runs its own BERT. Same vectors, or an
+/// index built by one would be searched wrongly by the other.
+#[tokio::test]
+async fn both_engines_give_the_same_vectors() {
+    let onnx = embedder();
+    let candle = engine(LocalEngine::Candle);
+    let long = "fn parse(input: &str) -> Result<Config, Error> { input.lines().map(str::trim) } "
+        .repeat(20);
+    let texts: Vec<String> = [
+        "x",
+        "parse the configuration file and report errors",
+        "def verify_password(user, password):\n    return bcrypt.checkpw(password, user.hash)",
+        long.as_str(), // longer than local_max_tokens: truncated the same way
+        "Ünïcödé, emoji 🚀 and CJK 検索",
+    ]
+    .map(String::from)
+    .to_vec();
+    // One batch with padding, and each text alone.
+    let a = onnx.embed(&texts, InputKind::Document).await.expect("onnx");
+    let b = candle
+        .embed(&texts, InputKind::Document)
+        .await
+        .expect("candle");
+    for (i, text) in texts.iter().enumerate() {
+        let alone = onnx
+            .embed(std::slice::from_ref(text), InputKind::Query)
+            .await
+            .expect("onnx alone");
+        assert!(
+            cosine(&a[i], &b[i]) > 0.99999,
+            "text {i}: {}",
+            cosine(&a[i], &b[i])
+        );
+        assert!(cosine(&a[i], &alone[0]) > 0.99999, "text {i} alone");
+    }
+    assert_eq!(onnx.model_id(), candle.model_id());
+}
+
+#[tokio::test]
+async fn a_missing_onnx_runtime_is_a_clear_error_or_a_fallback() {
+    let mut cfg = Config::defaults().expect("defaults").embed;
+    cfg.model_dir = support::tools().model_dir.clone();
+    cfg.onnxruntime = "/nonexistent/libonnxruntime.so".into();
+    cfg.local_engine = LocalEngine::Auto;
+    let fallback = LocalEmbedder::load(&cfg).expect("auto falls back to candle");
+    assert_eq!(fallback.dimension(), 384);
+    cfg.local_engine = LocalEngine::Onnx;
+    let Err(e) = LocalEmbedder::load(&cfg) else {
+        panic!("engine = onnx without the library must fail");
+    };
+    let message = e.to_string();
+    assert!(
+        message.contains("/nonexistent/libonnxruntime.so") && message.contains("setup.sh"),
+        "{message}"
+    );
 }
 
 #[tokio::test]

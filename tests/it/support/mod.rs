@@ -36,6 +36,7 @@ pub struct Tools {
     pub nats_server: PathBuf,
     pub pg_user: Option<String>,
     pub model_dir: PathBuf,
+    pub onnxruntime: PathBuf,
 }
 
 pub fn tools() -> &'static Tools {
@@ -58,6 +59,7 @@ pub fn tools() -> &'static Tools {
             nats_server: PathBuf::from(need("CODESEARCH_NATS_SERVER")),
             pg_user: get("CODESEARCH_PG_USER"),
             model_dir: PathBuf::from(need("CODESEARCH_MODEL_DIR")),
+            onnxruntime: PathBuf::from(need("CODESEARCH_ONNXRUNTIME")),
         }
     })
 }
@@ -486,6 +488,7 @@ pub fn config(db: &TestDb, nats_url: &str) -> Config {
     c.nats.url = nats_url.to_owned();
     c.embed.backend = codesearch::config::EmbedBackend::Hash;
     c.embed.model_dir = tools().model_dir.clone();
+    c.embed.onnxruntime = tools().onnxruntime.clone();
     // Tests run in parallel: never fight over the default port.
     c.health.http_addr = "127.0.0.1:0".into();
     c

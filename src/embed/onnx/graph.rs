@@ -1,0 +1,401 @@
+//! A BERT sentence encoder as an ONNX graph, written from the same `config.json` and
+//! `model.safetensors` that candle reads.
+//!
+//! The arithmetic is candle's `BertModel` followed by our pooling: word + position + token-type
+//! embeddings and LayerNorm; per layer, self-attention (one MatMul for query, key and value
+//! together), output projection, residual and LayerNorm, the feed-forward block with the
+//! configured activation (erf GELU for all-MiniLM-L6-v2), residual and LayerNorm; then the mean
+//! over the tokens the attention mask keeps. Weights are stored transposed (`[in, out]`) so each
+//! projection is a plain MatMul, which ONNX Runtime pre-packs once at load.
+//!
+//! Inputs: `input_ids` and `attention_mask`, int64 `[batch, tokens]`. Output: `pooled`, float
+//! `[batch, hidden]`, not yet normalised.
+
+use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType};
+use safetensors::{Dtype, SafeTensors};
+
+use super::proto::Message;
+
+pub const INPUT_IDS: &str = "input_ids";
+pub const ATTENTION_MASK: &str = "attention_mask";
+pub const POOLED: &str = "pooled";
+
+/// ONNX operator set the graph is written against (LayerNormalization needs 17, Split's
+/// `num_outputs` 18).
+const OPSET: i64 = 18;
+/// ONNX IR version 8 (ONNX 1.10+), which every ONNX Runtime of the last years reads.
+const IR_VERSION: i64 = 8;
+
+/// The scalar 1.0, written with the attention mask and used again by every GELU.
+const ONE: &str = "one_f";
+
+const FLOAT: i64 = 1;
+const INT64: i64 = 7;
+
+/// The model's bytes, ready for `Session::commit_from_memory`.
+pub fn bert(config: &Config, weights: &SafeTensors<'_>) -> Result<Vec<u8>, String> {
+    if config.position_embedding_type != PositionEmbeddingType::Absolute
+        || config.hidden_act != HiddenAct::Gelu
+    {
+        return Err(
+            "the ONNX engine supports BERT with absolute positions and erf GELU (set embed.local_engine = \"candle\")"
+                .into(),
+        );
+    }
+    let hidden = config.hidden_size;
+    let heads = config.num_attention_heads;
+    if heads == 0 || !hidden.is_multiple_of(heads) {
+        return Err(format!(
+            "hidden size {hidden} does not split into {heads} heads"
+        ));
+    }
+    let head_dim = hidden / heads;
+    let eps = config.layer_norm_eps as f32;
+    let weights = Weights(weights);
+    let mut g = Graph::default();
+
+    // Embeddings.
+    let shape = g.node("Shape", &[INPUT_IDS], &[]);
+    let one = g.int64("one", &[], &[1]);
+    let seq = g.node("Gather", &[&shape, &one], &[Attr::Int("axis", 0)]);
+    let zero = g.int64("zero", &[], &[0]);
+    let positions = g.node("Range", &[&zero, &seq, &one], &[]);
+    let word_table = g.weight(
+        "word_embeddings",
+        &weights,
+        "embeddings.word_embeddings.weight",
+    )?;
+    let position_table = g.weight(
+        "position_embeddings",
+        &weights,
+        "embeddings.position_embeddings.weight",
+    )?;
+    let (_, types) = weights.f32("embeddings.token_type_embeddings.weight")?;
+    let type_0 = g.float("token_type_0", &[hidden as i64], &types[..hidden]);
+    let word = g.node("Gather", &[&word_table, INPUT_IDS], &[]);
+    let position = g.node("Gather", &[&position_table, &positions], &[]);
+    let summed = g.node("Add", &[&word, &position], &[]);
+    let summed = g.node("Add", &[&summed, &type_0], &[]);
+    let mut x = g.layer_norm(&weights, &summed, "embeddings.LayerNorm", eps)?;
+
+    // The attention mask as an additive bias over keys, [batch, 1, 1, tokens].
+    let mask = g.node("Cast", &[ATTENTION_MASK], &[Attr::Int("to", FLOAT)]);
+    let one_f = g.float(ONE, &[], &[1.0]);
+    let inverted = g.node("Sub", &[&one_f, &mask], &[]);
+    let lowest = g.float("lowest", &[], &[f32::MIN]);
+    let bias = g.node("Mul", &[&inverted, &lowest], &[]);
+    let axes_12 = g.int64("axes_12", &[2], &[1, 2]);
+    let mask_bias = g.node("Unsqueeze", &[&bias, &axes_12], &[]);
+    let split_shape = g.int64("split_shape", &[4], &[0, 0, heads as i64, head_dim as i64]);
+    let merge_shape = g.int64("merge_shape", &[3], &[0, 0, hidden as i64]);
+    let scale = g.float("scale", &[], &[1.0 / (head_dim as f32).sqrt()]);
+
+    for i in 0..config.num_hidden_layers {
+        let p = format!("encoder.layer.{i}");
+        let a = format!("{p}.attention");
+        let (w, b) = g.qkv(&weights, &a, hidden)?;
+        let qkv = g.node("MatMul", &[&x, &w], &[]);
+        let qkv = g.node("Add", &[&qkv, &b], &[]);
+        let [q, k, v] = g.split3(&qkv);
+        let q = g.node("Reshape", &[&q, &split_shape], &[]);
+        let q = g.node("Transpose", &[&q], &[Attr::Ints("perm", &[0, 2, 1, 3])]);
+        let k = g.node("Reshape", &[&k, &split_shape], &[]);
+        let k = g.node("Transpose", &[&k], &[Attr::Ints("perm", &[0, 2, 3, 1])]);
+        let v = g.node("Reshape", &[&v, &split_shape], &[]);
+        let v = g.node("Transpose", &[&v], &[Attr::Ints("perm", &[0, 2, 1, 3])]);
+        let scores = g.node("MatMul", &[&q, &k], &[]);
+        let scores = g.node("Mul", &[&scores, &scale], &[]);
+        let scores = g.node("Add", &[&scores, &mask_bias], &[]);
+        let probs = g.node("Softmax", &[&scores], &[Attr::Int("axis", -1)]);
+        let context = g.node("MatMul", &[&probs, &v], &[]);
+        let context = g.node(
+            "Transpose",
+            &[&context],
+            &[Attr::Ints("perm", &[0, 2, 1, 3])],
+        );
+        let context = g.node("Reshape", &[&context, &merge_shape], &[]);
+        let attended = g.linear(&weights, &context, &format!("{a}.output.dense"))?;
+        let residual = g.node("Add", &[&attended, &x], &[]);
+        x = g.layer_norm(&weights, &residual, &format!("{a}.output.LayerNorm"), eps)?;
+        let inner = g.linear(&weights, &x, &format!("{p}.intermediate.dense"))?;
+        let activated = g.gelu(&inner);
+        let out = g.linear(&weights, &activated, &format!("{p}.output.dense"))?;
+        let residual = g.node("Add", &[&out, &x], &[]);
+        x = g.layer_norm(&weights, &residual, &format!("{p}.output.LayerNorm"), eps)?;
+    }
+
+    // Mean over the tokens the mask keeps.
+    let axis_2 = g.int64("axis_2", &[1], &[2]);
+    let mask_3d = g.node("Unsqueeze", &[&mask, &axis_2], &[]);
+    let masked = g.node("Mul", &[&x, &mask_3d], &[]);
+    let axis_1 = g.int64("axis_1", &[1], &[1]);
+    let total = g.node(
+        "ReduceSum",
+        &[&masked, &axis_1],
+        &[Attr::Int("keepdims", 0)],
+    );
+    let count = g.node("ReduceSum", &[&mask, &axis_1], &[Attr::Int("keepdims", 1)]);
+    g.node_named("Div", &[&total, &count], POOLED, &[]);
+    Ok(g.model(hidden))
+}
+
+/// The checkpoint's tensors, found with or without the `bert.` prefix some exports use.
+struct Weights<'a>(&'a SafeTensors<'a>);
+
+impl Weights<'_> {
+    fn f32(&self, name: &str) -> Result<(Vec<usize>, Vec<f32>), String> {
+        let view = self
+            .0
+            .tensor(name)
+            .or_else(|_| self.0.tensor(&format!("bert.{name}")))
+            .map_err(|_| format!("model.safetensors has no tensor `{name}`"))?;
+        if view.dtype() != Dtype::F32 {
+            return Err(format!(
+                "`{name}` is {:?}; the ONNX engine reads F32 weights (set embed.local_engine = \"candle\")",
+                view.dtype()
+            ));
+        }
+        let data = view
+            .data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        Ok((view.shape().to_vec(), data))
+    }
+
+    /// A linear layer's weight (`[out, in]` in the checkpoint) as `[in, out]`, and its bias.
+    fn linear(&self, prefix: &str) -> Result<(usize, usize, Vec<f32>, Vec<f32>), String> {
+        let (shape, w) = self.f32(&format!("{prefix}.weight"))?;
+        let [out, inp] = shape[..] else {
+            return Err(format!("`{prefix}.weight` is not a matrix"));
+        };
+        let mut t = vec![0.0f32; w.len()];
+        for (o, row) in w.chunks_exact(inp).enumerate() {
+            for (i, &value) in row.iter().enumerate() {
+                t[i * out + o] = value;
+            }
+        }
+        let (_, b) = self.f32(&format!("{prefix}.bias"))?;
+        Ok((inp, out, t, b))
+    }
+}
+
+enum Attr<'a> {
+    Int(&'a str, i64),
+    Float(&'a str, f32),
+    Ints(&'a str, &'a [i64]),
+}
+
+#[derive(Default)]
+struct Graph {
+    nodes: Vec<Message>,
+    initializers: Vec<Message>,
+    next: usize,
+    /// GELUs written so far (their constants are written with the first).
+    next_gelu: usize,
+}
+
+impl Graph {
+    fn fresh(&mut self, op: &str) -> String {
+        self.next += 1;
+        format!("{}_{}", op.to_lowercase(), self.next)
+    }
+
+    fn node(&mut self, op: &str, inputs: &[&str], attrs: &[Attr<'_>]) -> String {
+        let output = self.fresh(op);
+        self.node_named(op, inputs, &output, attrs);
+        output
+    }
+
+    fn node_named(&mut self, op: &str, inputs: &[&str], output: &str, attrs: &[Attr<'_>]) {
+        self.push_node(op, inputs, &[output], attrs);
+    }
+
+    fn push_node(&mut self, op: &str, inputs: &[&str], outputs: &[&str], attrs: &[Attr<'_>]) {
+        let mut n = Message::new();
+        for input in inputs {
+            n.string(1, input);
+        }
+        for output in outputs {
+            n.string(2, output);
+        }
+        n.string(3, outputs[0]).string(4, op);
+        for attr in attrs {
+            let mut a = Message::new();
+            match *attr {
+                Attr::Int(name, v) => a.string(1, name).int(3, v).int(20, 2),
+                Attr::Float(name, v) => a.string(1, name).float(2, v).int(20, 1),
+                Attr::Ints(name, v) => a.string(1, name).ints(8, v).int(20, 7),
+            };
+            n.message(5, &a);
+        }
+        self.nodes.push(n);
+    }
+
+    /// Splits the last axis into three equal parts.
+    fn split3(&mut self, input: &str) -> [String; 3] {
+        let outs = [self.fresh("q"), self.fresh("k"), self.fresh("v")];
+        let refs: Vec<&str> = outs.iter().map(String::as_str).collect();
+        self.push_node(
+            "Split",
+            &[input],
+            &refs,
+            &[Attr::Int("axis", -1), Attr::Int("num_outputs", 3)],
+        );
+        outs
+    }
+
+    fn tensor(&mut self, name: &str, dims: &[i64], data_type: i64, raw: &[u8]) -> String {
+        let mut t = Message::with_capacity(raw.len() + 64);
+        t.ints(1, dims)
+            .int(2, data_type)
+            .string(8, name)
+            .bytes(9, raw);
+        self.initializers.push(t);
+        name.to_owned()
+    }
+
+    fn float(&mut self, name: &str, dims: &[i64], data: &[f32]) -> String {
+        let raw: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.tensor(name, dims, FLOAT, &raw)
+    }
+
+    fn int64(&mut self, name: &str, dims: &[i64], data: &[i64]) -> String {
+        let raw: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.tensor(name, dims, INT64, &raw)
+    }
+
+    /// A checkpoint tensor stored as it is.
+    fn weight(&mut self, name: &str, weights: &Weights<'_>, key: &str) -> Result<String, String> {
+        let (shape, data) = weights.f32(key)?;
+        let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        Ok(self.float(name, &dims, &data))
+    }
+
+    fn linear(&mut self, weights: &Weights<'_>, x: &str, prefix: &str) -> Result<String, String> {
+        let (inp, out, w, b) = weights.linear(prefix)?;
+        let w = self.float(&format!("{prefix}.weight_t"), &[inp as i64, out as i64], &w);
+        let b = self.float(&format!("{prefix}.bias"), &[out as i64], &b);
+        let product = self.node("MatMul", &[x, &w], &[]);
+        Ok(self.node("Add", &[&product, &b], &[]))
+    }
+
+    /// The query, key and value projections as one `[hidden, 3 * hidden]` weight and one bias.
+    fn qkv(
+        &mut self,
+        weights: &Weights<'_>,
+        prefix: &str,
+        hidden: usize,
+    ) -> Result<(String, String), String> {
+        let mut w = vec![0.0f32; hidden * 3 * hidden];
+        let mut b = Vec::with_capacity(3 * hidden);
+        for (part, name) in ["query", "key", "value"].iter().enumerate() {
+            let (inp, out, t, bias) = weights.linear(&format!("{prefix}.self.{name}"))?;
+            if inp != hidden || out != hidden {
+                return Err(format!(
+                    "`{prefix}.self.{name}` is {out}x{inp}, not {hidden}x{hidden}"
+                ));
+            }
+            for i in 0..hidden {
+                let row = &t[i * hidden..(i + 1) * hidden];
+                let at = i * 3 * hidden + part * hidden;
+                w[at..at + hidden].copy_from_slice(row);
+            }
+            b.extend(bias);
+        }
+        let dims = [hidden as i64, 3 * hidden as i64];
+        let w = self.float(&format!("{prefix}.qkv.weight_t"), &dims, &w);
+        let b = self.float(&format!("{prefix}.qkv.bias"), &[3 * hidden as i64], &b);
+        Ok((w, b))
+    }
+
+    fn layer_norm(
+        &mut self,
+        weights: &Weights<'_>,
+        x: &str,
+        prefix: &str,
+        eps: f32,
+    ) -> Result<String, String> {
+        let scale = self.weight(
+            &format!("{prefix}.weight"),
+            weights,
+            &format!("{prefix}.weight"),
+        )?;
+        let bias = self.weight(
+            &format!("{prefix}.bias"),
+            weights,
+            &format!("{prefix}.bias"),
+        )?;
+        Ok(self.node(
+            "LayerNormalization",
+            &[x, &scale, &bias],
+            &[Attr::Int("axis", -1), Attr::Float("epsilon", eps)],
+        ))
+    }
+
+    /// 0.5 * x * (1 + erf(x / sqrt(2))), candle's `gelu_erf` (BERT's `gelu`).
+    fn gelu(&mut self, x: &str) -> String {
+        let [sqrt2, half, one] = ["sqrt2", "half", ONE];
+        if self.next_gelu == 0 {
+            self.float(sqrt2, &[], &[std::f32::consts::SQRT_2]);
+            self.float(half, &[], &[0.5]);
+        }
+        self.next_gelu += 1;
+        let scaled = self.node("Div", &[x, sqrt2], &[]);
+        let erf = self.node("Erf", &[&scaled], &[]);
+        let shifted = self.node("Add", &[&erf, one], &[]);
+        let halved = self.node("Mul", &[x, half], &[]);
+        self.node("Mul", &[&halved, &shifted], &[])
+    }
+
+    fn model(self, hidden: usize) -> Vec<u8> {
+        let size: usize = self.initializers.iter().map(Message::len).sum();
+        let mut graph = Message::with_capacity(size + (1 << 20));
+        for n in &self.nodes {
+            graph.message(1, n);
+        }
+        graph.string(2, "bert_sentence_encoder");
+        for t in &self.initializers {
+            graph.message(5, t);
+        }
+        let tokens = [Dim::Param("batch"), Dim::Param("tokens")];
+        graph.message(11, &value_info(INPUT_IDS, INT64, &tokens));
+        graph.message(11, &value_info(ATTENTION_MASK, INT64, &tokens));
+        let pooled = [Dim::Param("batch"), Dim::Value(hidden as i64)];
+        graph.message(12, &value_info(POOLED, FLOAT, &pooled));
+        let mut opset = Message::new();
+        opset.string(1, "").int(2, OPSET);
+        let mut model = Message::with_capacity(size + (2 << 20));
+        model
+            .int(1, IR_VERSION)
+            .string(2, "codesearch")
+            .message(7, &graph)
+            .message(8, &opset);
+        model.into_bytes()
+    }
+}
+
+enum Dim<'a> {
+    Value(i64),
+    Param(&'a str),
+}
+
+/// A graph input or output: name, element type and shape.
+fn value_info(name: &str, elem_type: i64, dims: &[Dim<'_>]) -> Message {
+    let mut shape = Message::new();
+    for dim in dims {
+        let mut d = Message::new();
+        match dim {
+            Dim::Value(v) => d.int(1, *v),
+            Dim::Param(p) => d.string(2, p),
+        };
+        shape.message(1, &d);
+    }
+    let mut tensor = Message::new();
+    tensor.int(1, elem_type).message(2, &shape);
+    let mut ty = Message::new();
+    ty.message(1, &tensor);
+    let mut info = Message::new();
+    info.string(1, name).message(2, &ty);
+    info
+}
