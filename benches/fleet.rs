@@ -10,6 +10,10 @@
 //! caches are off, so every search embeds its query and runs the retrievers.
 //! For each daemon count, closed-loop clients (1, 2, 4, 8, 16, 32) each send one search at a
 //! time for 8 seconds; the figure is the best throughput whose p95 stays within 50 ms.
+//!
+//! `BENCH_CRATES` (comma-separated crate-name prefixes, default `tokio-util-,axum-0,serde_json-`)
+//! chooses the corpus, and `BENCH_DAEMONS` (default 3) the most daemons: `BENCH_DAEMONS=1` with
+//! one client is the end-to-end latency of a single search.
 
 mod common;
 
@@ -91,10 +95,16 @@ async fn round(
 
 #[tokio::main]
 async fn main() {
-    let roots: Vec<_> = ["tokio-util-", "axum-0", "serde_json-"]
-        .iter()
-        .filter_map(|p| registry_crate(p))
+    let crates =
+        std::env::var("BENCH_CRATES").unwrap_or_else(|_| "tokio-util-,axum-0,serde_json-".into());
+    let roots: Vec<_> = crates
+        .split(',')
+        .filter_map(|p| registry_crate(p.trim()))
         .collect();
+    let most: usize = std::env::var("BENCH_DAEMONS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3);
     assert!(
         !roots.is_empty(),
         "no crates in the cargo registry to serve"
@@ -114,7 +124,7 @@ async fn main() {
     );
     let mut daemons = Vec::new();
     let mut offset = 0;
-    for count in 1..=3 {
+    for count in 1..=most {
         daemons.push(spawn_daemon(&roots));
         // Ready when every daemon answers $SRV.PING and a search finds something.
         let deadline = Instant::now() + Duration::from_secs(600);
@@ -151,6 +161,13 @@ async fn main() {
                 "{count} daemons never became ready"
             );
             tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        if count == 1 {
+            let chunks: i64 = sqlx::query_scalar("SELECT count(*) FROM codebase_index")
+                .fetch_one(&pool)
+                .await
+                .unwrap_or(0);
+            println!("index: {chunks} chunks");
         }
         let mut best: Option<(usize, f64, f64, f64)> = None;
         println!("\n{count} daemon(s):");

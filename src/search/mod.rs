@@ -265,30 +265,131 @@ impl SearchService {
             SearchMode::Hybrid | SearchMode::Vector => true,
             SearchMode::Lexical => req.min_similarity.is_some(),
         };
-        let embed_started = Instant::now();
-        let mut mode = req.mode;
-        let mut warning = None;
-        let embedding = if wants_vector {
-            match self.query_embedding(&req.query).await {
-                Ok(v) => Some(v),
-                Err(e) if req.mode == SearchMode::Hybrid => {
-                    tracing::warn!(error = %e, "query embedding failed; answering lexically");
-                    warning = Some(format!(
-                        "the embedding model is unavailable ({e}); results are lexical only"
-                    ));
-                    mode = SearchMode::Lexical;
-                    None
-                }
-                Err(e) => return Err(e.into()),
-            }
-        } else {
-            None
-        };
-        let query_embedding_ms = embed_started.elapsed().as_millis() as u64;
-
+        // The lexical lists and the definitions do not need the query's vector: they run while
+        // it is computed, and their hits' similarities are looked up once it is there.
         let search_started = Instant::now();
+        let embedding = async {
+            if !wants_vector {
+                return (None, 0);
+            }
+            let started = Instant::now();
+            let v = self.query_embedding(&req.query).await;
+            (Some(v), started.elapsed().as_millis() as u64)
+        };
         let depth = ((req.offset + req.limit) * 4).clamp(40, MAX_DEPTH) as i64;
         let model = inner.embedder.model_id();
+        let words = words(&req.query).collect::<Vec<_>>().join(" ");
+        let chunk_list = || async {
+            let (terms, avg_length) = self.chunk_term_weights(&words, &scope).await?;
+            inner
+                .store
+                .lexical_search(&LexicalQuery {
+                    terms: &terms,
+                    scope: &scope,
+                    filters: &req.filters,
+                    avg_length,
+                    limit: depth,
+                })
+                .await
+        };
+        let file_list = async {
+            let stats = inner
+                .file_stats
+                .get(workspace, fingerprint, async {
+                    Ok(Arc::new(inner.store.file_stats(&scope).await?))
+                })
+                .await?;
+            inner
+                .store
+                .lexical_file_search(&FileQuery {
+                    text: &words,
+                    stats: &stats,
+                    scope: &scope,
+                    filters: &req.filters,
+                    limit: depth,
+                    best_chunks: (req.offset + req.limit) as i64,
+                })
+                .await
+        };
+        // The chunk list is needed in hybrid mode with a weight above 0, and in lexical mode
+        // when a file may show more than one chunk or too few files match to fill the page.
+        let needs_chunks = |mode: SearchMode, files: usize| match mode {
+            SearchMode::Vector => false,
+            SearchMode::Hybrid => inner.cfg.lexical_weight > 0.0,
+            SearchMode::Lexical => req.max_per_file > 1 || files < req.offset + req.limit,
+        };
+        let lexical = async {
+            match req.mode {
+                SearchMode::Vector => Ok((Vec::new(), Vec::new())),
+                SearchMode::Hybrid if needs_chunks(SearchMode::Hybrid, 0) => {
+                    tokio::try_join!(chunk_list(), file_list)
+                }
+                SearchMode::Hybrid => Ok((Vec::new(), file_list.await?)),
+                SearchMode::Lexical => {
+                    let files = file_list.await?;
+                    let chunks = if needs_chunks(SearchMode::Lexical, files.len()) {
+                        chunk_list().await?
+                    } else {
+                        Vec::new()
+                    };
+                    Ok((chunks, files))
+                }
+            }
+        };
+        let named = named_keys(&req.query);
+        let definitions = async {
+            if req.mode == SearchMode::Vector
+                || named.is_empty()
+                || inner.cfg.definition_weight <= 0.0
+            {
+                return Ok(Vec::new());
+            }
+            let keys: Vec<String> = named.iter().map(|k| k.key.clone()).collect();
+            let found = inner
+                .store
+                .definition_search(&DefinitionQuery {
+                    keys: &keys,
+                    scope: &scope,
+                    filters: &req.filters,
+                })
+                .await?;
+            Ok::<_, StoreError>(
+                found
+                    .into_iter()
+                    .map(|(hit, matched)| {
+                        let weight = named
+                            .iter()
+                            .filter(|k| matched.contains(&k.key))
+                            .map(|k| k.weight)
+                            .fold(0.0, f64::max);
+                        (hit, weight)
+                    })
+                    .collect(),
+            )
+        };
+        let ((embedding, query_embedding_ms), lexical, definitions) =
+            tokio::join!(embedding, lexical, definitions);
+        let (mut chunks, mut files) = lexical?;
+        let mut definitions = definitions?;
+        let mut mode = req.mode;
+        let mut warning = None;
+        let embedding = match embedding {
+            None => None,
+            Some(Ok(v)) => Some(v),
+            Some(Err(e)) if req.mode == SearchMode::Hybrid => {
+                tracing::warn!(error = %e, "query embedding failed; answering lexically");
+                warning = Some(format!(
+                    "the embedding model is unavailable ({e}); results are lexical only"
+                ));
+                mode = SearchMode::Lexical;
+                if chunks.is_empty() && needs_chunks(SearchMode::Lexical, files.len()) {
+                    chunks = chunk_list().await?;
+                }
+                None
+            }
+            Some(Err(e)) => return Err(e.into()),
+        };
+
         let vector = async {
             match (&embedding, mode) {
                 (Some(e), SearchMode::Hybrid | SearchMode::Vector) => {
@@ -316,100 +417,33 @@ impl SearchService {
                 _ => Ok(Vec::new()),
             }
         };
-        let embedding_ref = embedding.as_deref().map(|e| (e.as_slice(), model));
-        let words = words(&req.query).collect::<Vec<_>>().join(" ");
-        let chunk_list = || async {
-            let (terms, avg_length) = self.chunk_term_weights(&words, &scope).await?;
-            inner
-                .store
-                .lexical_search(&LexicalQuery {
-                    terms: &terms,
-                    embedding: embedding_ref,
-                    scope: &scope,
-                    filters: &req.filters,
-                    avg_length,
-                    limit: depth,
-                })
-                .await
-        };
-        let file_list = async {
-            let stats = inner
-                .file_stats
-                .get(workspace, fingerprint, async {
-                    Ok(Arc::new(inner.store.file_stats(&scope).await?))
-                })
-                .await?;
-            inner
-                .store
-                .lexical_file_search(&FileQuery {
-                    text: &words,
-                    stats: &stats,
-                    embedding: embedding_ref,
-                    scope: &scope,
-                    filters: &req.filters,
-                    limit: depth,
-                    best_chunks: (req.offset + req.limit) as i64,
-                })
-                .await
-        };
-        let lexical = async {
-            match mode {
-                SearchMode::Vector => Ok((Vec::new(), Vec::new())),
-                // The chunk list counts in hybrid mode only with a weight above 0.
-                SearchMode::Hybrid if inner.cfg.lexical_weight > 0.0 => {
-                    tokio::try_join!(chunk_list(), file_list)
-                }
-                SearchMode::Hybrid => Ok((Vec::new(), file_list.await?)),
-                // The file list shows each file's best chunk. Chunks are ranked too when a
-                // file may show more than one, or when too few files match to fill the page.
-                SearchMode::Lexical => {
-                    let files = file_list.await?;
-                    let chunks = if req.max_per_file > 1 || files.len() < req.offset + req.limit {
-                        chunk_list().await?
-                    } else {
-                        Vec::new()
-                    };
-                    Ok((chunks, files))
-                }
+        let found: Vec<uuid::Uuid> = chunks
+            .iter()
+            .chain(&files)
+            .chain(definitions.iter().map(|(h, _)| h))
+            .map(|h| h.id)
+            .collect::<std::collections::HashSet<_>>()
+            .into_iter()
+            .collect();
+        let similarities = async {
+            match &embedding {
+                Some(e) if !found.is_empty() => inner.store.similarities(&found, e, model).await,
+                _ => Ok(HashMap::new()),
             }
         };
-        let named = named_keys(&req.query);
-        let definitions = async {
-            if mode == SearchMode::Vector || named.is_empty() || inner.cfg.definition_weight <= 0.0
-            {
-                return Ok(Vec::new());
-            }
-            let keys: Vec<String> = named.iter().map(|k| k.key.clone()).collect();
-            let found = inner
-                .store
-                .definition_search(&DefinitionQuery {
-                    keys: &keys,
-                    embedding: embedding_ref,
-                    scope: &scope,
-                    filters: &req.filters,
-                })
-                .await?;
-            Ok::<_, StoreError>(
-                found
-                    .into_iter()
-                    .map(|(hit, matched)| {
-                        let weight = named
-                            .iter()
-                            .filter(|k| matched.contains(&k.key))
-                            .map(|k| k.weight)
-                            .fold(0.0, f64::max);
-                        (hit, weight)
-                    })
-                    .collect(),
-            )
-        };
-        let (vector, lexical, definitions) = tokio::join!(vector, lexical, definitions);
-        let (chunks, files) = lexical?;
+        let (vector, similarities) = tokio::try_join!(vector, similarities)?;
+        for h in chunks
+            .iter_mut()
+            .chain(files.iter_mut())
+            .chain(definitions.iter_mut().map(|(h, _)| h))
+        {
+            h.similarity = similarities.get(&h.id).copied();
+        }
         let lists = Lists {
-            vector: vector?,
+            vector,
             chunks,
             files,
-            definitions: definitions?,
+            definitions,
         };
         let mut hits = fuse(lists, mode, &inner.cfg);
         if mode != SearchMode::Vector {

@@ -1,6 +1,8 @@
 //! Retrieval: vector kNN, BM25 over chunks and over whole files, definitions by name, each
 //! with the request's filters.
 
+use std::collections::HashMap;
+
 use sqlx::{Postgres, QueryBuilder, Row};
 
 use super::{
@@ -92,8 +94,6 @@ pub fn ef_search_for(configured: u32, vectors: i64, filtered: bool) -> u32 {
 #[derive(Debug, Clone)]
 pub struct LexicalQuery<'a> {
     pub terms: &'a [TermWeight],
-    /// When given, each hit also gets its cosine similarity to this vector.
-    pub embedding: Option<(&'a [f32], &'a str)>,
     /// The repositories the query may see.
     pub scope: &'a Scope,
     pub filters: &'a Filters,
@@ -107,8 +107,6 @@ pub struct LexicalQuery<'a> {
 pub struct DefinitionQuery<'a> {
     /// Definition keys ([`crate::text::definition_keys`]).
     pub keys: &'a [String],
-    /// When given, each hit also gets its cosine similarity to this vector.
-    pub embedding: Option<(&'a [f32], &'a str)>,
     /// The repositories the query may see.
     pub scope: &'a Scope,
     pub filters: &'a Filters,
@@ -122,8 +120,6 @@ pub struct FileQuery<'a> {
     /// PostgreSQL's `english` configuration stems them and drops stop words.
     pub text: &'a str,
     pub stats: &'a FileStats,
-    /// When given, each hit also gets its cosine similarity to this vector.
-    pub embedding: Option<(&'a [f32], &'a str)>,
     /// The repositories the query may see.
     pub scope: &'a Scope,
     pub filters: &'a Filters,
@@ -305,9 +301,8 @@ impl Store {
             ))
             .push_bind(query.limit)
             .push(format!(") SELECT {HIT_COLUMNS_CI}, "));
-        push_similarity(&mut qb, query.embedding);
         qb.push(
-            " AS similarity, scored.score AS lexical
+            "NULL::float8 AS similarity, scored.score AS lexical
              FROM scored JOIN codebase_index ci USING (id) ORDER BY scored.score DESC, ci.id",
         );
         let rows = qb
@@ -453,9 +448,8 @@ impl Store {
             .push_bind(query.best_chunks)
             .push(")")
             .push(format!(" SELECT {HIT_COLUMNS_CI}, "));
-        push_similarity(&mut qb, query.embedding);
         qb.push(
-            " AS similarity, best.score AS lexical
+            "NULL::float8 AS similarity, best.score AS lexical
              FROM best JOIN codebase_index ci USING (id) ORDER BY best.score DESC, ci.id",
         );
         let rows = qb
@@ -491,9 +485,8 @@ impl Store {
             )
             .push_bind(DEFINITIONS_PER_KEY)
             .push(format!(") SELECT {HIT_COLUMNS_CI}, "));
-        push_similarity(&mut qb, query.embedding);
         qb.push(
-            " AS similarity, NULL::float8 AS lexical,
+            "NULL::float8 AS similarity, NULL::float8 AS lexical,
                ARRAY(SELECT key FROM ok WHERE ok.key = ANY(ci.defines)) AS matched
              FROM codebase_index ci
              WHERE ci.id IN (SELECT id FROM m WHERE key IN (SELECT key FROM ok))
@@ -505,6 +498,28 @@ impl Store {
             .await
             .map_err(q("searching definitions"))?;
         Ok(rows.iter().map(|r| (hit(r), r.get("matched"))).collect())
+    }
+
+    /// The cosine similarity to `embedding` of each of the chunks `ids` that has a vector of
+    /// `model`. The lexical and definition lists run while the query is being embedded, so
+    /// their hits get their similarities here, afterwards.
+    pub async fn similarities(
+        &self,
+        ids: &[uuid::Uuid],
+        embedding: &[f32],
+        model: &str,
+    ) -> Result<HashMap<uuid::Uuid, f64>, StoreError> {
+        let rows: Vec<(uuid::Uuid, f64)> = sqlx::query_as(
+            "SELECT id, 1 - (embedding <=> $1) FROM codebase_index
+             WHERE id = ANY($2) AND embedding_model = $3 AND embedding IS NOT NULL",
+        )
+        .bind(pad(embedding))
+        .bind(ids)
+        .bind(model)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading similarities"))?;
+        Ok(rows.into_iter().collect())
     }
 }
 
@@ -561,23 +576,6 @@ fn terms_cte(terms: &[TermWeight]) -> QueryBuilder<'static, Postgres> {
         .push_bind(terms.iter().map(|t| t.idf).collect::<Vec<_>>())
         .push("::float8[]) AS q(term, idf))");
     qb
-}
-
-/// The cosine similarity of `ci`'s vector to the query's, when the query was embedded and the
-/// chunk has a vector of the same model; NULL otherwise.
-fn push_similarity(qb: &mut QueryBuilder<'_, Postgres>, embedding: Option<(&[f32], &str)>) {
-    match embedding {
-        Some((embedding, model)) => {
-            qb.push("CASE WHEN ci.embedding_model = ")
-                .push_bind(model.to_owned())
-                .push(" THEN 1 - (ci.embedding <=> ")
-                .push_bind(pad(embedding))
-                .push(") END");
-        }
-        None => {
-            qb.push("NULL::float8");
-        }
-    }
 }
 
 /// The `tsquery` texts that select lexical candidates: all selective terms, and any of them
