@@ -23,7 +23,7 @@
 #       registry's crates in the database `codesearch_scale_CHUNKS`, kept between runs
 #   scripts/bench.sh embed
 #       the local model alone on each engine (benches/embed.rs): query embedding p50/p95,
-#       document chunks per second, and the agreement of the engines' vectors; no database
+#       document chunks per second, and the agreement of the engines' vectors; no services
 #   scripts/bench.sh fleet
 #       search throughput over NATS with 1, 2 and 3 `codesearch serve` processes on one index
 #       (benches/fleet.rs), requests per second at p95 <= 50 ms, in the database
@@ -32,6 +32,16 @@ set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# The model alone needs no services.
+if [ "${1:-}" = embed ]; then
+  "$ROOT/scripts/setup.sh"
+  # shellcheck source=/dev/null
+  . "$STATE/tools.env"
+  cd "$ROOT"
+  shift
+  exec cargo bench --locked --bench embed -- "$@"
+fi
 
 with_services
 # shellcheck source=/dev/null

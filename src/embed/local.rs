@@ -43,7 +43,7 @@ enum Engine {
 impl LocalEmbedder {
     /// Loads the model. Blocking (reads ~90 MB): call from a blocking thread.
     pub fn load(cfg: &EmbedConfig) -> Result<Self, EmbedError> {
-        let dir = resolve_dir(&cfg.model_dir);
+        let dir = resolve_path(&cfg.model_dir);
         let load_err = |message: String| EmbedError::Load {
             dir: dir.display().to_string(),
             message,
@@ -71,7 +71,7 @@ impl LocalEmbedder {
             ..Default::default()
         }));
         let weights = read("model.safetensors")?;
-        let library = resolve_dir(&cfg.onnxruntime);
+        let library = resolve_path(&cfg.onnxruntime);
         let threads = match cfg.local_threads {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,
@@ -135,13 +135,13 @@ impl LocalEmbedder {
 
 /// A relative path (the model directory, the runtime library) is taken from the working
 /// directory.
-fn resolve_dir(dir: &Path) -> PathBuf {
-    if dir.is_absolute() {
-        dir.to_owned()
+fn resolve_path(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_owned()
     } else {
         std::env::current_dir()
-            .map(|cwd| cwd.join(dir))
-            .unwrap_or_else(|_| dir.to_owned())
+            .map(|cwd| cwd.join(path))
+            .unwrap_or_else(|_| path.to_owned())
     }
 }
 
