@@ -142,8 +142,9 @@ pub fn bert(config: &Config, weights: &SafeTensors<'_>) -> Result<Vec<u8>, Strin
 /// The checkpoint's tensors, found with or without the `bert.` prefix some exports use.
 struct Weights<'a>(&'a SafeTensors<'a>);
 
-impl Weights<'_> {
-    fn f32(&self, name: &str) -> Result<(Vec<usize>, Vec<f32>), String> {
+impl<'a> Weights<'a> {
+    /// A tensor's shape and its little-endian F32 bytes, as the file holds them.
+    fn raw(&self, name: &str) -> Result<(Vec<usize>, &'a [u8]), String> {
         let view = self
             .0
             .tensor(name)
@@ -155,12 +156,16 @@ impl Weights<'_> {
                 view.dtype()
             ));
         }
-        let data = view
-            .data()
+        Ok((view.shape().to_vec(), view.data()))
+    }
+
+    fn f32(&self, name: &str) -> Result<(Vec<usize>, Vec<f32>), String> {
+        let (shape, raw) = self.raw(name)?;
+        let data = raw
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
-        Ok((view.shape().to_vec(), data))
+        Ok((shape, data))
     }
 
     /// A linear layer's weight (`[out, in]` in the checkpoint) as `[in, out]`, and its bias.
@@ -265,11 +270,11 @@ impl Graph {
         self.tensor(name, dims, INT64, &raw)
     }
 
-    /// A checkpoint tensor stored as it is.
+    /// A checkpoint tensor stored as it is: its bytes are copied, not decoded.
     fn weight(&mut self, name: &str, weights: &Weights<'_>, key: &str) -> Result<String, String> {
-        let (shape, data) = weights.f32(key)?;
+        let (shape, raw) = weights.raw(key)?;
         let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-        Ok(self.float(name, &dims, &data))
+        Ok(self.tensor(name, &dims, FLOAT, raw))
     }
 
     fn linear(&mut self, weights: &Weights<'_>, x: &str, prefix: &str) -> Result<String, String> {
