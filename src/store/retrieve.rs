@@ -346,7 +346,7 @@ impl Store {
         }
         qb.push(
             ")::float8 AS files FROM t),
-             q AS (SELECT term, ln(1 + (",
+             q AS (SELECT term, quote_literal(term)::tsquery AS tq, ln(1 + (",
         )
         .push_bind(query.stats.files.max(1) as f64)
         .push(
@@ -380,6 +380,11 @@ impl Store {
                 .push_bind(FEW_FILES)
                 .push(" AS yes FROM allowed)");
         }
+        // Any of the terms, to skip the ranking of a best file's chunks that have none.
+        qb.push(
+            ", any_term AS MATERIALIZED (
+               SELECT string_agg(quote_literal(term), ' | ')::tsquery AS tq FROM q)",
+        );
         qb.push(
             ", scored AS (
                SELECT p.file_id, sum(q.idf * p.impact) AS score
@@ -430,9 +435,12 @@ impl Store {
                      WHERE x.repository = ranked.repository AND x.file_path = ranked.file_path",
             );
         push_chunk_filters(&mut qb, query.filters);
+        // A chunk with none of the terms ranks after those with some, by position: the order
+        // of ranking them all (a rank of 0), at the cost of one match instead of a rank per term.
         qb.push(
-            " ORDER BY (SELECT sum(q.idf * ts_rank_cd(x.lexemes, quote_literal(q.term)::tsquery, 0))
-                        FROM q) DESC NULLS LAST, x.chunk_index
+            " ORDER BY CASE WHEN x.lexemes @@ (SELECT tq FROM any_term) THEN
+                          (SELECT sum(q.idf * ts_rank_cd(x.lexemes, q.tq, 0)) FROM q)
+                        END DESC NULLS LAST, x.chunk_index
                      LIMIT 1) b
                    WHERE ranked.r <= ",
         )

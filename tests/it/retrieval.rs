@@ -448,6 +448,62 @@ async fn one_file_does_not_crowd_the_top_results() {
 }
 
 #[tokio::test]
+async fn a_file_found_lexically_shows_its_chunk_with_the_query_words() {
+    // The words are in the file's third function only: the file's hit is that chunk, not the
+    // first one.
+    let body = |name: &str, doc: &str| {
+        format!(
+            "def {name}(state):\n    \"\"\"{doc}\"\"\"\n    step = state.next()\n    \
+             state.apply(step)\n    state.flush()\n    state.check(step)\n    \
+             state.record(step)\n    state.publish(step)\n    state.close()\n    return state\n\n\n"
+        )
+    };
+    let file = [
+        body("setup", "Prepare the worker pool and its queues."),
+        body("teardown", "Stop the worker pool and drain its queues."),
+        body(
+            "settle",
+            "Reconcile the invoices against the ledger balance.",
+        ),
+        body("report", "Print a summary of the worker pool."),
+    ]
+    .concat();
+    let f = Fixture::new(&[
+        ("billing.py", file.as_str()),
+        ("other.py", "def unrelated():\n    return 1\n"),
+    ])
+    .await;
+    // (One chunk per function: the file is not one merged chunk.)
+    let pool = f
+        .paths(RawSearch {
+            max_per_file: Some(4),
+            ..lexical("worker pool queues")
+        })
+        .await;
+    assert!(
+        pool.iter().filter(|p| *p == "billing.py").count() >= 2,
+        "{pool:?}"
+    );
+    for mode in ["lexical", "hybrid"] {
+        let hits = f
+            .search(RawSearch {
+                mode: Some(mode.into()),
+                limit: Some(1),
+                ..RawSearch::query("reconcile invoices ledger")
+            })
+            .await
+            .hits;
+        assert_eq!(hits.len(), 1, "{mode}");
+        assert_eq!(hits[0].hit.file_path, "billing.py", "{mode}");
+        assert!(
+            hits[0].hit.content.contains("Reconcile the invoices"),
+            "{mode}: {}",
+            hits[0].hit.content
+        );
+    }
+}
+
+#[tokio::test]
 async fn cached_results_last_exactly_until_the_index_changes() {
     let f = Fixture::new(FILES).await;
     let raw = || lexical("refund policy");
