@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use lru::LruCache;
 use thiserror::Error;
+use tokio_util::task::AbortOnDropHandle;
 
 pub use self::request::{MAX_DEPTH, RawSearch, SearchRequest};
 use crate::config::{Fusion, SearchConfig, SearchMode};
@@ -233,10 +234,32 @@ impl SearchService {
     pub async fn search(&self, req: &SearchRequest) -> Result<SearchOutcome, SearchError> {
         let inner = &self.inner;
         let started = Instant::now();
+        let wants_vector = match req.mode {
+            SearchMode::Hybrid | SearchMode::Vector => true,
+            SearchMode::Lexical => req.min_similarity.is_some(),
+        };
+        let key = format!(
+            "{}\u{0}{req:?}",
+            req.workspace.as_deref().unwrap_or(&self.default_workspace)
+        );
+        // The query's vector does not depend on the scope: unless the result is likely cached,
+        // it is computed while the scope is read (and dropped with the search if not needed).
+        let likely_cached = inner
+            .results
+            .as_ref()
+            .is_some_and(|cache| lock(cache).contains(&key));
+        let early_embedding = (wants_vector && !likely_cached).then(|| {
+            let service = self.clone();
+            let query = req.query.clone();
+            AbortOnDropHandle::new(tokio::spawn(async move {
+                let started = Instant::now();
+                let v = service.query_embedding(&query).await;
+                (v, started.elapsed().as_millis() as u64)
+            }))
+        });
         let scope = self.scope(req).await?;
         let workspace = scope.workspace();
         let fingerprint = scope.fingerprint();
-        let key = format!("{workspace}\u{0}{req:?}");
         if scope.is_empty() {
             return Ok(SearchOutcome {
                 hits: Vec::new(),
@@ -261,16 +284,23 @@ impl SearchService {
             return Ok(outcome);
         }
 
-        let wants_vector = match req.mode {
-            SearchMode::Hybrid | SearchMode::Vector => true,
-            SearchMode::Lexical => req.min_similarity.is_some(),
-        };
         // The lexical lists and the definitions do not need the query's vector: they run while
         // it is computed, and their hits' similarities are looked up once it is there.
         let search_started = Instant::now();
         let embedding = async {
             if !wants_vector {
                 return (None, 0);
+            }
+            if let Some(early) = early_embedding {
+                return match early.await {
+                    Ok((v, ms)) => (Some(v), ms),
+                    Err(e) => (
+                        Some(Err(EmbedError::Inference(format!(
+                            "the query embedding task failed: {e}"
+                        )))),
+                        0,
+                    ),
+                };
             }
             let started = Instant::now();
             let v = self.query_embedding(&req.query).await;
@@ -367,15 +397,75 @@ impl SearchService {
                     .collect(),
             )
         };
-        let ((embedding, query_embedding_ms), lexical, definitions) =
-            tokio::join!(embedding, lexical, definitions);
-        let (mut chunks, mut files) = lexical?;
-        let mut definitions = definitions?;
+        // The vector search starts as soon as the query's vector is there, while the lexical
+        // lists may still run; their hits' similarities are read once both are there.
+        let (vector_ready, mut vector_wait) = tokio::sync::watch::channel(None);
+        let vector_side = async {
+            let (embedding, query_embedding_ms) = embedding.await;
+            let usable = match &embedding {
+                Some(Ok(v)) => Some(Arc::clone(v)),
+                _ => None,
+            };
+            let _ = vector_ready.send(Some(usable.clone()));
+            let vector = match usable {
+                Some(e) if matches!(req.mode, SearchMode::Hybrid | SearchMode::Vector) => {
+                    async {
+                        let chunks = inner
+                            .chunk_estimate
+                            .get("", fingerprint, inner.store.chunk_count_estimate())
+                            .await?;
+                        inner
+                            .store
+                            .vector_search(&VectorQuery {
+                                embedding: &e,
+                                model,
+                                scope: &scope,
+                                filters: &req.filters,
+                                min_similarity: req.min_similarity.unwrap_or(-1.0),
+                                limit: depth,
+                                ef_search: ef_search_for(
+                                    inner.cfg.hnsw_ef_search,
+                                    chunks,
+                                    !req.filters.is_empty() || !scope.is_whole(),
+                                ),
+                            })
+                            .await
+                    }
+                    .await
+                }
+                _ => Ok(Vec::new()),
+            };
+            (embedding, query_embedding_ms, vector)
+        };
+        let lexical_side = async {
+            let (lexical, definitions) = tokio::join!(lexical, definitions);
+            let (chunks, files) = lexical?;
+            let definitions = definitions?;
+            let found: Vec<uuid::Uuid> = chunks
+                .iter()
+                .chain(&files)
+                .chain(definitions.iter().map(|(h, _)| h))
+                .map(|h| h.id)
+                .collect::<std::collections::HashSet<_>>()
+                .into_iter()
+                .collect();
+            let vector = match vector_wait.wait_for(Option::is_some).await {
+                Ok(v) => v.clone().flatten(),
+                Err(_) => None,
+            };
+            let similarities = match vector {
+                Some(e) if !found.is_empty() => inner.store.similarities(&found, &e, model).await?,
+                _ => HashMap::new(),
+            };
+            Ok::<_, StoreError>((chunks, files, definitions, similarities))
+        };
+        let ((embedding, query_embedding_ms, vector), lexical) =
+            tokio::join!(vector_side, lexical_side);
+        let (mut chunks, mut files, mut definitions, similarities) = lexical?;
         let mut mode = req.mode;
         let mut warning = None;
-        let embedding = match embedding {
-            None => None,
-            Some(Ok(v)) => Some(v),
+        match embedding {
+            None | Some(Ok(_)) => {}
             Some(Err(e)) if req.mode == SearchMode::Hybrid => {
                 tracing::warn!(error = %e, "query embedding failed; answering lexically");
                 warning = Some(format!(
@@ -385,53 +475,10 @@ impl SearchService {
                 if chunks.is_empty() && needs_chunks(SearchMode::Lexical, files.len()) {
                     chunks = chunk_list().await?;
                 }
-                None
             }
             Some(Err(e)) => return Err(e.into()),
-        };
-
-        let vector = async {
-            match (&embedding, mode) {
-                (Some(e), SearchMode::Hybrid | SearchMode::Vector) => {
-                    let chunks = inner
-                        .chunk_estimate
-                        .get("", fingerprint, inner.store.chunk_count_estimate())
-                        .await?;
-                    inner
-                        .store
-                        .vector_search(&VectorQuery {
-                            embedding: e,
-                            model,
-                            scope: &scope,
-                            filters: &req.filters,
-                            min_similarity: req.min_similarity.unwrap_or(-1.0),
-                            limit: depth,
-                            ef_search: ef_search_for(
-                                inner.cfg.hnsw_ef_search,
-                                chunks,
-                                !req.filters.is_empty() || !scope.is_whole(),
-                            ),
-                        })
-                        .await
-                }
-                _ => Ok(Vec::new()),
-            }
-        };
-        let found: Vec<uuid::Uuid> = chunks
-            .iter()
-            .chain(&files)
-            .chain(definitions.iter().map(|(h, _)| h))
-            .map(|h| h.id)
-            .collect::<std::collections::HashSet<_>>()
-            .into_iter()
-            .collect();
-        let similarities = async {
-            match &embedding {
-                Some(e) if !found.is_empty() => inner.store.similarities(&found, e, model).await,
-                _ => Ok(HashMap::new()),
-            }
-        };
-        let (vector, similarities) = tokio::try_join!(vector, similarities)?;
+        }
+        let vector = vector?;
         for h in chunks
             .iter_mut()
             .chain(files.iter_mut())
