@@ -12,8 +12,10 @@
 //! time for 8 seconds; the figure is the best throughput whose p95 stays within 50 ms.
 //!
 //! `BENCH_CRATES` (comma-separated crate-name prefixes, default `tokio-util-,axum-0,serde_json-`)
-//! chooses the corpus, and `BENCH_DAEMONS` (default 3) the most daemons: `BENCH_DAEMONS=1` with
-//! one client is the end-to-end latency of a single search.
+//! chooses the corpus, `BENCH_DAEMONS` (default 3) the most daemons, `BENCH_CLIENTS`
+//! (comma-separated, default `1,2,4,8,16,32`) the client counts: `BENCH_DAEMONS=1
+//! BENCH_CLIENTS=1` is the end-to-end latency of a single search. `BENCH_DAEMON_LOG=FILE`
+//! appends the daemons' logs (stderr) to FILE instead of discarding them.
 
 mod common;
 
@@ -25,7 +27,10 @@ const ROUND: Duration = Duration::from_secs(8);
 const P95_TARGET_MS: f64 = 50.0;
 
 fn spawn_daemon(roots: &[std::path::PathBuf]) -> tokio::process::Child {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_codesearch"))
+    // `BENCH_CODESEARCH`: another build of the binary, to compare two versions.
+    let program = std::env::var("BENCH_CODESEARCH")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_codesearch").to_owned());
+    tokio::process::Command::new(program)
         .arg("serve")
         .args(roots)
         .env("CODESEARCH_HTTP_ADDR", "127.0.0.1:0")
@@ -35,10 +40,23 @@ fn spawn_daemon(roots: &[std::path::PathBuf]) -> tokio::process::Child {
         .env("CODESEARCH_SEARCH_QUERY_CACHE_ENTRIES", "0")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(daemon_log())
         .kill_on_drop(true)
         .spawn()
         .expect("start codesearch serve")
+}
+
+/// Where the daemons' logs go: `BENCH_DAEMON_LOG`, appended to, or nowhere.
+fn daemon_log() -> std::process::Stdio {
+    let Ok(path) = std::env::var("BENCH_DAEMON_LOG") else {
+        return std::process::Stdio::null();
+    };
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("BENCH_DAEMON_LOG {path}: {e}"))
+        .into()
 }
 
 async fn search(client: &async_nats::Client, query: &str) -> Option<Duration> {
@@ -122,6 +140,15 @@ async fn main() {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    let client_counts: Vec<usize> = std::env::var("BENCH_CLIENTS")
+        .unwrap_or_else(|_| "1,2,4,8,16,32".into())
+        .split(',')
+        .map(|n| {
+            n.trim()
+                .parse()
+                .expect("BENCH_CLIENTS: comma-separated numbers")
+        })
+        .collect();
     let mut daemons = Vec::new();
     let mut offset = 0;
     for count in 1..=most {
@@ -173,7 +200,7 @@ async fn main() {
         println!("\n{count} daemon(s):");
         println!("| clients | req/s | p50 ms | p95 ms | failed |");
         println!("|---|---|---|---|---|");
-        for clients in [1, 2, 4, 8, 16, 32] {
+        for &clients in &client_counts {
             let (rps, p50, p95, failed) = round(&client, clients, offset).await;
             offset += 1000;
             println!("| {clients} | {rps:.0} | {p50:.1} | {p95:.1} | {failed} |");
