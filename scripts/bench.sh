@@ -27,7 +27,8 @@
 #   scripts/bench.sh fleet
 #       search throughput over NATS with 1, 2 and 3 `codesearch serve` processes on one index
 #       (benches/fleet.rs), requests per second at p95 <= 50 ms, in the database
-#       `codesearch_fleet`, kept between runs
+#       `codesearch_fleet`, kept between runs; BENCH_CRATES, BENCH_DAEMONS, BENCH_CLIENTS,
+#       BENCH_DAEMON_LOG and BENCH_CODESEARCH (another build, to compare) are described there
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
