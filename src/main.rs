@@ -564,6 +564,9 @@ fn print_report(r: &IndexReport) {
         r.reused,
         (secs - embed_secs).max(0.0),
     );
+    if r.interrupted {
+        println!("  interrupted: the files in hand were finished; run it again to index the rest");
+    }
     if r.pending > 0 {
         println!(
             "  {} chunks stored without vectors (the embedder was unavailable): searchable by words now; `codesearch serve` embeds them once it answers",

@@ -83,6 +83,9 @@ pub struct IndexReport {
     pub rejected: usize,
     pub embed_time: Duration,
     pub total_time: Duration,
+    /// The pass was cancelled (a signal): it finished the files in hand and left the rest for
+    /// the next pass.
+    pub interrupted: bool,
 }
 
 impl IndexReport {
@@ -112,6 +115,11 @@ impl IndexReport {
 
     /// Logs the pass: `reason` says which (`index`, or why a reconcile ran).
     pub fn log(&self, reason: &str) {
+        let outcome = if self.interrupted {
+            "interrupted; the rest waits for the next pass"
+        } else {
+            "complete"
+        };
         tracing::info!(
             reason,
             repository = %self.repository,
@@ -126,7 +134,7 @@ impl IndexReport {
             pending = self.pending,
             rejected = self.rejected,
             secs = self.total_time.as_secs_f64(),
-            "index pass complete"
+            "index pass {outcome}"
         );
     }
 }
@@ -560,6 +568,7 @@ impl Indexer {
         if report.pending > 0 {
             self.backlog.notify_one();
         }
+        report.interrupted = cancel.is_cancelled();
         Ok(report)
     }
 

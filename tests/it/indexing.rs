@@ -178,6 +178,37 @@ async fn indexes_then_skips_unchanged_reembeds_only_edits_and_sweeps_deletions()
 }
 
 #[tokio::test]
+async fn a_cancelled_pass_says_so_and_the_next_one_finishes() {
+    let files: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("src/m{i}.py"),
+                format!("def f{i}(x):\n    return x + {i}\n"),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let (repo, _store, indexer) = setup(&files).await;
+    let cancelled = CancellationToken::new();
+    cancelled.cancel();
+    let first = indexer
+        .index_root(repo.path(), None, &cancelled)
+        .await
+        .expect("index");
+    assert!(first.interrupted, "{first:?}");
+    assert!(first.indexed < 40, "{first:?}");
+    let second = indexer
+        .index_root(repo.path(), None, &CancellationToken::new())
+        .await
+        .expect("index");
+    assert!(!second.interrupted, "{second:?}");
+    assert_eq!(first.indexed + second.indexed, 40, "{second:?}");
+}
+
+#[tokio::test]
 async fn identical_chunks_in_another_repository_reuse_vectors() {
     let (repo, _store, indexer) = setup(&[("a/util.py", "def helper():\n    return 42\n")]).await;
     let cancel = CancellationToken::new();
