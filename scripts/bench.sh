@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Benchmarks on real code against the local services, which it starts and stops. Figures go
-# in docs/BENCHMARKS.md. The `codesearch` database that scripts/run.sh serves is not touched.
+# Benchmarks on real code against the local services, which it starts (and stops, if it started
+# them). Figures go in docs/BENCHMARKS.md. The `codesearch` database that scripts/run.sh serves
+# is not touched.
 #
 #   scripts/bench.sh [pipeline] [REPO_DIR...]
 #       indexing and search speed (benches/pipeline.rs) in the database `codesearch_bench`,

@@ -3,7 +3,7 @@
 # PostgreSQL + pgvector and nats-server (scripts/services.sh), build codesearch (the dev
 # profile scripts/test.sh builds too; CODESEARCH_BIN=path skips the build), index the given
 # directories (default: this repository) and serve searches on NATS until Ctrl-C or SIGTERM,
-# when codesearch and then the services are stopped.
+# when codesearch and then the services it started are stopped.
 #
 #   scripts/run.sh [PATH...]
 #
@@ -28,11 +28,11 @@ if [ -z "$BIN" ]; then
 fi
 
 if [ "$#" -eq 0 ]; then set -- "$ROOT"; fi
-say "indexing and serving: $* (Ctrl-C or SIGTERM stops it and the services)"
+say "indexing and serving: $* (Ctrl-C or SIGTERM stops it, and the services it started)"
 say "search from another terminal:  . $STATE/env && $BIN search \"where is the config loaded\""
 # serve runs as a child so that a signal to this script reaches it: the script forwards
 # SIGTERM and SIGINT, waits for serve's clean stop (it drains NATS and finishes the files in
-# hand), then the EXIT trap of with_services stops PostgreSQL and NATS.
+# hand), then the EXIT trap of with_services stops PostgreSQL and NATS if it started them.
 "$BIN" serve "$@" &
 SERVE_PID=$!
 # Both as SIGTERM: bash starts background children with SIGINT ignored.
