@@ -163,6 +163,9 @@ impl<T: Clone> IndexFigure<T> {
     }
 }
 
+/// A query's vector, or why there is none.
+type QueryVector = Result<Arc<Vec<f32>>, EmbedError>;
+
 #[derive(Clone)]
 struct Cached {
     fingerprint: u64,
@@ -248,15 +251,8 @@ impl SearchService {
             .results
             .as_ref()
             .is_some_and(|cache| lock(cache).contains(&key));
-        let early_embedding = (wants_vector && !likely_cached).then(|| {
-            let service = self.clone();
-            let query = req.query.clone();
-            AbortOnDropHandle::new(tokio::spawn(async move {
-                let started = Instant::now();
-                let v = service.query_embedding(&query).await;
-                (v, started.elapsed().as_millis() as u64)
-            }))
-        });
+        let early_embedding =
+            (wants_vector && !likely_cached).then(|| self.spawn_query_embedding(&req.query));
         let scope = self.scope(req).await?;
         let workspace = scope.workspace();
         let fingerprint = scope.fingerprint();
@@ -291,20 +287,16 @@ impl SearchService {
             if !wants_vector {
                 return (None, 0);
             }
-            if let Some(early) = early_embedding {
-                return match early.await {
-                    Ok((v, ms)) => (Some(v), ms),
-                    Err(e) => (
-                        Some(Err(EmbedError::Inference(format!(
-                            "the query embedding task failed: {e}"
-                        )))),
-                        0,
-                    ),
-                };
+            let task = early_embedding.unwrap_or_else(|| self.spawn_query_embedding(&req.query));
+            match task.await {
+                Ok((v, ms)) => (Some(v), ms),
+                Err(e) => (
+                    Some(Err(EmbedError::Inference(format!(
+                        "the query embedding task failed: {e}"
+                    )))),
+                    0,
+                ),
             }
-            let started = Instant::now();
-            let v = self.query_embedding(&req.query).await;
-            (Some(v), started.elapsed().as_millis() as u64)
         };
         let depth = ((req.offset + req.limit) * 4).clamp(40, MAX_DEPTH) as i64;
         let model = inner.embedder.model_id();
@@ -538,8 +530,20 @@ impl SearchService {
         Ok(outcome)
     }
 
+    /// [`Self::query_embedding`] on a task of its own, with how long it took in milliseconds;
+    /// dropping the handle abandons it.
+    fn spawn_query_embedding(&self, query: &str) -> AbortOnDropHandle<(QueryVector, u64)> {
+        let service = self.clone();
+        let query = query.to_owned();
+        AbortOnDropHandle::new(tokio::spawn(async move {
+            let started = Instant::now();
+            let v = service.query_embedding(&query).await;
+            (v, started.elapsed().as_millis() as u64)
+        }))
+    }
+
     /// The query's vector, from the cache when the same query was embedded before.
-    async fn query_embedding(&self, query: &str) -> Result<Arc<Vec<f32>>, EmbedError> {
+    async fn query_embedding(&self, query: &str) -> QueryVector {
         if let Some(cache) = &self.inner.queries
             && let Some(v) = lock(cache).get(query)
         {
