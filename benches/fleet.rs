@@ -16,6 +16,11 @@
 //! (comma-separated, default `1,2,4,8,16,32`) the client counts: `BENCH_DAEMONS=1
 //! BENCH_CLIENTS=1` is the end-to-end latency of a single search. `BENCH_DAEMON_LOG=FILE`
 //! appends the daemons' logs (stderr) to FILE instead of discarding them.
+//!
+//! `BENCH_BURST=N` replaces the closed-loop rounds with an overload burst: N searches with
+//! distinct queries sent at once, each waiting up to 15 s. It prints how many were answered,
+//! how many got `overloaded` (and how fast), how many got nothing, and the admitted searches'
+//! latencies: what `nats.max_in_flight` / `nats.max_queued` keep under a flood.
 
 mod common;
 
@@ -111,6 +116,63 @@ async fn round(
     )
 }
 
+/// How long a burst's request waits for its answer.
+const BURST_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// `n` searches with distinct queries, all sent at once; prints what came back.
+async fn burst(nats_url: &str, n: usize) {
+    // A client of its own: the default request timeout (10 s) would cut the wait short.
+    let client = async_nats::ConnectOptions::new()
+        .request_timeout(Some(BURST_TIMEOUT))
+        .connect(nats_url)
+        .await
+        .expect("NATS");
+    let qs = search_queries();
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            let client = client.clone();
+            // Distinct queries: the phrase and a number, so no two are the same search.
+            let query = format!("{} {i}", qs[i % qs.len()]);
+            tokio::spawn(async move {
+                let t = Instant::now();
+                let body = nats_search(
+                    &client,
+                    &serde_json::json!({ "query": query }),
+                    BURST_TIMEOUT,
+                )
+                .await;
+                let ms = t.elapsed().as_secs_f64() * 1e3;
+                let code = match &body {
+                    None => "no answer".to_owned(),
+                    Some(b) if b["success"] == true => "ok".to_owned(),
+                    Some(b) => b["error"]["code"].as_str().unwrap_or("?").to_owned(),
+                };
+                (code, ms)
+            })
+        })
+        .collect();
+    let mut by_code: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for t in tasks {
+        let (code, ms) = t.await.expect("burst task");
+        by_code.entry(code).or_default().push(ms);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!("burst of {n} searches sent at once, answered in {secs:.1} s:");
+    println!("| answer | count | p50 ms | p95 ms | max ms |");
+    println!("|---|---|---|---|---|");
+    for (code, mut times) in by_code {
+        times.sort_by(f64::total_cmp);
+        println!(
+            "| {code} | {} | {:.0} | {:.0} | {:.0} |",
+            times.len(),
+            percentile(&times, 0.50),
+            percentile(&times, 0.95),
+            times.last().copied().unwrap_or(0.0)
+        );
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let crates =
@@ -195,6 +257,14 @@ async fn main() {
                 .await
                 .unwrap_or(0);
             println!("index: {chunks} chunks");
+        }
+        if let Some(n) = std::env::var("BENCH_BURST")
+            .ok()
+            .and_then(|n| n.parse().ok())
+        {
+            println!("\n{count} daemon(s):");
+            burst(&nats_url, n).await;
+            continue;
         }
         let mut best: Option<(usize, f64, f64, f64)> = None;
         println!("\n{count} daemon(s):");

@@ -29,7 +29,8 @@
 #       search throughput over NATS with 1, 2 and 3 `codesearch serve` processes on one index
 #       (benches/fleet.rs), requests per second at p95 <= 50 ms, in the database
 #       `codesearch_fleet`, kept between runs; BENCH_CRATES, BENCH_DAEMONS, BENCH_CLIENTS,
-#       BENCH_DAEMON_LOG and BENCH_CODESEARCH (another build, to compare) are described there
+#       BENCH_DAEMON_LOG, BENCH_CODESEARCH (another build, to compare) and BENCH_BURST=N (N
+#       searches at once: what admission control answers under a flood) are described there
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
