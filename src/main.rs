@@ -604,7 +604,7 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
             i + 1,
             r.file_path,
             r.similarity,
-            r.symbol.as_deref().unwrap_or(""),
+            result_names(r),
             if tags.is_empty() {
                 String::new()
             } else {
@@ -632,9 +632,38 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What a search result defines, for the CLI: its symbol, or for a chunk that merges several
+/// small definitions, the first three of them and how many more.
+fn result_names(r: &wire::SearchResult) -> String {
+    const SHOWN: usize = 3;
+    if r.symbols.len() <= 1 {
+        return r.symbol.clone().unwrap_or_default();
+    }
+    let mut names = r.symbols[..r.symbols.len().min(SHOWN)].join(", ");
+    if r.symbols.len() > SHOWN {
+        names.push_str(&format!(" +{} more", r.symbols.len() - SHOWN));
+    }
+    names
+}
+
 #[cfg(test)]
 mod tests {
-    use super::error_chain;
+    use super::{error_chain, result_names, wire};
+
+    #[test]
+    fn a_merged_chunk_is_shown_with_its_names() {
+        let mut r: wire::SearchResult = serde_json::from_value(
+            serde_json::json!({ "filePath": "a.py", "chunkIndex": 0, "content": "",
+                                "similarity": 0.0, "module": null, "componentType": null,
+                                "symbol": "a" }),
+        )
+        .expect("a result");
+        assert_eq!(result_names(&r), "a");
+        r.symbols = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
+        assert_eq!(result_names(&r), "a, b, c +2 more");
+        r.symbols.truncate(2);
+        assert_eq!(result_names(&r), "a, b");
+    }
 
     #[test]
     fn a_cause_already_in_the_message_is_not_repeated() {

@@ -745,6 +745,11 @@ fn rows_of(p: &Prepared, vectors: Vec<Vectored>) -> Vec<ChunkRow> {
                     keys.dedup();
                     keys
                 },
+                symbols: if c.defines.len() > 1 {
+                    c.defines.clone()
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect()

@@ -642,6 +642,7 @@ async fn answer(
                 end_line: h.end_line,
                 language: h.language,
                 symbol: h.symbol,
+                symbols: h.symbols,
                 repository: Some(h.repository),
                 file_type: h.file_type,
                 score: Some(s.score),

@@ -58,7 +58,7 @@ pub struct SearchRequest {
 /// `queryEmbeddingTime` and `searchTime` are milliseconds. Additions to the seed contract:
 /// `mode` (the mode that answered), `warning`, `cached`, `workspace` (the one searched); per
 /// result `startLine`, `endLine`,
-/// `language`, `symbol`, `repository`, `fileType`, `score` and `scores`.
+/// `language`, `symbol`, `symbols`, `repository`, `fileType`, `score` and `scores`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchResponse {
@@ -98,6 +98,11 @@ pub struct SearchResult {
     pub language: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symbol: Option<String>,
+    /// Every definition that starts in the chunk, in file order, when there are several (small
+    /// neighbouring definitions merged into one chunk, or a class kept whole with its
+    /// members): `symbol` names only the first of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

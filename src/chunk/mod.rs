@@ -31,10 +31,11 @@ use tree_sitter::Tree;
 
 /// Version of the chunking rules and of what is stored with each chunk and file (lexical
 /// text, since version 6 the file's definitions, calls and imports, since version 7 text with
-/// its credentials redacted, since version 8 file postings of every word, not the first 20,000);
+/// its credentials redacted, since version 8 file postings of every word, not the first 20,000,
+/// since version 9 the names of every definition a merged chunk holds);
 /// part of every file's skip key, so a change re-processes files
 /// (vectors are reused where a chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 8;
+pub const CHUNKER_VERSION: i32 = 9;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -919,6 +919,7 @@ mod tests {
             file_type: None,
             language: None,
             symbol: None,
+            symbols: Vec::new(),
             start_line: None,
             end_line: None,
         }

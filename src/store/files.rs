@@ -55,7 +55,14 @@ pub struct ChunkRow {
     pub lexical_length: i32,
     /// Keys of the definitions that start in the chunk ([`crate::text::definition_keys`]).
     pub defines: Vec<String>,
+    /// The qualified names of the definitions that start in the chunk, in file order, when
+    /// there are several (small definitions merged); empty otherwise.
+    pub symbols: Vec<String>,
 }
+
+/// Joins a chunk's symbol names into one string for the array-of-strings bind (arrays of
+/// arrays must be rectangular); a name never holds the ASCII unit separator.
+const SYMBOL_SEPARATOR: char = '\u{1f}';
 
 /// A file and its chunks, to be written in one transaction.
 #[derive(Debug, Clone)]
@@ -239,19 +246,20 @@ impl Store {
             "INSERT INTO codebase_index (repository, file_path, chunk_index, chunk_content,
                embedding, file_type, module, component_type, file_hash, language, start_line,
                end_line, symbol, chunk_kind, content_hash, embedding_model, embedding_dim,
-               embed_error, embed_failed_at, lexemes, lexical_length, defines)
+               embed_error, embed_failed_at, lexemes, lexical_length, defines, symbols)
              SELECT $1, $2, c.chunk_index, c.content, c.embedding, $3, $4, $5, $6, $7,
                c.start_line, c.end_line, c.symbol, c.kind, c.content_hash,
                CASE WHEN c.embedding IS NOT NULL THEN $8 END,
                CASE WHEN c.embedding IS NOT NULL THEN $9 END,
                c.embed_error, CASE WHEN c.embed_error IS NOT NULL THEN now() END,
                to_tsvector('{TEXT_SEARCH_CONFIG}', c.lexical), c.lexical_length,
-               nullif(string_to_array(c.defines, ' '), '{{}}')
+               nullif(string_to_array(c.defines, ' '), '{{}}'),
+               string_to_array(nullif(c.symbols, ''), chr(31))
              FROM unnest($10::int4[], $11::text[], $12::vector[], $13::int4[], $14::int4[],
                          $15::text[], $16::text[], $17::text[], $18::text[], $19::text[],
-                         $20::int4[], $21::text[])
+                         $20::int4[], $21::text[], $22::text[])
                AS c(chunk_index, content, embedding, start_line, end_line, symbol, kind,
-                    content_hash, embed_error, lexical, lexical_length, defines)"
+                    content_hash, embed_error, lexical, lexical_length, defines, symbols)"
         ))
         .bind(f.repository)
         .bind(f.file_path)
@@ -309,6 +317,21 @@ impl Store {
             chunks
                 .iter()
                 .map(|c| c.defines.join(" "))
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            chunks
+                .iter()
+                .map(|c| {
+                    let mut joined = String::new();
+                    for s in c.symbols.iter().filter(|s| !s.contains(SYMBOL_SEPARATOR)) {
+                        if !joined.is_empty() {
+                            joined.push(SYMBOL_SEPARATOR);
+                        }
+                        joined.push_str(s);
+                    }
+                    joined
+                })
                 .collect::<Vec<_>>(),
         )
         .execute(&mut *tx)

@@ -154,6 +154,9 @@ pub struct Hit {
     pub file_type: Option<String>,
     pub language: Option<String>,
     pub symbol: Option<String>,
+    /// The qualified names of the definitions that start in the chunk, in file order, when it
+    /// holds several (small definitions merged; `symbol` is the first). Empty otherwise.
+    pub symbols: Vec<String>,
     pub start_line: Option<i32>,
     pub end_line: Option<i32>,
 }
@@ -550,10 +553,10 @@ const EXACT_SCAN_CHUNKS: i64 = 10_000;
 const TS_RANK_CD_TO_TF: f64 = 10.0;
 
 const HIT_COLUMNS: &str = "id, repository, file_path, chunk_index, chunk_content, module, \
-     component_type, file_type, language, symbol, start_line, end_line";
+     component_type, file_type, language, symbol, symbols, start_line, end_line";
 const HIT_COLUMNS_CI: &str = "ci.id, ci.repository, ci.file_path, ci.chunk_index, \
      ci.chunk_content, ci.module, ci.component_type, ci.file_type, ci.language, ci.symbol, \
-     ci.start_line, ci.end_line";
+     ci.symbols, ci.start_line, ci.end_line";
 
 fn hit(r: &sqlx::postgres::PgRow) -> Hit {
     Hit {
@@ -569,6 +572,9 @@ fn hit(r: &sqlx::postgres::PgRow) -> Hit {
         file_type: r.get("file_type"),
         language: r.get("language"),
         symbol: r.get("symbol"),
+        symbols: r
+            .get::<Option<Vec<String>>, _>("symbols")
+            .unwrap_or_default(),
         start_line: r.get("start_line"),
         end_line: r.get("end_line"),
     }

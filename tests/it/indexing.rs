@@ -333,6 +333,7 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
                 lexical: format!("chunk {i} file {f}"),
                 lexical_length: 4,
                 defines: Vec::new(),
+                symbols: Vec::new(),
             })
             .collect();
         let path = format!("f{f}.{}", if f % 10 == 0 { "py" } else { "rs" });
@@ -469,6 +470,7 @@ async fn a_repository_filter_finds_files_in_small_and_large_repositories() {
                     lexical: text.clone(),
                     lexical_length: 2,
                     defines: Vec::new(),
+                    symbols: Vec::new(),
                 }];
                 store
                     .replace_file(&FileWrite {

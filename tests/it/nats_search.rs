@@ -478,3 +478,38 @@ async fn past_its_bound_a_daemon_answers_overloaded_at_once() {
     assert_eq!(d.search(json!({"query": "invoice"})).await["success"], true);
     d.stop().await;
 }
+
+#[tokio::test]
+async fn a_chunk_of_merged_small_definitions_names_every_one() {
+    let d = Daemon::start(&[
+        (
+            "money.py",
+            "def add_cents(a, b):\n    return a + b\n\n\
+             def sub_cents(a, b):\n    return a - b\n\n\
+             def mul_cents(a, k):\n    return a * k\n",
+        ),
+        FILES[3],
+    ])
+    .await;
+    let reply = d
+        .search(json!({ "query": "cents", "mode": "lexical" }))
+        .await;
+    assert_eq!(reply["success"], true, "{reply}");
+    let top = &reply["results"][0];
+    assert_eq!(top["filePath"], "money.py", "{reply}");
+    // One chunk holds the three: `symbol` is the first, `symbols` names them all.
+    assert_eq!(top["symbol"], "add_cents", "{top}");
+    assert_eq!(
+        top["symbols"],
+        json!(["add_cents", "sub_cents", "mul_cents"]),
+        "{top}"
+    );
+    // A chunk of one definition has no `symbols`.
+    let reply = d
+        .search(json!({ "query": "monthly invoice report", "mode": "lexical" }))
+        .await;
+    let top = &reply["results"][0];
+    assert_eq!(top["symbol"], "monthly_invoice_report", "{top}");
+    assert!(top.get("symbols").is_none(), "{top}");
+    d.stop().await;
+}
