@@ -126,6 +126,15 @@ fn q(op: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
 pub struct Store {
     pool: PgPool,
     index_build_memory_mb: u32,
+    /// The valid per-model vector indexes, and when they were read: searches name the
+    /// indexed expression only when its index exists.
+    ann_indexes: std::sync::Arc<std::sync::Mutex<Option<AnnIndexList>>>,
+}
+
+/// The names of the valid per-model vector indexes, read at `read_at`.
+struct AnnIndexList {
+    read_at: std::time::Instant,
+    names: std::sync::Arc<std::collections::HashSet<String>>,
 }
 
 impl Store {
@@ -178,6 +187,7 @@ impl Store {
         Ok(Self {
             pool,
             index_build_memory_mb: cfg.index_build_memory_mb,
+            ann_indexes: Default::default(),
         })
     }
 
@@ -187,6 +197,7 @@ impl Store {
         Self {
             pool,
             index_build_memory_mb: 1024,
+            ann_indexes: Default::default(),
         }
     }
 

@@ -179,6 +179,14 @@ impl Store {
                 .chunks_in_files(query.filters.path_regex.as_deref(), repositories.as_deref())
                 .await?
                 <= EXACT_SCAN_CHUNKS;
+        // The walk goes through the model's own index (its dimensions, half precision) when
+        // it has one; the rows it finds are then ordered by the full-precision distance.
+        let ann_dim = if exact_in_files {
+            None
+        } else {
+            let dim = query.embedding.len();
+            self.has_ann_index(query.model, dim).await?.then_some(dim)
+        };
         // `relaxed_order` iterative scans may return rows slightly out of order: the outer
         // query puts them back in order (pgvector's documented pattern).
         let vector = pad(query.embedding);
@@ -214,15 +222,21 @@ impl Store {
             .push(") >= ")
             .push_bind(query.min_similarity);
         push_filters(&mut qb, query.scope, query.filters);
-        qb.push(" ORDER BY embedding <=> ")
-            .push_bind(vector)
-            .push(" LIMIT ")
-            .push_bind(query.limit)
-            .push(
-                ")
+        match ann_dim {
+            // The expression of the index `ensure_ann_index` builds, exactly.
+            Some(dim) => qb
+                .push(format!(
+                    " ORDER BY subvector(embedding, 1, {dim})::halfvec({dim}) <=> "
+                ))
+                .push_bind(pgvector::Vector::from(query.embedding.to_vec()))
+                .push(format!("::halfvec({dim})")),
+            None => qb.push(" ORDER BY embedding <=> ").push_bind(vector),
+        };
+        qb.push(" LIMIT ").push_bind(query.limit).push(
+            ")
              SELECT *, 1 - distance AS similarity, NULL::float8 AS lexical
              FROM nearest ORDER BY distance",
-            );
+        );
         // A plan for these filters' values: an HNSW scan, or an exact scan of the few rows a
         // selective filter lets through (see `connect`).
         let mut tx = self

@@ -8,7 +8,12 @@ use super::{Store, StoreError, q};
 pub const ANN_MIN_ROWS: i64 = 2000;
 /// Files an index pass must change for the tables to be vacuumed and analyzed at once.
 const VACUUM_AFTER_FILES: usize = 200;
-const ANN_INDEX: &str = "idx_codebase_index_embedding_hnsw";
+/// The index over the whole `embedding` column, before each model had its own.
+const LEGACY_ANN_INDEX: &str = "idx_codebase_index_embedding_hnsw";
+/// Each model's index is this and 16 hex digits of a digest of (model, dimensions).
+const ANN_INDEX_PREFIX: &str = "idx_codebase_index_hnsw_";
+/// How long a store trusts its list of per-model indexes before reading it again.
+pub(super) const ANN_INDEX_CACHE: std::time::Duration = std::time::Duration::from_secs(10);
 /// Advisory lock key of the vector index build ("csANN" in ASCII).
 const ANN_BUILD_LOCK: i64 = 0x63_73_41_4e_4e;
 
@@ -35,12 +40,20 @@ impl Store {
         Ok(())
     }
 
-    /// Builds the HNSW index once the table holds [`ANN_MIN_ROWS`] vectors (and rebuilds it if
-    /// an interrupted build left it invalid). Returns whether it built one. Built concurrently:
-    /// searches and writes go on meanwhile. One builder at a time, across daemons: the build
-    /// holds an advisory lock, and a pass that finds it taken leaves the build to its holder
-    /// (two concurrent `CREATE INDEX CONCURRENTLY` deadlock, which every repository's first
-    /// pass finishing together used to cause).
+    /// Builds each model's HNSW index once the table holds [`ANN_MIN_ROWS`] of its vectors
+    /// (and rebuilds one an interrupted build left invalid). Returns whether it built one.
+    ///
+    /// The index is on the model's own dimensions as half-precision floats
+    /// (`subvector(embedding, 1, dim)::halfvec(dim)`, partial on `embedding_model`): the column
+    /// holds every model's vectors zero-padded to 768 floats, and a walk over 384 halves reads
+    /// a quarter of the bytes (docs/BENCHMARKS.md). Searches re-sort what it finds by the
+    /// full-precision distance. The older index over the whole column is dropped once every
+    /// model with enough vectors has its own and the daemons have had time to see it.
+    ///
+    /// Built concurrently: searches and writes go on meanwhile. One builder at a time, across
+    /// daemons: the build holds an advisory lock, and a pass that finds it taken leaves the
+    /// build to its holder (two concurrent `CREATE INDEX CONCURRENTLY` deadlock, which every
+    /// repository's first pass finishing together used to cause).
     pub async fn ensure_ann_index(&self) -> Result<bool, StoreError> {
         let built = |e| q("building the vector index")(e);
         // The lock and the memory setting belong to this connection, closed after the build.
@@ -55,54 +68,167 @@ impl Store {
             tracing::debug!("another pass is building the vector index");
             return Ok(false);
         }
-        let valid: Option<bool> = sqlx::query_scalar(
-            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-             WHERE c.relname = $1",
+        // Counted from the files (a count over the chunks takes 150 ms at 100k, and this runs
+        // after every pass); a model's dimensions from one of its vectors.
+        let models: Vec<(String, i32, i64)> = sqlx::query_as(
+            "SELECT f.embedding_model, d.dim, f.chunks
+             FROM (SELECT embedding_model, sum(chunk_count)::int8 AS chunks FROM indexed_files
+                   WHERE chunk_count > 0 AND embedding_model IS NOT NULL GROUP BY 1) f
+             CROSS JOIN LATERAL (
+               SELECT c.embedding_dim AS dim FROM codebase_index c
+               WHERE c.embedding_model = f.embedding_model AND c.embedding IS NOT NULL
+               LIMIT 1) d",
         )
-        .bind(ANN_INDEX)
-        .fetch_optional(&mut *conn)
+        .fetch_all(&mut *conn)
         .await
-        .map_err(q("checking the vector index"))?;
-        match valid {
-            Some(true) => return Ok(false),
-            Some(false) => {
-                tracing::warn!("the vector index is invalid (an interrupted build); rebuilding it");
-                sqlx::query(&format!("DROP INDEX CONCURRENTLY IF EXISTS {ANN_INDEX}"))
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(q("dropping an invalid vector index"))?;
+        .map_err(q("counting vectors per model"))?;
+        let existing = ann_indexes(&mut conn).await?;
+        let mut built_any = false;
+        let mut wanted = std::collections::HashSet::new();
+        for (model, dim, rows) in &models {
+            let Ok(dim) = usize::try_from(*dim) else {
+                continue;
+            };
+            let name = ann_index_name(model, dim);
+            wanted.insert(name.clone());
+            if *rows < ANN_MIN_ROWS || !(1..=super::VECTOR_WIDTH).contains(&dim) {
+                continue;
             }
-            None => {}
+            match existing.iter().find(|i| i.name == name) {
+                Some(i) if i.valid => continue,
+                Some(_) => {
+                    tracing::warn!(
+                        model,
+                        "the vector index is invalid (an interrupted build); rebuilding it"
+                    );
+                    drop_index(&mut conn, &name).await?;
+                }
+                None => {}
+            }
+            tracing::info!(model, dim, vectors = rows, "building the HNSW vector index");
+            let started = std::time::Instant::now();
+            sqlx::query(&format!(
+                "SET maintenance_work_mem = '{}MB'",
+                self.index_build_memory_mb
+            ))
+            .execute(&mut *conn)
+            .await
+            .map_err(built)?;
+            sqlx::query(&format!(
+                "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON codebase_index
+                 USING hnsw ((subvector(embedding, 1, {dim})::halfvec({dim})) halfvec_cosine_ops)
+                 WHERE embedding_model = {}",
+                quote_literal(model)
+            ))
+            .execute(&mut *conn)
+            .await
+            .map_err(built)?;
+            // When it became valid, by the database's clock: the older index is dropped only
+            // once every daemon's view of the indexes (cached for ANN_INDEX_CACHE) includes it.
+            sqlx::query(&format!(
+                "DO $$ BEGIN EXECUTE format('COMMENT ON INDEX {name} IS %L',
+                   'valid since ' || extract(epoch FROM now())::int8); END $$"
+            ))
+            .execute(&mut *conn)
+            .await
+            .map_err(built)?;
+            tracing::info!(
+                model,
+                secs = started.elapsed().as_secs_f64(),
+                "HNSW vector index built"
+            );
+            built_any = true;
         }
-        let rows: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM codebase_index WHERE embedding IS NOT NULL")
-                .fetch_one(&mut *conn)
-                .await
-                .map_err(q("counting vectors"))?;
-        if rows < ANN_MIN_ROWS {
-            return Ok(false);
+        // Indexes of models whose vectors are all gone.
+        for stale in existing.iter().filter(|i| !wanted.contains(&i.name)) {
+            tracing::info!(
+                index = stale.name,
+                "dropping the vector index of a model no longer in the index"
+            );
+            drop_index(&mut conn, &stale.name).await?;
         }
-        tracing::info!(vectors = rows, "building the HNSW vector index");
-        let started = std::time::Instant::now();
-        sqlx::query(&format!(
-            "SET maintenance_work_mem = '{}MB'",
-            self.index_build_memory_mb
-        ))
-        .execute(&mut *conn)
-        .await
-        .map_err(built)?;
-        sqlx::query(&format!(
-            "CREATE INDEX CONCURRENTLY IF NOT EXISTS {ANN_INDEX}
-             ON codebase_index USING hnsw (embedding vector_cosine_ops)"
-        ))
-        .execute(&mut *conn)
-        .await
-        .map_err(built)?;
-        tracing::info!(
-            secs = started.elapsed().as_secs_f64(),
-            "HNSW vector index built"
-        );
-        Ok(true)
+        self.drop_whole_column_index(&mut conn, &models).await?;
+        self.forget_ann_indexes();
+        Ok(built_any)
+    }
+
+    /// Whether `model`'s vectors of `dim` dimensions have their own valid HNSW index, from a
+    /// list of the indexes read at most [`ANN_INDEX_CACHE`] ago.
+    pub(super) async fn has_ann_index(&self, model: &str, dim: usize) -> Result<bool, StoreError> {
+        let name = ann_index_name(model, dim);
+        let cached = self.ann_indexes.lock().ok().and_then(|c| {
+            c.as_ref()
+                .filter(|l| l.read_at.elapsed() < ANN_INDEX_CACHE)
+                .map(|l| l.names.clone())
+        });
+        let names = match cached {
+            Some(names) => names,
+            None => {
+                let mut conn = self
+                    .pool
+                    .acquire()
+                    .await
+                    .map_err(q("listing the vector indexes"))?;
+                let names: std::sync::Arc<std::collections::HashSet<String>> = std::sync::Arc::new(
+                    ann_indexes(&mut conn)
+                        .await?
+                        .into_iter()
+                        .filter(|i| i.valid)
+                        .map(|i| i.name)
+                        .collect(),
+                );
+                if let Ok(mut c) = self.ann_indexes.lock() {
+                    *c = Some(super::AnnIndexList {
+                        read_at: std::time::Instant::now(),
+                        names: names.clone(),
+                    });
+                }
+                names
+            }
+        };
+        Ok(names.contains(&name))
+    }
+
+    /// Reads the list of per-model indexes again at the next search.
+    fn forget_ann_indexes(&self) {
+        if let Ok(mut c) = self.ann_indexes.lock() {
+            *c = None;
+        }
+    }
+
+    /// Drops the index over the whole `embedding` column (before per-model indexes) once
+    /// every model with enough vectors has had its own for longer than daemons cache the list.
+    async fn drop_whole_column_index(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        models: &[(String, i32, i64)],
+    ) -> Result<(), StoreError> {
+        let exists: bool = sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
+            .bind(LEGACY_ANN_INDEX)
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(q("checking the vector index"))?;
+        if !exists {
+            return Ok(());
+        }
+        let indexes = ann_indexes(conn).await?;
+        let settled = ANN_INDEX_CACHE.as_secs() as i64 * 2;
+        let all_seen = models
+            .iter()
+            .filter(|(_, _, rows)| *rows >= ANN_MIN_ROWS)
+            .all(|(model, dim, _)| {
+                let name = ann_index_name(model, usize::try_from(*dim).unwrap_or(0));
+                indexes
+                    .iter()
+                    .any(|i| i.name == name && i.valid && i.valid_for_secs >= settled)
+            });
+        if all_seen {
+            tracing::info!(
+                "dropping the vector index over the whole column: each model has its own"
+            );
+            drop_index(conn, LEGACY_ANN_INDEX).await?;
+        }
+        Ok(())
     }
 
     /// Settles the tables after a bulk load: `VACUUM (ANALYZE)`. Autovacuum would too, but
@@ -131,10 +257,76 @@ impl Store {
         .execute(&self.pool)
         .await
         .map_err(q("emptying the index"))?;
-        sqlx::query(&format!("DROP INDEX IF EXISTS {ANN_INDEX}"))
-            .execute(&self.pool)
+        let mut conn = self
+            .pool
+            .acquire()
             .await
             .map_err(q("dropping the vector index"))?;
+        for index in ann_indexes(&mut conn).await? {
+            drop_index(&mut conn, &index.name).await?;
+        }
+        drop_index(&mut conn, LEGACY_ANN_INDEX).await?;
+        self.forget_ann_indexes();
         Ok(())
     }
+}
+
+/// The name of the HNSW index of `model`'s vectors of `dim` dimensions.
+pub(super) fn ann_index_name(model: &str, dim: usize) -> String {
+    let digest = crate::scan::sha256_hex(format!("{model}\0{dim}").as_bytes());
+    format!("{ANN_INDEX_PREFIX}{}", &digest[..16])
+}
+
+/// A per-model vector index as the catalog has it.
+#[derive(Debug, Clone)]
+pub(super) struct AnnIndex {
+    pub name: String,
+    /// Whether its build finished (an interrupted `CREATE INDEX CONCURRENTLY` leaves an
+    /// invalid index behind).
+    pub valid: bool,
+    /// Seconds since the build finished (from its comment); 0 when unknown.
+    pub valid_for_secs: i64,
+}
+
+/// The per-model vector indexes on `codebase_index`.
+pub(super) async fn ann_indexes(
+    conn: &mut sqlx::PgConnection,
+) -> Result<Vec<AnnIndex>, StoreError> {
+    let rows: Vec<(String, bool, Option<String>, i64)> = sqlx::query_as(
+        "SELECT c.relname::text, i.indisvalid, obj_description(c.oid, 'pg_class'),
+                extract(epoch FROM now())::int8
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+         WHERE i.indrelid = 'codebase_index'::regclass AND starts_with(c.relname::text, $1)",
+    )
+    .bind(ANN_INDEX_PREFIX)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(q("listing the vector indexes"))?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, valid, comment, now)| {
+            let since = comment
+                .as_deref()
+                .and_then(|c| c.strip_prefix("valid since "))
+                .and_then(|t| t.parse::<i64>().ok());
+            AnnIndex {
+                name,
+                valid,
+                valid_for_secs: since.map_or(0, |t| now - t),
+            }
+        })
+        .collect())
+}
+
+async fn drop_index(conn: &mut sqlx::PgConnection, name: &str) -> Result<(), StoreError> {
+    sqlx::query(&format!("DROP INDEX CONCURRENTLY IF EXISTS {name}"))
+        .execute(&mut *conn)
+        .await
+        .map_err(q("dropping a vector index"))?;
+    Ok(())
+}
+
+/// `text` as an SQL string literal (standard-conforming strings: only quotes are doubled).
+fn quote_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
 }

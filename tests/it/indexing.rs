@@ -307,17 +307,10 @@ async fn migrations_are_idempotent_and_keep_the_baseline_columns() {
     assert_eq!(typ, "vector(768)");
 }
 
-#[tokio::test]
-async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
-    use codesearch::store::{ANN_MIN_ROWS, ChunkRow, FileWrite, Filters, VectorQuery};
-    let db = test_db().await;
-    let cfg = support::config(&db, "nats://unused");
-    let store = Store::connect(&cfg.database).await.expect("connect");
-    support::claim(&store, "r", "default").await;
-    let scope = store.scope("default").await.expect("scope");
-    let hash = HashEmbedder::new(384);
-    // 25 files of 100 chunks; only one file in ten is `py`.
-    let files = (ANN_MIN_ROWS as usize / 100) + 5;
+/// Writes `files` files of 100 chunks, embedded by `hash` and recorded as `model`'s, into
+/// repository `r`: `f{n}.py` for one file in ten, `f{n}.rs` for the others.
+async fn write_hash_files(store: &Store, hash: &HashEmbedder, model: &str, files: usize) {
+    use codesearch::store::{ChunkRow, FileWrite};
     for f in 0..files {
         let rows: Vec<ChunkRow> = (0..100)
             .map(|i| ChunkRow {
@@ -336,21 +329,21 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
                 symbols: Vec::new(),
             })
             .collect();
-        let path = format!("f{f}.{}", if f % 10 == 0 { "py" } else { "rs" });
+        let ext = if f % 10 == 0 { "py" } else { "rs" };
         store
             .replace_file(&FileWrite {
                 repository: "r",
-                file_path: &path,
+                file_path: &format!("f{f}.{ext}"),
                 file_hash: "h",
-                file_type: if f % 10 == 0 { "py" } else { "rs" },
+                file_type: ext,
                 language: "x",
                 module: None,
                 component_type: None,
                 size_bytes: 1,
                 line_count: 1,
                 chunker_version: 1,
-                embedding_model: "hash/v1",
-                embedding_dim: 384,
+                embedding_model: model,
+                embedding_dim: hash.dimension() as i32,
                 chunks: &rows,
                 terms: &Default::default(),
                 intel: &Default::default(),
@@ -358,6 +351,135 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
             .await
             .expect("write");
     }
+}
+
+#[tokio::test]
+async fn each_model_gets_its_own_half_precision_index_and_searches_walk_it() {
+    use codesearch::store::{ANN_MIN_ROWS, Filters, VectorQuery};
+    let db = test_db().await;
+    let cfg = support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    support::claim(&store, "r", "default").await;
+    let scope = store.scope("default").await.expect("scope");
+    let hash = HashEmbedder::new(384);
+    write_hash_files(&store, &hash, "hash/v1", ANN_MIN_ROWS as usize / 100 + 5).await;
+    // An index over the whole column, as releases before per-model indexes built it.
+    sqlx::query(
+        "CREATE INDEX idx_codebase_index_embedding_hnsw ON codebase_index
+         USING hnsw (embedding vector_cosine_ops)",
+    )
+    .execute(store.pool())
+    .await
+    .expect("old index");
+    store.vacuum_analyze().await.expect("analyze");
+    assert!(store.ensure_ann_index().await.expect("build"), "built");
+    let indexes = |pool: sqlx::PgPool| async move {
+        sqlx::query_as::<_, (String, String)>(
+            "SELECT indexname::text, indexdef FROM pg_indexes
+             WHERE tablename = 'codebase_index' AND indexdef LIKE '%hnsw%' ORDER BY 1",
+        )
+        .fetch_all(&pool)
+        .await
+        .expect("indexes")
+    };
+    let now = indexes(store.pool().clone()).await;
+    assert_eq!(now.len(), 2, "{now:?}");
+    let (name, def) = &now[1];
+    assert!(name.starts_with("idx_codebase_index_hnsw_"), "{now:?}");
+    assert!(
+        def.contains("halfvec(384)") && def.contains("'hash/v1'"),
+        "{def}"
+    );
+    // The old index stays until daemons have had time to see the new one.
+    assert_eq!(now[0].0, "idx_codebase_index_embedding_hnsw");
+
+    // A search walks the model's index, and orders what it finds by the exact distance.
+    let query = hash.embed_one("alpha beta 3 1");
+    let scans = |pool: sqlx::PgPool, name: String| async move {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = $1",
+        )
+        .bind(name)
+        .fetch_one(&pool)
+        .await
+        .expect("index statistics")
+    };
+    let hits = store
+        .vector_search(&VectorQuery {
+            embedding: &query,
+            model: "hash/v1",
+            scope: &scope,
+            filters: &Filters::default(),
+            min_similarity: -1.0,
+            limit: 20,
+            ef_search: 100,
+        })
+        .await
+        .expect("search");
+    assert_eq!(hits.len(), 20);
+    let cosine = |v: &[f32]| -> f64 { v.iter().zip(&query).map(|(a, b)| f64::from(a * b)).sum() };
+    let mut exact: Vec<f64> = (0..ANN_MIN_ROWS as usize / 100 + 5)
+        .flat_map(|f| (0..100).map(move |i| (f, i)))
+        .map(|(f, i)| cosine(&hash.embed_one(&format!("alpha beta {} {}", i % 7, f % 5))))
+        .collect();
+    exact.sort_by(|a, b| b.total_cmp(a));
+    for (hit, want) in hits.iter().zip(&exact) {
+        let got = hit.similarity.expect("similarity");
+        assert!((got - want).abs() < 1e-5, "{got} vs exact {want}");
+    }
+    // Statistics reach the view when the searching backend goes idle (within a second).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while scans(store.pool().clone(), name.clone()).await == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the search did not use {name}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+
+    // Once it has been valid long enough, the next pass drops the old index.
+    sqlx::query(&format!("COMMENT ON INDEX {name} IS 'valid since 0'"))
+        .execute(store.pool())
+        .await
+        .expect("age the index");
+    assert!(
+        !store.ensure_ann_index().await.expect("upkeep"),
+        "nothing to build"
+    );
+    let now = indexes(store.pool().clone()).await;
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_eq!(&now[0].0, name);
+
+    // A model whose vectors are all gone loses its index; the new model gets one.
+    let other = HashEmbedder::new(256);
+    write_hash_files(
+        &store,
+        &other,
+        "hash/other",
+        ANN_MIN_ROWS as usize / 100 + 5,
+    )
+    .await;
+    assert!(store.ensure_ann_index().await.expect("build"), "built");
+    let now = indexes(store.pool().clone()).await;
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert!(
+        now[0].1.contains("halfvec(256)") && now[0].1.contains("'hash/other'"),
+        "{now:?}"
+    );
+}
+
+#[tokio::test]
+async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
+    use codesearch::store::{ANN_MIN_ROWS, Filters, VectorQuery};
+    let db = test_db().await;
+    let cfg = support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    support::claim(&store, "r", "default").await;
+    let scope = store.scope("default").await.expect("scope");
+    let hash = HashEmbedder::new(384);
+    // 25 files of 100 chunks; only one file in ten is `py`.
+    let files = (ANN_MIN_ROWS as usize / 100) + 5;
+    write_hash_files(&store, &hash, "hash/v1", files).await;
     // Two passes finishing together (two repositories) build it once, without a deadlock.
     let (a, b) = tokio::join!(store.ensure_ann_index(), store.ensure_ann_index());
     let built = [a.expect("first builder"), b.expect("second builder")];
