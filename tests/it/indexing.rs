@@ -307,6 +307,46 @@ async fn migrations_are_idempotent_and_keep_the_baseline_columns() {
     assert_eq!(typ, "vector(768)");
 }
 
+/// Files of 100 chunks [`hash_store`] writes: enough for the HNSW index.
+const HASH_FILES: usize = codesearch::store::ANN_MIN_ROWS as usize / 100 + 5;
+
+/// A database of [`HASH_FILES`] files written by [`write_hash_files`] with the 384-dimension
+/// hash embedder as `hash/v1`, in repository `r` of workspace `default`.
+async fn hash_store() -> (
+    support::TestDb,
+    Store,
+    codesearch::store::Scope,
+    HashEmbedder,
+) {
+    let db = test_db().await;
+    let cfg = support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    support::claim(&store, "r", "default").await;
+    let scope = store.scope("default").await.expect("scope");
+    let hash = HashEmbedder::new(384);
+    write_hash_files(&store, &hash, "hash/v1", HASH_FILES).await;
+    (db, store, scope, hash)
+}
+
+/// The cosine similarities of `query` to every chunk of `files` as [`write_hash_files`] wrote
+/// them, best first: what an exact search finds.
+fn best_similarities(
+    hash: &HashEmbedder,
+    query: &[f32],
+    files: impl IntoIterator<Item = usize>,
+) -> Vec<f64> {
+    let mut all: Vec<f64> = files
+        .into_iter()
+        .flat_map(|f| (0..100).map(move |i| (f, i)))
+        .map(|(f, i)| {
+            let v = hash.embed_one(&format!("alpha beta {} {}", i % 7, f % 5));
+            v.iter().zip(query).map(|(a, b)| f64::from(a * b)).sum()
+        })
+        .collect();
+    all.sort_by(|a, b| b.total_cmp(a));
+    all
+}
+
 /// Writes `files` files of 100 chunks, embedded by `hash` and recorded as `model`'s, into
 /// repository `r`: `f{n}.py` for one file in ten, `f{n}.rs` for the others.
 async fn write_hash_files(store: &Store, hash: &HashEmbedder, model: &str, files: usize) {
@@ -355,14 +395,8 @@ async fn write_hash_files(store: &Store, hash: &HashEmbedder, model: &str, files
 
 #[tokio::test]
 async fn each_model_gets_its_own_half_precision_index_and_searches_walk_it() {
-    use codesearch::store::{ANN_MIN_ROWS, Filters, VectorQuery};
-    let db = test_db().await;
-    let cfg = support::config(&db, "nats://unused");
-    let store = Store::connect(&cfg.database).await.expect("connect");
-    support::claim(&store, "r", "default").await;
-    let scope = store.scope("default").await.expect("scope");
-    let hash = HashEmbedder::new(384);
-    write_hash_files(&store, &hash, "hash/v1", ANN_MIN_ROWS as usize / 100 + 5).await;
+    use codesearch::store::{Filters, VectorQuery};
+    let (_db, store, scope, hash) = hash_store().await;
     // An index over the whole column, as releases before per-model indexes built it.
     sqlx::query(
         "CREATE INDEX idx_codebase_index_embedding_hnsw ON codebase_index
@@ -417,12 +451,7 @@ async fn each_model_gets_its_own_half_precision_index_and_searches_walk_it() {
         .await
         .expect("search");
     assert_eq!(hits.len(), 20);
-    let cosine = |v: &[f32]| -> f64 { v.iter().zip(&query).map(|(a, b)| f64::from(a * b)).sum() };
-    let mut exact: Vec<f64> = (0..ANN_MIN_ROWS as usize / 100 + 5)
-        .flat_map(|f| (0..100).map(move |i| (f, i)))
-        .map(|(f, i)| cosine(&hash.embed_one(&format!("alpha beta {} {}", i % 7, f % 5))))
-        .collect();
-    exact.sort_by(|a, b| b.total_cmp(a));
+    let exact = best_similarities(&hash, &query, 0..HASH_FILES);
     for (hit, want) in hits.iter().zip(&exact) {
         let got = hit.similarity.expect("similarity");
         assert!((got - want).abs() < 1e-5, "{got} vs exact {want}");
@@ -452,13 +481,7 @@ async fn each_model_gets_its_own_half_precision_index_and_searches_walk_it() {
 
     // A model whose vectors are all gone loses its index; the new model gets one.
     let other = HashEmbedder::new(256);
-    write_hash_files(
-        &store,
-        &other,
-        "hash/other",
-        ANN_MIN_ROWS as usize / 100 + 5,
-    )
-    .await;
+    write_hash_files(&store, &other, "hash/other", HASH_FILES).await;
     assert!(store.ensure_ann_index().await.expect("build"), "built");
     let now = indexes(store.pool().clone()).await;
     assert_eq!(now.len(), 1, "{now:?}");
@@ -470,16 +493,9 @@ async fn each_model_gets_its_own_half_precision_index_and_searches_walk_it() {
 
 #[tokio::test]
 async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
-    use codesearch::store::{ANN_MIN_ROWS, Filters, VectorQuery};
-    let db = test_db().await;
-    let cfg = support::config(&db, "nats://unused");
-    let store = Store::connect(&cfg.database).await.expect("connect");
-    support::claim(&store, "r", "default").await;
-    let scope = store.scope("default").await.expect("scope");
-    let hash = HashEmbedder::new(384);
+    use codesearch::store::{Filters, VectorQuery};
     // 25 files of 100 chunks; only one file in ten is `py`.
-    let files = (ANN_MIN_ROWS as usize / 100) + 5;
-    write_hash_files(&store, &hash, "hash/v1", files).await;
+    let (_db, store, scope, hash) = hash_store().await;
     // Two passes finishing together (two repositories) build it once, without a deadlock.
     let (a, b) = tokio::join!(store.ensure_ann_index(), store.ensure_ann_index());
     let built = [a.expect("first builder"), b.expect("second builder")];
@@ -530,13 +546,7 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
         })
         .await
         .expect("search");
-    let cosine = |v: &[f32]| -> f64 { v.iter().zip(&query).map(|(a, b)| f64::from(a * b)).sum() };
-    let mut expected: Vec<f64> = [1, 11, 12, 13, 14, 15, 16, 17, 18, 19]
-        .into_iter()
-        .flat_map(|f| (0..100).map(move |i| (f, i)))
-        .map(|(f, i)| cosine(&hash.embed_one(&format!("alpha beta {} {}", i % 7, f % 5))))
-        .collect();
-    expected.sort_by(|a, b| b.total_cmp(a));
+    let expected = best_similarities(&hash, &query, [1, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
     let found: Vec<f64> = hits.iter().filter_map(|h| h.similarity).collect();
     assert_eq!(found.len(), 50);
     for (got, want) in found.iter().zip(&expected) {
