@@ -147,7 +147,7 @@ impl Store {
             );
             drop_index(&mut conn, &stale.name).await?;
         }
-        self.drop_whole_column_index(&mut conn, &models).await?;
+        drop_whole_column_index(&mut conn, &models, &existing).await?;
         self.forget_ann_indexes();
         Ok(built_any)
     }
@@ -194,41 +194,6 @@ impl Store {
         if let Ok(mut c) = self.ann_indexes.lock() {
             *c = None;
         }
-    }
-
-    /// Drops the index over the whole `embedding` column (before per-model indexes) once
-    /// every model with enough vectors has had its own for longer than daemons cache the list.
-    async fn drop_whole_column_index(
-        &self,
-        conn: &mut sqlx::PgConnection,
-        models: &[(String, i32, i64)],
-    ) -> Result<(), StoreError> {
-        let exists: bool = sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
-            .bind(LEGACY_ANN_INDEX)
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(q("checking the vector index"))?;
-        if !exists {
-            return Ok(());
-        }
-        let indexes = ann_indexes(conn).await?;
-        let settled = ANN_INDEX_CACHE.as_secs() as i64 * 2;
-        let all_seen = models
-            .iter()
-            .filter(|(_, _, rows)| *rows >= ANN_MIN_ROWS)
-            .all(|(model, dim, _)| {
-                let name = ann_index_name(model, usize::try_from(*dim).unwrap_or(0));
-                indexes
-                    .iter()
-                    .any(|i| i.name == name && i.valid && i.valid_for_secs >= settled)
-            });
-        if all_seen {
-            tracing::info!(
-                "dropping the vector index over the whole column: each model has its own"
-            );
-            drop_index(conn, LEGACY_ANN_INDEX).await?;
-        }
-        Ok(())
     }
 
     /// Settles the tables after a bulk load: `VACUUM (ANALYZE)`. Autovacuum would too, but
@@ -316,6 +281,39 @@ pub(super) async fn ann_indexes(
             }
         })
         .collect())
+}
+
+/// Drops the index over the whole `embedding` column (before per-model indexes) once
+/// every model with enough vectors has had its own for longer than daemons cache the list
+/// (`indexes`, read before this pass built any: one it just built is too young anyway).
+async fn drop_whole_column_index(
+    conn: &mut sqlx::PgConnection,
+    models: &[(String, i32, i64)],
+    indexes: &[AnnIndex],
+) -> Result<(), StoreError> {
+    let exists: bool = sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
+        .bind(LEGACY_ANN_INDEX)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(q("checking the vector index"))?;
+    if !exists {
+        return Ok(());
+    }
+    let settled = ANN_INDEX_CACHE.as_secs() as i64 * 2;
+    let all_seen = models
+        .iter()
+        .filter(|(_, _, rows)| *rows >= ANN_MIN_ROWS)
+        .all(|(model, dim, _)| {
+            let name = ann_index_name(model, usize::try_from(*dim).unwrap_or(0));
+            indexes
+                .iter()
+                .any(|i| i.name == name && i.valid && i.valid_for_secs >= settled)
+        });
+    if all_seen {
+        tracing::info!("dropping the vector index over the whole column: each model has its own");
+        drop_index(conn, LEGACY_ANN_INDEX).await?;
+    }
+    Ok(())
 }
 
 async fn drop_index(conn: &mut sqlx::PgConnection, name: &str) -> Result<(), StoreError> {
