@@ -13,7 +13,7 @@ pub struct Analysis {
 
 /// Parses the file once (when it is code) and chunks and extracts from the same tree.
 pub fn analyze(rel_path: &str, text: &str, opts: &ChunkOptions) -> Analysis {
-    let lang = match Language::from_path(rel_path) {
+    let lang = match Language::detect(rel_path, text) {
         Language::Code(lang) if !text.trim().is_empty() => Some(lang),
         _ => None,
     };

@@ -690,7 +690,7 @@ pub(crate) enum Vectored {
 }
 
 fn prepare(file: SourceFile, opts: &ChunkOptions) -> Prepared {
-    let language = Language::from_path(&file.rel_path).name(&file.rel_path);
+    let language = Language::detect(&file.rel_path, &file.text).name(&file.rel_path);
     let Analysis { chunks, intel } = parse::analyze(&file.rel_path, &file.text, opts);
     let inputs = chunks
         .iter()

@@ -21,10 +21,15 @@ pub enum CodeLanguage {
     Rust,
     Go,
     GraphQl,
+    Java,
+    CSharp,
+    C,
+    Cpp,
+    Ruby,
 }
 
 impl CodeLanguage {
-    pub const ALL: [CodeLanguage; 7] = [
+    pub const ALL: [CodeLanguage; 12] = [
         CodeLanguage::TypeScript,
         CodeLanguage::Tsx,
         CodeLanguage::JavaScript,
@@ -32,6 +37,11 @@ impl CodeLanguage {
         CodeLanguage::Rust,
         CodeLanguage::Go,
         CodeLanguage::GraphQl,
+        CodeLanguage::Java,
+        CodeLanguage::CSharp,
+        CodeLanguage::C,
+        CodeLanguage::Cpp,
+        CodeLanguage::Ruby,
     ];
 
     pub fn name(self) -> &'static str {
@@ -43,6 +53,11 @@ impl CodeLanguage {
             CodeLanguage::Rust => "rust",
             CodeLanguage::Go => "go",
             CodeLanguage::GraphQl => "graphql",
+            CodeLanguage::Java => "java",
+            CodeLanguage::CSharp => "csharp",
+            CodeLanguage::C => "c",
+            CodeLanguage::Cpp => "cpp",
+            CodeLanguage::Ruby => "ruby",
         }
     }
 
@@ -55,13 +70,18 @@ impl CodeLanguage {
             CodeLanguage::Rust => tree_sitter_rust::LANGUAGE.into(),
             CodeLanguage::Go => tree_sitter_go::LANGUAGE.into(),
             CodeLanguage::GraphQl => tree_sitter_graphql::LANGUAGE.into(),
+            CodeLanguage::Java => tree_sitter_java::LANGUAGE.into(),
+            CodeLanguage::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
+            CodeLanguage::C => tree_sitter_c::LANGUAGE.into(),
+            CodeLanguage::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+            CodeLanguage::Ruby => tree_sitter_ruby::LANGUAGE.into(),
         }
     }
 
     /// How a member's name is joined to its parent's: `Stack::push`, `UserService.find`.
-    fn separator(self) -> &'static str {
+    pub fn separator(self) -> &'static str {
         match self {
-            CodeLanguage::Rust => "::",
+            CodeLanguage::Rust | CodeLanguage::Cpp | CodeLanguage::Ruby => "::",
             _ => ".",
         }
     }
@@ -73,6 +93,16 @@ struct Def<'t> {
     name: Option<String>,
     /// The node whose named children are the members, for containers.
     body: Option<Node<'t>>,
+    /// Only qualifies its members, defines nothing by its name: an `impl` block implements a
+    /// type defined elsewhere, a C++ namespace is opened in many files.
+    scope_only: bool,
+}
+
+impl Def<'_> {
+    /// Whether the definition defines its own name.
+    fn defines(&self) -> bool {
+        self.name.is_some() && !self.scope_only
+    }
 }
 
 /// Parses `text` as `lang`; `None` when parsing fails or runs out of `timeout`.
@@ -101,7 +131,7 @@ pub(crate) fn layout(lang: CodeLanguage, tree: &Tree, text: &str, opts: &ChunkOp
             root = doc;
         }
     }
-    walk.members(root, None, 0);
+    walk.members(root, None, 0, false);
     walk.layout
 }
 
@@ -130,8 +160,15 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    /// Lays out the named children of `parent`, members of the container `parent_id`.
-    fn members(&mut self, parent: Node<'_>, context: Option<&str>, parent_id: usize) {
+    /// Lays out the named children of `parent`, members of the container `parent_id`; `in_type`
+    /// when the container is a type (its functions are methods), not a module or namespace.
+    fn members(
+        &mut self,
+        parent: Node<'_>,
+        context: Option<&str>,
+        parent_id: usize,
+        in_type: bool,
+    ) {
         let mut cursor = parent.walk();
         // Start of a run of comments/attributes that may belong to the next definition.
         let mut leading: Option<usize> = None;
@@ -148,9 +185,15 @@ impl<'a> Walk<'a> {
                 prev_end = child.end_byte();
                 continue;
             }
-            let Some(def) = definition(self.lang, child, self.text, context.is_some()) else {
-                // A block-level node that may hold definitions (a GraphQL document, Go's
-                // source_file children are definitions already).
+            if let Some(inner) = transparent(self.lang, child) {
+                // Definitions inside a preprocessor conditional, an `extern "C"` block or a C#
+                // namespace are laid out as if they were written here.
+                self.members(inner, context, parent_id, in_type);
+                leading = None;
+                prev_end = child.end_byte();
+                continue;
+            }
+            let Some(def) = definition(self.lang, child, self.text, in_type) else {
                 leading = None;
                 prev_end = child.end_byte();
                 continue;
@@ -162,8 +205,7 @@ impl<'a> Walk<'a> {
             prev_end = child.end_byte();
             let symbol = self.qualify(context, &def.name);
             let end = child.end_byte();
-            // An `impl` block implements a type defined elsewhere: it defines nothing by name.
-            let defines = def.name.is_some() && def.kind != "impl";
+            let defines = def.defines();
             let too_large = self.text[start..end].chars().count() > self.max_chars;
             match def.body {
                 Some(body) if too_large && body.named_child_count() > 0 => {
@@ -176,7 +218,8 @@ impl<'a> Walk<'a> {
                         symbol: symbol.clone(),
                         defines,
                     });
-                    self.members(body, symbol.as_deref(), id);
+                    let in_type = !matches!(def.kind, "module" | "namespace");
+                    self.members(body, symbol.as_deref(), id, in_type);
                 }
                 _ => self.layout.spans.push(Span {
                     start,
@@ -220,6 +263,10 @@ impl Walk<'_> {
         let mut names = Vec::new();
         let mut cursor = body.walk();
         for child in body.named_children(&mut cursor) {
+            if let Some(inner) = transparent(self.lang, child) {
+                names.extend(self.member_names(inner, context));
+                continue;
+            }
             let Some(def) = definition(self.lang, child, self.text, true) else {
                 continue;
             };
@@ -227,7 +274,7 @@ impl Walk<'_> {
                 continue;
             }
             let symbol = self.qualify(context, &def.name);
-            if def.kind != "impl" {
+            if def.defines() {
                 names.extend(symbol.clone());
             }
             if let Some(b) = def.body {
@@ -264,7 +311,22 @@ fn definition<'t>(
     in_container: bool,
 ) -> Option<Def<'t>> {
     let function_kind = if in_container { "method" } else { "function" };
-    let def = |kind, name, body| Some(Def { kind, name, body });
+    let def = |kind, name, body| {
+        Some(Def {
+            kind,
+            name,
+            body,
+            scope_only: false,
+        })
+    };
+    let scope = |kind, name, body| {
+        Some(Def {
+            kind,
+            name,
+            body,
+            scope_only: true,
+        })
+    };
     match lang {
         CodeLanguage::TypeScript | CodeLanguage::Tsx | CodeLanguage::JavaScript => {
             match node.kind() {
@@ -359,7 +421,7 @@ fn definition<'t>(
                     (None, ty) => ty,
                     (Some(tr), None) => Some(tr.to_owned()),
                 };
-                def("impl", name, node.child_by_field_name("body"))
+                scope("impl", name, node.child_by_field_name("body"))
             }
             _ => None,
         },
@@ -390,6 +452,157 @@ fn definition<'t>(
             _ => None,
         },
         CodeLanguage::GraphQl => graphql_definition(node, text),
+        CodeLanguage::Java => match node.kind() {
+            "class_declaration" | "record_declaration" => def(
+                "class",
+                name_of(node, text),
+                node.child_by_field_name("body"),
+            ),
+            "interface_declaration" | "annotation_type_declaration" => def(
+                "interface",
+                name_of(node, text),
+                node.child_by_field_name("body"),
+            ),
+            "enum_declaration" => def(
+                "enum",
+                name_of(node, text),
+                node.child_by_field_name("body"),
+            ),
+            "method_declaration" => def("method", name_of(node, text), None),
+            "constructor_declaration" | "compact_constructor_declaration" => {
+                def("constructor", name_of(node, text), None)
+            }
+            _ => None,
+        },
+        CodeLanguage::CSharp => match node.kind() {
+            "class_declaration" | "record_declaration" => def(
+                "class",
+                name_of(node, text),
+                node.child_by_field_name("body"),
+            ),
+            "struct_declaration" | "record_struct_declaration" => def(
+                "struct",
+                name_of(node, text),
+                node.child_by_field_name("body"),
+            ),
+            "interface_declaration" => def(
+                "interface",
+                name_of(node, text),
+                node.child_by_field_name("body"),
+            ),
+            "enum_declaration" => def("enum", name_of(node, text), None),
+            "method_declaration" | "operator_declaration" | "conversion_operator_declaration" => {
+                def("method", name_of(node, text), None)
+            }
+            "constructor_declaration" | "destructor_declaration" => {
+                def("constructor", name_of(node, text), None)
+            }
+            "property_declaration" | "indexer_declaration" | "event_declaration" => {
+                def("property", name_of(node, text), None)
+            }
+            "delegate_declaration" => def("type", name_of(node, text), None),
+            _ => None,
+        },
+        CodeLanguage::C | CodeLanguage::Cpp => match node.kind() {
+            "function_definition" => def(function_kind, c_declarator_name(node, text), None),
+            "class_specifier" | "struct_specifier" | "union_specifier" => {
+                let body = node.child_by_field_name("body")?;
+                let kind = if node.kind() == "class_specifier" {
+                    "class"
+                } else {
+                    "struct"
+                };
+                def(kind, name_of(node, text), Some(body))
+            }
+            "enum_specifier" => {
+                node.child_by_field_name("body")?;
+                def("enum", name_of(node, text), None)
+            }
+            "type_definition" | "alias_declaration" => {
+                let name = field_text(node, "declarator", text)
+                    .or_else(|| field_text(node, "name", text))
+                    .map(str::to_owned);
+                def("type", name, None)
+            }
+            "preproc_function_def" => def("macro", name_of(node, text), None),
+            "namespace_definition" => scope(
+                "namespace",
+                Some(name_of(node, text)?),
+                node.child_by_field_name("body"),
+            ),
+            "concept_definition" => def("type", name_of(node, text), None),
+            // `template <...>` and `extern "C"` before one definition belong to it.
+            "template_declaration" | "linkage_specification" => {
+                let mut cursor = node.walk();
+                node.named_children(&mut cursor)
+                    .find_map(|c| definition(lang, c, text, in_container))
+            }
+            _ => None,
+        },
+        CodeLanguage::Ruby => match node.kind() {
+            "method" => def(function_kind, name_of(node, text), None),
+            "singleton_method" => def("method", name_of(node, text), None),
+            "class" => def(
+                "class",
+                name_of(node, text),
+                node.child_by_field_name("body"),
+            ),
+            "singleton_class" => def(
+                "class",
+                field_text(node, "value", text).map(str::to_owned),
+                node.child_by_field_name("body"),
+            ),
+            "module" => def(
+                "module",
+                name_of(node, text),
+                node.child_by_field_name("body"),
+            ),
+            _ => None,
+        },
+    }
+}
+
+/// A node that holds definitions without being one: a preprocessor conditional, an
+/// `extern "C" { ... }` block, an anonymous C++ namespace, a C# namespace (C# code is named by
+/// its types, not by the namespaces a type is declared in), the members part of a Java enum.
+/// Returns the node whose named children are the definitions.
+fn transparent<'t>(lang: CodeLanguage, node: Node<'t>) -> Option<Node<'t>> {
+    match (lang, node.kind()) {
+        (
+            CodeLanguage::C | CodeLanguage::Cpp,
+            "preproc_ifdef" | "preproc_if" | "preproc_else" | "preproc_elif" | "preproc_elifdef",
+        ) => Some(node),
+        (CodeLanguage::C | CodeLanguage::Cpp, "linkage_specification") => node
+            .child_by_field_name("body")
+            .filter(|b| b.kind() == "declaration_list"),
+        (CodeLanguage::Cpp, "namespace_definition")
+            if node.child_by_field_name("name").is_none() =>
+        {
+            node.child_by_field_name("body")
+        }
+        (CodeLanguage::CSharp, "namespace_declaration") => node.child_by_field_name("body"),
+        (CodeLanguage::Java, "enum_body_declarations") => Some(node),
+        _ => None,
+    }
+}
+
+/// The name a C or C++ function definition declares: `make_thing` in `int *make_thing(int)`,
+/// `Stack::size` in `int Stack::size() const`.
+fn c_declarator_name(node: Node<'_>, text: &str) -> Option<String> {
+    let mut d = node.child_by_field_name("declarator")?;
+    loop {
+        match d.kind() {
+            "function_declarator"
+            | "pointer_declarator"
+            | "reference_declarator"
+            | "parenthesized_declarator"
+            | "attributed_declarator" => {
+                d = d
+                    .child_by_field_name("declarator")
+                    .or_else(|| d.named_child(0))?;
+            }
+            _ => return Some(text[d.byte_range()].to_owned()),
+        }
     }
 }
 
@@ -464,6 +677,7 @@ fn graphql_definition<'t>(node: Node<'t>, text: &str) -> Option<Def<'t>> {
         kind,
         name,
         body: None,
+        scope_only: false,
     })
 }
 

@@ -2,7 +2,7 @@
 //!
 //! In: a file's relative path and text. Out: [`Chunk`]s in file order, each with its 1-based
 //! line range, language, and symbol name where it has one. Code in TypeScript, TSX, JavaScript,
-//! Python, Rust and Go is cut by tree-sitter at definitions (function, method, class, interface,
+//! Python, Rust, Go, Java, C#, C, C++ and Ruby is cut by tree-sitter at definitions (function, method, class, interface,
 //! type, impl, ...) with the doc comments and attributes above them; GraphQL by type, query,
 //! mutation and fragment (tree-sitter too); SQL by statement; Markdown by heading section;
 //! everything else by size with overlap.
@@ -32,10 +32,11 @@ use tree_sitter::Tree;
 /// Version of the chunking rules and of what is stored with each chunk and file (lexical
 /// text, since version 6 the file's definitions, calls and imports, since version 7 text with
 /// its credentials redacted, since version 8 file postings of every word, not the first 20,000,
-/// since version 9 the names of every definition a merged chunk holds);
+/// since version 9 the names of every definition a merged chunk holds, since version 10 Java,
+/// C#, C, C++ and Ruby cut at definitions and extracted);
 /// part of every file's skip key, so a change re-processes files
 /// (vectors are reused where a chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 9;
+pub const CHUNKER_VERSION: i32 = 10;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,9 +99,31 @@ impl Language {
             "rs" => Language::Code(CodeLanguage::Rust),
             "go" => Language::Code(CodeLanguage::Go),
             "graphql" | "gql" => Language::Code(CodeLanguage::GraphQl),
+            "java" => Language::Code(CodeLanguage::Java),
+            "cs" => Language::Code(CodeLanguage::CSharp),
+            "c" => Language::Code(CodeLanguage::C),
+            // A `.h` header is C unless its text says C++ ([`Language::detect`]).
+            "h" => Language::Code(CodeLanguage::C),
+            "cc" | "cpp" | "cxx" | "c++" | "hh" | "hpp" | "hxx" | "h++" | "ipp" | "tpp" => {
+                Language::Code(CodeLanguage::Cpp)
+            }
+            "rb" | "rake" | "gemspec" => Language::Code(CodeLanguage::Ruby),
             "sql" => Language::Sql,
             "md" | "markdown" => Language::Markdown,
             _ => Language::Text,
+        }
+    }
+
+    /// The language of the file at `rel_path` holding `text`: as [`Language::from_path`], except
+    /// that a `.h` header written in C++ (a class, a namespace, a template) is C++.
+    pub fn detect(rel_path: &str, text: &str) -> Self {
+        match Self::from_path(rel_path) {
+            Language::Code(CodeLanguage::C)
+                if crate::scan::file_type_of(rel_path) == "h" && looks_like_cpp(text) =>
+            {
+                Language::Code(CodeLanguage::Cpp)
+            }
+            lang => lang,
         }
     }
 
@@ -120,6 +143,25 @@ impl Language {
             }
         }
     }
+}
+
+/// Whether a header's text has a line only C++ would start with.
+fn looks_like_cpp(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        [
+            "class ",
+            "namespace ",
+            "template<",
+            "template <",
+            "public:",
+            "private:",
+            "protected:",
+        ]
+        .iter()
+        .any(|p| l.starts_with(p))
+            || l.contains("std::")
+    })
 }
 
 /// A byte range of the file with what we know about it, before merging and splitting.
@@ -178,7 +220,7 @@ impl Layout {
 
 /// Chunks one file. Never fails: a file that cannot be parsed is chunked by size.
 pub fn chunk_file(rel_path: &str, text: &str, opts: &ChunkOptions) -> Vec<Chunk> {
-    let tree = match Language::from_path(rel_path) {
+    let tree = match Language::detect(rel_path, text) {
         Language::Code(lang) if !text.trim().is_empty() => {
             code::parse(lang, text, opts.parse_timeout)
         }
@@ -198,7 +240,7 @@ pub fn chunk_parsed(
     if text.trim().is_empty() {
         return Vec::new();
     }
-    let layout = match Language::from_path(rel_path) {
+    let layout = match Language::detect(rel_path, text) {
         Language::Code(lang) => match tree {
             Some(tree) => code::layout(lang, tree, text, opts),
             None => {

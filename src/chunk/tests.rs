@@ -104,6 +104,12 @@ snapshot!(graphql, "schema.graphql");
 snapshot!(sql, "001_init.sql");
 snapshot!(markdown, "guide.md");
 snapshot!(plain_text, "settings.toml");
+snapshot!(java, "BoundedStack.java");
+snapshot!(csharp, "Inventory.cs");
+snapshot!(c, "ring.c");
+snapshot!(c_header, "ring.h");
+snapshot!(cpp, "shapes.cpp");
+snapshot!(ruby, "order.rb");
 
 #[test]
 fn default_limits_keep_small_files_whole_and_name_definitions() {

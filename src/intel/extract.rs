@@ -12,6 +12,7 @@ use super::{
 use crate::chunk::CodeLanguage;
 
 const ECMA: &str = include_str!("queries/ecma.scm");
+const C: &str = include_str!("queries/c.scm");
 
 /// The query text for `lang`; `None` for a language without extraction (GraphQL).
 pub fn query_source(lang: CodeLanguage) -> Option<String> {
@@ -23,6 +24,11 @@ pub fn query_source(lang: CodeLanguage) -> Option<String> {
         CodeLanguage::TypeScript | CodeLanguage::Tsx => {
             format!("{ECMA}\n{}", include_str!("queries/typescript.scm"))
         }
+        CodeLanguage::Java => include_str!("queries/java.scm").to_owned(),
+        CodeLanguage::CSharp => include_str!("queries/csharp.scm").to_owned(),
+        CodeLanguage::C => C.to_owned(),
+        CodeLanguage::Cpp => format!("{C}\n{}", include_str!("queries/cpp.scm")),
+        CodeLanguage::Ruby => include_str!("queries/ruby.scm").to_owned(),
         CodeLanguage::GraphQl => return None,
     })
 }
@@ -58,7 +64,7 @@ struct RawDef {
     /// Go's receiver type, or the object a JavaScript function is assigned to.
     owner: Option<String>,
     signature: String,
-    /// `impl` blocks qualify their members but define nothing.
+    /// `impl` blocks and C++ namespaces qualify their members but define nothing.
     emitted: bool,
     pattern: usize,
 }
@@ -92,7 +98,10 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                 "qualifier" => qualifier = Some(c.node),
                 "receiver" => owner = Some(c.node),
                 a @ ("import.use" | "import.mod" | "import.path") => arg = Some((a, c.node)),
-                n if n.starts_with("def.") || matches!(n, "scope.impl" | "call" | "import") => {
+                n if n.starts_with("def.")
+                    || n.starts_with("scope.")
+                    || matches!(n, "call" | "import") =>
+                {
                     main = Some((n, c.node))
                 }
                 _ => {}
@@ -113,11 +122,17 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                     truncated = true;
                     continue;
                 }
-                calls.entry(node.id()).or_insert_with(|| RawCall {
-                    start: node.start_byte(),
-                    line: node.start_position().row as u32 + 1,
-                    name: text[name.byte_range()].to_owned(),
-                    qualifier: qualifier.and_then(|q| plain_path(&text[q.byte_range()])),
+                calls.entry(node.id()).or_insert_with(|| {
+                    let mut call = RawCall {
+                        start: node.start_byte(),
+                        line: node.start_position().row as u32 + 1,
+                        name: text[name.byte_range()].to_owned(),
+                        qualifier: qualifier.and_then(|q| plain_path(&text[q.byte_range()])),
+                    };
+                    if lang == CodeLanguage::Ruby {
+                        ruby_constructor(&mut call);
+                    }
+                    call
                 });
             }
             def => {
@@ -126,6 +141,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                     truncated = true;
                     continue;
                 }
+                let scope_only = def.starts_with("scope.");
                 let impl_block = def == "scope.impl";
                 let raw = RawDef {
                     start: node.start_byte(),
@@ -143,8 +159,8 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         .and_then(|o| plain_path(&text[o.byte_range()]))
                         .map(|o| owner_name(&o))
                         .filter(|o| !o.is_empty()),
-                    signature: signature(node, text),
-                    emitted: !impl_block,
+                    signature: signature(lang, node, text),
+                    emitted: !scope_only,
                     pattern: m.pattern_index,
                 };
                 // A node several patterns match (a Go struct is also a type) takes the first.
@@ -193,11 +209,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
 /// Qualified names and parents from nesting. `defs` is sorted by start, outer first; the
 /// result's `slots[i]` is the index in the output of `defs[i]` (`None` for `impl` blocks).
 fn nest(lang: CodeLanguage, defs: &[RawDef]) -> (Vec<Definition>, Vec<Option<u32>>) {
-    let sep = if lang == CodeLanguage::Rust {
-        "::"
-    } else {
-        "."
-    };
+    let sep = lang.separator();
     let mut out: Vec<Definition> = Vec::with_capacity(defs.len());
     let mut slots: Vec<Option<u32>> = Vec::with_capacity(defs.len());
     // Qualified names of `defs`, to qualify members.
@@ -207,7 +219,15 @@ fn nest(lang: CodeLanguage, defs: &[RawDef]) -> (Vec<Definition>, Vec<Option<u32
         while stack.last().is_some_and(|&t| defs[t].end <= d.start) {
             stack.pop();
         }
-        let q = match (&d.owner, stack.last()) {
+        // A C `typedef struct foo {...} foo_t;` holds `struct foo` but does not qualify it.
+        let qualifier = stack.iter().rev().find(|&&p| {
+            !(matches!(lang, CodeLanguage::C | CodeLanguage::Cpp) && defs[p].kind == "type")
+        });
+        let q = match (&d.owner, qualifier) {
+            // C++'s `int Stack::size()` inside `namespace acme`.
+            (Some(owner), Some(&p)) if defs[p].kind == "namespace" => {
+                format!("{}{sep}{owner}{sep}{}", qualified[p], d.name)
+            }
             (Some(owner), _) => format!("{owner}{sep}{}", d.name),
             (None, Some(&p)) => format!("{}{sep}{}", qualified[p], d.name),
             (None, None) => d.name.clone(),
@@ -219,6 +239,20 @@ fn nest(lang: CodeLanguage, defs: &[RawDef]) -> (Vec<Definition>, Vec<Option<u32
                 "method"
             }
             (k, _) => k,
+        };
+        // A C++ method named like its class (`Stack::Stack`) is a constructor, as Java's and
+        // C#'s are by their grammar.
+        let owner = d
+            .owner
+            .as_deref()
+            .or_else(|| stack.last().map(|&p| defs[p].name.as_str()));
+        let kind = match kind {
+            "method" | "function"
+                if owner.is_some_and(|o| o.rsplit(':').next() == Some(&d.name)) =>
+            {
+                "constructor"
+            }
+            k => k,
         };
         let parent = stack.iter().rev().find_map(|&p| slots[p]);
         if d.emitted {
@@ -270,15 +304,19 @@ fn enclose(
             Some("self" | "Self" | "this" | "cls") => stack
                 .iter()
                 .rev()
-                .find(|&&i| {
-                    matches!(
+                .find_map(|&i| {
+                    if matches!(
                         defs[i].kind,
                         "class" | "impl" | "trait" | "interface" | "struct" | "enum"
-                    )
-                })
-                .map(|&i| match slots[i] {
-                    Some(s) => definitions[s as usize].qualified.clone(),
-                    None => defs[i].name.clone(),
+                    ) {
+                        Some(match slots[i] {
+                            Some(s) => definitions[s as usize].qualified.clone(),
+                            None => defs[i].name.clone(),
+                        })
+                    } else {
+                        // A method defined outside its type: C++'s `Stack::push`.
+                        defs[i].owner.clone()
+                    }
                 })
                 .or(call.qualifier),
             _ => call.qualifier,
@@ -307,8 +345,30 @@ fn kind_of(capture: &str) -> &'static str {
         "namespace" => "namespace",
         "macro" => "macro",
         "const" => "const",
+        "constructor" => "constructor",
+        "property" => "property",
         "scope.impl" => "impl",
+        "scope.namespace" => "namespace",
         _ => "definition",
+    }
+}
+
+/// Ruby's `Stack.new(...)` constructs a `Stack`: it becomes a call of `Stack`, like `new
+/// Stack()` elsewhere (`Acme::Stack.new` a call of `Stack` qualified by `Acme`).
+fn ruby_constructor(call: &mut RawCall) {
+    if call.name != "new" {
+        return;
+    }
+    let Some(q) = call.qualifier.as_deref() else {
+        return;
+    };
+    let (scope, class) = match q.rsplit_once("::") {
+        Some((scope, class)) => (Some(scope.to_owned()), class),
+        None => (None, q),
+    };
+    if class.starts_with(|c: char| c.is_ascii_uppercase()) {
+        call.name = class.to_owned();
+        call.qualifier = scope;
     }
 }
 
@@ -352,15 +412,16 @@ fn impl_type_name(node: Node<'_>, text: &str) -> String {
     text[node.byte_range()].to_owned()
 }
 
-/// A definition's head: its text up to its body, on one line.
-fn signature(node: Node<'_>, text: &str) -> String {
+/// A definition's head: its text up to its body, on one line (Ruby's first line: what comes
+/// before a Ruby body may be comments).
+fn signature(lang: CodeLanguage, node: Node<'_>, text: &str) -> String {
     let body = node
         .child_by_field_name("body")
         .or_else(|| {
             node.child_by_field_name("value")
                 .and_then(|v| v.child_by_field_name("body"))
         })
-        .filter(|b| b.start_byte() > node.start_byte());
+        .filter(|b| b.start_byte() > node.start_byte() && lang != CodeLanguage::Ruby);
     let head = match body {
         Some(b) => &text[node.start_byte()..b.start_byte()],
         None => text[node.byte_range()].lines().next().unwrap_or_default(),

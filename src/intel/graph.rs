@@ -428,6 +428,14 @@ impl IntelService {
                 defs.retain(|d| d.end_line - d.start_line == min);
             }
         }
+        // A class's constructors are named like it: `Stack` is the class (whose callers are
+        // the `new Stack()` sites), `Stack.Stack` a constructor.
+        let classes: HashSet<(i64, String)> = defs
+            .iter()
+            .filter(|d| d.kind != "constructor")
+            .map(|d| (d.file_id, d.name.clone()))
+            .collect();
+        defs.retain(|d| d.kind != "constructor" || !classes.contains(&(d.file_id, d.name.clone())));
         // A declaration and its body (TypeScript overloads, a trait method's default) in one
         // file with one qualified name are one symbol: keep the largest.
         defs.sort_by_key(|d| {
@@ -1282,11 +1290,14 @@ impl<'s> Resolver<'s> {
         fits: &dyn Fn(&&DefinitionRow) -> bool,
         spread: &dyn Fn(Vec<&DefinitionRow>, Resolution, f32) -> Outcome,
     ) -> Outcome {
+        // Java, C#, C++ and Ruby call their own class's methods without `this.`/`self.`.
+        let implicit_self =
+            !receiver && matches!(family(&r.file_path), "java" | "csharp" | "c" | "ruby");
         let local: Vec<&DefinitionRow> = callable
             .iter()
             .copied()
             .filter(|d| d.file_id == r.file_id)
-            .filter(fits)
+            .filter(|d| fits(d) || (implicit_self && d.kind == "method"))
             .collect();
         if !local.is_empty() {
             return spread(
@@ -1306,10 +1317,25 @@ impl<'s> Resolver<'s> {
                 .filter(|(row, _)| row.name == "*")
                 .flat_map(|(_, t)| t)
                 .collect();
+            // A C or C++ header declares what a source file of the same name defines:
+            // `#include "str.h"` reaches `str.c`'s definitions.
+            let implemented: Vec<&str> = if family(&r.file_path) == "c" {
+                star.iter()
+                    .filter(|p| is_header(p))
+                    .map(|p| file_stem(p))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let hits: Vec<&DefinitionRow> = callable
                 .iter()
                 .copied()
-                .filter(|d| d.repository == r.repository && star.contains(&&d.file_path))
+                .filter(|d| {
+                    d.repository == r.repository
+                        && (star.contains(&&d.file_path)
+                            || (!is_header(&d.file_path)
+                                && implemented.contains(&file_stem(&d.file_path))))
+                })
                 .filter(fits)
                 .collect();
             if !hits.is_empty() {
@@ -1326,7 +1352,9 @@ impl<'s> Resolver<'s> {
         if !near.is_empty() {
             let base = match (receiver, family(&r.file_path)) {
                 (true, _) => 0.3,
-                (false, "go") => 0.85,
+                // Go packages and Java packages are directories: what one file names, its
+                // directory defines.
+                (false, "go" | "java") => 0.85,
                 (false, _) => 0.5,
             };
             return spread(near, Resolution::SameModule, base);
@@ -1360,6 +1388,19 @@ fn read_go_module(go_mod: std::path::PathBuf) -> Option<String> {
     })
 }
 
+fn is_header(path: &str) -> bool {
+    matches!(
+        path.rsplit('.').next().unwrap_or_default(),
+        "h" | "hh" | "hpp" | "hxx" | "h++"
+    )
+}
+
+/// `src/str.c` -> `str`.
+fn file_stem(path: &str) -> &str {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.split('.').next().unwrap_or(file)
+}
+
 fn common_prefix(a: &str, b: &str) -> usize {
     a.split('/')
         .zip(b.split('/'))
@@ -1378,6 +1419,12 @@ fn family(path: &str) -> &'static str {
         "py" | "pyi" => "python",
         "rs" => "rust",
         "go" => "go",
+        "java" => "java",
+        "cs" => "csharp",
+        "c" | "h" | "cc" | "cpp" | "cxx" | "c++" | "hh" | "hpp" | "hxx" | "h++" | "ipp" | "tpp" => {
+            "c"
+        }
+        "rb" | "rake" | "gemspec" => "ruby",
         _ => "other",
     }
 }
@@ -1448,18 +1495,23 @@ fn qualifies(d: &DefinitionRow, wanted: &[String]) -> bool {
             .all(|(a, b)| *a == b.as_str())
 }
 
-/// Test code by its path: `tests/`, `test_*.py`, `*_test.go`, `*.test.ts`, `*.spec.js`, ...
+/// Test code by its path: `tests/`, `test_*.py`, `*_test.go`, `*.test.ts`, `*.spec.js`,
+/// `*_spec.rb`, `StackTest.java`, `Acme.Tests/`, ...
 pub fn is_test_path(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
     let stem = file.split('.').next().unwrap_or(file);
     path.split('/').any(|d| {
         matches!(
             d,
-            "tests" | "test" | "__tests__" | "spec" | "testing" | "testdata"
-        )
+            "tests" | "test" | "__tests__" | "spec" | "testing" | "testdata" | "Tests" | "Test"
+        ) || d.ends_with(".Tests")
+            || d.ends_with(".Test")
     }) || stem.starts_with("test_")
         || stem.ends_with("_test")
         || stem.ends_with("_tests")
+        || stem.ends_with("_spec")
+        // Java and C#: `StackTest.java`, `StackTests.cs`.
+        || (stem.len() > 4 && (stem.ends_with("Test") || stem.ends_with("Tests")))
         || file.contains(".test.")
         || file.contains(".spec.")
 }

@@ -10,6 +10,14 @@
 //! - Rust: `mod x;`, and `use` paths starting with `crate`, `self` or `super` (the longest
 //!   module path that exists wins). Other crates and `#[path]` attributes do not.
 //! - Go: import paths under the module of the nearest `go.mod` (read when a question is asked).
+//! - Java: `import a.b.C` to any file ending with `a/b/C.java` (static imports to their class's
+//!   file). Package wildcards do not; the file's own package resolves as its directory.
+//! - C#: `using` names namespaces, not files: recorded, not resolved.
+//! - C/C++: `#include "x.h"` beside the file, then any file ending with `x.h`; `<a/x.h>` the
+//!   latter only. A header binds everything (`*`); its definitions' files are found when a
+//!   question is asked.
+//! - Ruby: `require_relative` exactly; `require "a/b"` from `lib/`, the root, or any file
+//!   ending with `a/b.rb`.
 
 use tree_sitter::Node;
 
@@ -102,7 +110,133 @@ pub(super) fn imports_of(
                 }
             }
         }
+        CodeLanguage::Java => java_imports(text, node, &mut add),
+        CodeLanguage::CSharp => {
+            // `using Acme.Util;` names a namespace, which is no file: recorded, never resolved.
+            let spec = text[node.byte_range()]
+                .trim_start_matches("global")
+                .trim()
+                .trim_start_matches("using")
+                .trim_end_matches(';')
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            add(spec, String::new(), Vec::new());
+        }
+        CodeLanguage::C | CodeLanguage::Cpp => {
+            let raw = &text[arg.byte_range()];
+            let system = raw.starts_with('<');
+            let spec = raw
+                .trim_matches(|c| matches!(c, '"' | '<' | '>'))
+                .trim()
+                .to_owned();
+            let candidates = include_candidates(rel_path, &spec, system);
+            // A header brings everything it declares into the including file.
+            add(spec, "*".to_owned(), candidates);
+        }
+        CodeLanguage::Ruby => {
+            let mut cursor = node.walk();
+            let relative = node
+                .children_by_field_name("method", &mut cursor)
+                .any(|m| &text[m.byte_range()] == "require_relative");
+            let spec = unquote(&text[arg.byte_range()]);
+            let candidates = ruby_candidates(rel_path, &spec, relative);
+            add(spec, "*".to_owned(), candidates);
+        }
         CodeLanguage::GraphQl => {}
+    }
+    out
+}
+
+// --- Java ----------------------------------------------------------------------------------
+
+/// `import a.b.C;` binds `C` (from `a/b/C.java`); `import static a.b.C.m;` binds `m` (from
+/// `a/b/C.java`); `import static a.b.C.*;` binds every member of `a/b/C.java`. A package
+/// wildcard (`import a.b.*;`) names a directory and is recorded unresolved; the classes of the
+/// file's own package resolve as the same directory.
+fn java_imports(text: &str, node: Node<'_>, add: &mut impl FnMut(String, String, Vec<String>)) {
+    let mut cursor = node.walk();
+    let mut path = None;
+    let (mut is_static, mut wildcard) = (false, false);
+    for c in node.children(&mut cursor) {
+        match c.kind() {
+            "static" => is_static = true,
+            "asterisk" => wildcard = true,
+            "scoped_identifier" | "identifier" => path = Some(&text[c.byte_range()]),
+            _ => {}
+        }
+    }
+    let Some(path) = path else { return };
+    let segments: Vec<&str> = path.split('.').map(str::trim).collect();
+    let spec = if wildcard {
+        format!("{path}.*")
+    } else {
+        path.to_owned()
+    };
+    // The class file: the whole path for a type import, the path less the member for a static
+    // one; a nested class (`a.b.Outer.Inner`) lives in its outer class's file.
+    let class_at = if is_static && !wildcard {
+        segments.len().saturating_sub(1)
+    } else {
+        segments.len()
+    };
+    let candidates = |upto: usize| -> Vec<String> {
+        (1..=upto)
+            .rev()
+            .take(2)
+            .filter(|&n| n >= 2)
+            .map(|n| format!("{}.java", segments[..n].join("/")))
+            .collect()
+    };
+    match (is_static, wildcard) {
+        (false, true) => add(spec, "*".to_owned(), Vec::new()),
+        (true, true) => add(spec, "*".to_owned(), candidates(segments.len())),
+        _ => {
+            let name = segments.last().copied().unwrap_or_default().to_owned();
+            add(spec, name, candidates(class_at));
+        }
+    }
+}
+
+// --- C and C++ -----------------------------------------------------------------------------
+
+/// `#include "a/b.h"`: beside the including file first, then any file whose path ends with
+/// `a/b.h` (an include directory). `#include <a/b.h>` only the latter, and only with a
+/// directory in it: `<stdio.h>` is never taken for a project's own `stdio.h`.
+fn include_candidates(rel_path: &str, spec: &str, system: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if !system && let Some(p) = resolve(dir_of(rel_path), spec) {
+        out.push(exact(&p));
+    }
+    let plain = !spec.is_empty() && !spec.split('/').any(|s| s == ".." || s == ".");
+    if plain && (!system || spec.contains('/')) {
+        out.push(spec.to_owned());
+    }
+    out
+}
+
+// --- Ruby ----------------------------------------------------------------------------------
+
+/// `require_relative "x"` from the file's directory; `require "a/b"` from `lib/` or the root,
+/// then any file ending with `a/b.rb`. A single name (`require "json"`) is looked for in
+/// `lib/` and the root only: any `…/json.rb` would take a gem for the project's file.
+fn ruby_candidates(rel_path: &str, spec: &str, relative: bool) -> Vec<String> {
+    let file = if spec.ends_with(".rb") {
+        spec.to_owned()
+    } else {
+        format!("{spec}.rb")
+    };
+    if relative {
+        return resolve(dir_of(rel_path), &file)
+            .map(|p| vec![exact(&p)])
+            .unwrap_or_default();
+    }
+    if file.split('/').any(|s| s == ".." || s == ".") {
+        return Vec::new();
+    }
+    let mut out = vec![exact(&format!("lib/{file}")), exact(&file)];
+    if file.contains('/') {
+        out.push(file);
     }
     out
 }

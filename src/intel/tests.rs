@@ -3,7 +3,7 @@ use crate::chunk::{self, CodeLanguage, Language};
 use std::time::Duration;
 
 fn run(path: &str, text: &str) -> Extraction {
-    let Language::Code(lang) = Language::from_path(path) else {
+    let Language::Code(lang) = Language::detect(path, text) else {
         panic!("{path} is not code");
     };
     let tree = chunk::parse(lang, text, Duration::from_secs(5)).expect("parses");
@@ -302,4 +302,243 @@ fn a_file_that_does_not_parse_well_still_gives_what_it_can() {
     );
     assert_eq!(x.definitions[0].qualified, "ok");
     assert_eq!(x.references[0].name, "call");
+}
+
+/// A chunker fixture, extracted.
+fn fixture(name: &str) -> Extraction {
+    let path = format!("{}/tests/fixtures/chunk/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    run(name, &text)
+}
+
+fn has<T: PartialEq + std::fmt::Debug>(all: &[T], want: &[T]) {
+    for w in want {
+        assert!(all.contains(w), "{w:?} not in {all:#?}");
+    }
+}
+
+fn call(
+    name: &str,
+    qualifier: Option<&str>,
+    enclosing: &str,
+) -> (String, Option<String>, Option<String>) {
+    (
+        name.to_owned(),
+        qualifier.map(str::to_owned),
+        Some(enclosing.to_owned()),
+    )
+}
+
+fn def(qualified: &str, kind: &'static str) -> (String, &'static str) {
+    (qualified.to_owned(), kind)
+}
+
+fn import_of<'x>(x: &'x Extraction, specifier: &str) -> &'x Import {
+    x.imports
+        .iter()
+        .find(|i| i.specifier == specifier)
+        .unwrap_or_else(|| panic!("no import {specifier}: {:#?}", x.imports))
+}
+
+#[test]
+fn java_classes_constructors_calls_and_imports() {
+    let x = fixture("BoundedStack.java");
+    assert_eq!(
+        defs(&x),
+        [
+            def("BoundedStack", "class"),
+            def("BoundedStack.BoundedStack", "constructor"),
+            def("BoundedStack.push", "method"),
+            def("BoundedStack.pop", "method"),
+            def("BoundedStack.size", "method"),
+            def("BoundedStack.iterator", "method"),
+            def("BoundedStack.Mode", "enum"),
+            def("BoundedStack.Mode.allowsOverflow", "method"),
+            def("Sized", "interface"),
+            def("Sized.size", "method"),
+        ]
+    );
+    has(
+        &calls(&x),
+        &[
+            call(
+                "IllegalArgumentException",
+                None,
+                "BoundedStack.BoundedStack",
+            ),
+            call("add", Some("items"), "BoundedStack.push"),
+            call("remove", Some("items"), "BoundedStack.pop"),
+            call("ArrayList", None, "BoundedStack"),
+        ],
+    );
+    let list = import_of(&x, "java.util.List");
+    assert_eq!(list.name, "List");
+    assert_eq!(list.candidates[0], "java/util/List.java");
+    let sig = &x.definitions[2].signature;
+    assert_eq!(sig, "public boolean push(T item)");
+}
+
+#[test]
+fn java_static_and_wildcard_imports() {
+    let x = run(
+        "src/App.java",
+        "import static com.acme.util.Strings.trim;\nimport static com.acme.Math.*;\nimport com.acme.store.*;\nclass App { void run() { trim(\"x\"); } }\n",
+    );
+    let trim = import_of(&x, "com.acme.util.Strings.trim");
+    assert_eq!(
+        (trim.name.as_str(), trim.candidates[0].as_str()),
+        ("trim", "com/acme/util/Strings.java")
+    );
+    let math = import_of(&x, "com.acme.Math.*");
+    assert_eq!(
+        (math.name.as_str(), math.candidates[0].as_str()),
+        ("*", "com/acme/Math.java")
+    );
+    let package = import_of(&x, "com.acme.store.*");
+    assert!(package.candidates.is_empty(), "{package:?}");
+}
+
+#[test]
+fn csharp_types_members_and_usings() {
+    let x = fixture("Inventory.cs");
+    assert_eq!(
+        defs(&x),
+        [
+            def("Inventory", "class"),
+            def("Inventory.Inventory", "constructor"),
+            def("Inventory.Count", "property"),
+            def("Inventory.Receive", "method"),
+            def("Inventory.TryShip", "method"),
+            def("IClock", "interface"),
+            def("IClock.Now", "property"),
+            def("Shipment", "class"),
+        ]
+    );
+    has(
+        &calls(&x),
+        &[
+            call("ArgumentOutOfRangeException", None, "Inventory.Receive"),
+            call("GetValueOrDefault", Some("_stock"), "Inventory.TryShip"),
+        ],
+    );
+    let using = import_of(&x, "System.Collections.Generic");
+    assert!(using.name.is_empty() && using.candidates.is_empty());
+}
+
+#[test]
+fn c_functions_types_macros_and_includes() {
+    let h = fixture("ring.h");
+    assert_eq!(
+        defs(&h),
+        [
+            def("ring", "struct"),
+            def("ring_status", "type"),
+            def("RING_IS_EMPTY", "macro"),
+            def("ring_free", "function"),
+        ]
+    );
+    let c = fixture("ring.c");
+    assert_eq!(
+        defs(&c),
+        [
+            def("ring_init", "function"),
+            def("ring_push", "function"),
+            def("ring_reset", "function"),
+            def("ring_free_all", "function"),
+        ]
+    );
+    has(
+        &calls(&c),
+        &[
+            call("malloc", None, "ring_init"),
+            call("ring_free", None, "ring_push"),
+            call("ring_reset", None, "ring_free_all"),
+        ],
+    );
+    let local = import_of(&c, "ring.h");
+    assert_eq!(
+        (local.name.as_str(), local.candidates.as_slice()),
+        ("*", ["/ring.h".to_owned(), "ring.h".to_owned()].as_slice())
+    );
+    assert!(import_of(&c, "stdlib.h").candidates.is_empty());
+}
+
+#[test]
+fn a_header_is_cpp_when_it_reads_like_cpp() {
+    let c = "struct a { int x; };\nint f(void);\n";
+    let cpp = "namespace geo {\nclass Shape { public: double area() const { return 0; } };\n}\n";
+    assert_eq!(Language::detect("a.h", c), Language::Code(CodeLanguage::C));
+    assert_eq!(
+        Language::detect("a.h", cpp),
+        Language::Code(CodeLanguage::Cpp)
+    );
+    assert_eq!(
+        defs(&run("include/geo/shape.h", cpp)),
+        [
+            def("geo::Shape", "class"),
+            def("geo::Shape::area", "method")
+        ]
+    );
+}
+
+#[test]
+fn cpp_namespaces_classes_and_methods_defined_outside_them() {
+    let x = fixture("shapes.cpp");
+    assert_eq!(
+        defs(&x),
+        [
+            def("geo::Shape", "class"),
+            def("geo::Shape::~Shape", "method"),
+            def("geo::Circle", "class"),
+            def("geo::Circle::Circle", "constructor"),
+            def("geo::Circle::area", "method"),
+            def("geo::total_area", "function"),
+            def("geo::Circle::circumference", "method"),
+        ]
+    );
+    has(&calls(&x), &[call("area", Some("s"), "geo::total_area")]);
+    let x = run(
+        "src/stack.cpp",
+        "void Stack::push(int x) { this->grow(); util::log(x); auto s = new Stack(); }\n",
+    );
+    assert_eq!(
+        calls(&x),
+        [
+            call("grow", Some("Stack"), "Stack::push"),
+            call("log", Some("util"), "Stack::push"),
+            call("Stack", None, "Stack::push"),
+        ]
+    );
+}
+
+#[test]
+fn ruby_modules_classes_methods_and_requires() {
+    let x = fixture("order.rb");
+    assert_eq!(
+        defs(&x),
+        [
+            def("Shop", "module"),
+            def("Shop::Order", "class"),
+            def("Shop::Order::initialize", "method"),
+            def("Shop::Order::add", "method"),
+            def("Shop::Order::total", "method"),
+            def("Shop::Order::to_json", "method"),
+            def("Shop::Order::from_json", "method"),
+        ]
+    );
+    has(
+        &calls(&x),
+        &[
+            // `Money.new(price)` constructs a `Money`.
+            call("Money", None, "Shop::Order::add"),
+            call("parse", Some("JSON"), "Shop::Order::from_json"),
+            call("sum", Some("items"), "Shop::Order::total"),
+        ],
+    );
+    assert_eq!(import_of(&x, "money").candidates, ["/money.rb"]);
+    assert_eq!(
+        import_of(&x, "json").candidates,
+        ["/lib/json.rb", "/json.rb"]
+    );
+    assert_eq!(x.definitions[1].signature, "class Order");
 }

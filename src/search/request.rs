@@ -146,7 +146,7 @@ impl SearchRequest {
             file_types: lower(clean("fileTypes", raw.file_types)?),
             modules: clean("modules", raw.modules)?,
             component_types: clean("componentTypes", raw.component_types)?,
-            languages: lower(clean("languages", raw.languages)?),
+            languages: lower(clean("languages", raw.languages)?).map(with_language_aliases),
             repositories,
             path_regex,
         };
@@ -197,10 +197,51 @@ fn no_nul(name: &str, value: &str) -> Result<(), SearchError> {
     Ok(())
 }
 
+/// Languages as file extensions find the names results report: `cs` finds `csharp`, `rb`
+/// `ruby`, `h` both `c` and `cpp` (a header is either, by its text).
+fn with_language_aliases(languages: Vec<String>) -> Vec<String> {
+    let mut out = languages.clone();
+    for l in &languages {
+        let aliases: &[&str] = match l.as_str() {
+            "cs" | "c#" => &["csharp"],
+            "rb" => &["ruby"],
+            "cc" | "cxx" | "c++" | "hpp" | "hh" | "hxx" => &["cpp"],
+            "h" => &["c", "cpp"],
+            "ts" => &["typescript"],
+            "js" => &["javascript"],
+            "py" => &["python"],
+            "rs" => &["rust"],
+            "md" => &["markdown"],
+            _ => &[],
+        };
+        out.extend(aliases.iter().map(|a| (*a).to_owned()));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::Config;
+
+    #[test]
+    fn languages_written_as_extensions_find_the_reported_names() {
+        let cfg = Config::defaults().expect("defaults").search;
+        let req = SearchRequest::new(
+            RawSearch {
+                languages: Some(vec!["CS".into(), "h".into(), "java".into()]),
+                ..RawSearch::query("find")
+            },
+            &cfg,
+        )
+        .expect("valid");
+        assert_eq!(
+            req.filters.languages.as_deref(),
+            Some(&["c", "cpp", "cs", "csharp", "h", "java"].map(String::from)[..])
+        );
+    }
 
     #[test]
     fn requests_are_validated() {

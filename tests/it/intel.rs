@@ -1,5 +1,6 @@
 //! Code intelligence over NATS: symbols, callers, callees, graphs, impact and related files on
-//! a small project in Rust, Python, TypeScript and Go, whose every call is known.
+//! a small project in Rust, Python, TypeScript and Go, whose every call is known, and smaller
+//! ones in Java, C, Ruby and C#.
 
 use std::time::{Duration, Instant};
 
@@ -381,5 +382,98 @@ async fn rust_paths_from_the_crate_and_the_parent_resolve_to_their_files() {
         .ask("agog.codebase.callers", json!({ "symbol": "helper" }))
         .await;
     assert_eq!(callers(&r), [("src/source.rs".into(), 6, "import".into())]);
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn java_c_ruby_and_csharp_callers_resolve_through_packages_includes_and_requires() {
+    let d = Daemon::start(&[
+        // Java: a static call through the class, and a class of the same package.
+        (
+            "src/main/java/com/acme/util/Strings.java",
+            "package com.acme.util;\n\npublic class Strings {\n    public static String trim(String s) { return s.strip(); }\n}\n",
+        ),
+        (
+            "src/main/java/com/acme/app/Main.java",
+            "package com.acme.app;\n\nimport com.acme.util.Strings;\n\npublic class Main {\n    public static void main(String[] args) {\n        Strings.trim(args[0]);\n        new Stack();\n    }\n}\n",
+        ),
+        (
+            "src/main/java/com/acme/app/Stack.java",
+            "package com.acme.app;\n\npublic class Stack {\n    public Stack() {}\n}\n",
+        ),
+        // C: the header's implementation file, not another file's static function.
+        ("lib/ring.h", "#ifndef RING_H\n#define RING_H\nint ring_push(int b);\n#endif\n"),
+        ("lib/ring.c", "#include \"ring.h\"\n\nint ring_push(int b) { return b; }\n"),
+        ("app/main.c", "#include \"../lib/ring.h\"\n\nint main(void) {\n    return ring_push(1);\n}\n"),
+        ("tools/fake.c", "static int ring_push(int b) { return 0; }\n\nint fake(void) { return ring_push(2); }\n"),
+        // Ruby: `Money.new` through `require_relative`.
+        (
+            "lib/shop/money.rb",
+            "module Shop\n  class Money\n    def initialize(cents)\n      @cents = cents\n    end\n  end\nend\n",
+        ),
+        (
+            "lib/shop/order.rb",
+            "require_relative \"money\"\n\nmodule Shop\n  class Order\n    def add(price)\n      Money.new(price)\n    end\n  end\nend\n",
+        ),
+        // C#: a private method in its class.
+        (
+            "src/Store/Inventory.cs",
+            "namespace Store\n{\n    public class Inventory\n    {\n        public void Receive(int q) { Log(q); }\n        private void Log(int q) { }\n    }\n}\n",
+        ),
+    ])
+    .await;
+    let ask = |symbol: Value| {
+        let d = &d;
+        async move { d.ask("agog.codebase.callers", symbol).await }
+    };
+
+    let r = ask(json!({ "symbol": "Strings.trim" })).await;
+    assert_eq!(
+        callers(&r),
+        [(
+            "src/main/java/com/acme/app/Main.java".into(),
+            7,
+            "qualified".into()
+        )]
+    );
+    // `Stack` is the class (its constructor is named like it), called by `new Stack()`.
+    let r = ask(json!({ "symbol": "Stack" })).await;
+    assert_eq!(r["success"], true, "{r}");
+    assert_eq!(
+        callers(&r),
+        [(
+            "src/main/java/com/acme/app/Main.java".into(),
+            8,
+            "same_module".into()
+        )]
+    );
+
+    // Two C functions are named `ring_push`: the include decides which one `main` calls.
+    let r = ask(json!({ "symbol": "ring_push" })).await;
+    assert_eq!(r["error"]["code"], "ambiguous", "{r}");
+    let r = ask(json!({ "symbol": "ring_push", "path": "lib/ring.c" })).await;
+    assert_eq!(callers(&r), [("app/main.c".into(), 4, "import".into())]);
+    let r = ask(json!({ "symbol": "ring_push", "path": "tools/fake.c" })).await;
+    assert_eq!(
+        callers(&r),
+        [("tools/fake.c".into(), 3, "same_file".into())]
+    );
+    let r = d
+        .ask("agog.codebase.related", json!({ "path": "app/main.c" }))
+        .await;
+    assert_eq!(r["success"], true, "{r}");
+    assert!(r.to_string().contains("lib/ring.h"), "{r}");
+
+    let r = ask(json!({ "symbol": "Shop::Money" })).await;
+    assert_eq!(
+        callers(&r),
+        [("lib/shop/order.rb".into(), 6, "import".into())]
+    );
+
+    let r = ask(json!({ "symbol": "Inventory.Log" })).await;
+    assert_eq!(
+        callers(&r),
+        [("src/Store/Inventory.cs".into(), 5, "same_file".into())]
+    );
     d.stop().await;
 }

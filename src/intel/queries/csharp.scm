@@ -1,0 +1,28 @@
+; C#: definitions, call sites, imports (captures as in rust.scm). Namespaces qualify nothing:
+; C# code names a type, not the namespace it is declared in. `new Foo()` is a call of `Foo`.
+
+(class_declaration name: (identifier) @name) @def.class
+(record_declaration name: (identifier) @name) @def.class
+(struct_declaration name: (identifier) @name) @def.struct
+(interface_declaration name: (identifier) @name) @def.interface
+(enum_declaration name: (identifier) @name) @def.enum
+(method_declaration name: (identifier) @name) @def.method
+(local_function_statement name: (identifier) @name) @def.function
+(constructor_declaration name: (identifier) @name) @def.constructor
+(property_declaration name: (identifier) @name) @def.property
+(delegate_declaration name: (identifier) @name) @def.type
+
+(invocation_expression function: (identifier) @name) @call
+(invocation_expression function: (generic_name (identifier) @name)) @call
+(invocation_expression
+  function: (member_access_expression expression: (_) @qualifier name: (identifier) @name)) @call
+(invocation_expression
+  function: (member_access_expression
+    expression: (_) @qualifier
+    name: (generic_name (identifier) @name))) @call
+(object_creation_expression type: (identifier) @name) @call
+(object_creation_expression type: (generic_name (identifier) @name)) @call
+(object_creation_expression
+  type: (qualified_name qualifier: (_) @qualifier name: (identifier) @name)) @call
+
+(using_directive) @import
