@@ -131,15 +131,23 @@ pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
         );
     }
     let url_for_log = redact_url(&cfg.url);
+    // The first connection is not news (every CLI command makes one); coming back is.
+    let was_lost = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     options
         .event_callback(move |event| {
             let url = url_for_log.clone();
+            let was_lost = was_lost.clone();
             async move {
+                use std::sync::atomic::Ordering;
                 match event {
                     async_nats::Event::Disconnected => {
+                        was_lost.store(true, Ordering::Relaxed);
                         tracing::warn!(%url, "disconnected from NATS; reconnecting")
                     }
-                    async_nats::Event::Connected => tracing::info!(%url, "connected to NATS"),
+                    async_nats::Event::Connected if was_lost.load(Ordering::Relaxed) => {
+                        tracing::info!(%url, "reconnected to NATS")
+                    }
+                    async_nats::Event::Connected => tracing::debug!(%url, "connected to NATS"),
                     async_nats::Event::Closed => tracing::debug!(%url, "NATS connection closed"),
                     async_nats::Event::Draining => {
                         tracing::debug!(%url, "NATS connection draining")

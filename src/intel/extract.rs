@@ -69,6 +69,88 @@ struct RawDef {
     pattern: usize,
 }
 
+/// The qualifier of a call on a receiver that is an expression, not a name: `(…).parse` for
+/// `load().parse()`.
+pub const UNNAMED_RECEIVER: &str = "(…)";
+
+/// A variable, parameter or field whose type is declared (Java, C#): calls on it are calls on
+/// its type.
+struct Binding {
+    name: String,
+    /// The type's name, without generics or package: `List` for `java.util.List<String>`.
+    ty: String,
+    /// Where the name is in scope (bytes).
+    start: usize,
+    end: usize,
+}
+
+/// The class name a declared type is called through; `None` for primitives, arrays and `var`.
+fn declared_type(written: &str) -> Option<String> {
+    let base = written.split('<').next().unwrap_or(written).trim();
+    let base = base.trim_end_matches('?');
+    let last = base.rsplit('.').next().unwrap_or(base);
+    let class_like = last.starts_with(|c: char| c.is_ascii_uppercase())
+        && last.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !written.contains('[');
+    class_like.then(|| last.to_owned())
+}
+
+/// Where a declaration's name can be used: a parameter in its whole method (or lambda), a
+/// field in its whole class body, a local from its declaration to the end of its block.
+fn binding_scope(decl: Node<'_>) -> (usize, usize) {
+    if decl.kind().contains("parameter") {
+        let mut up = decl.parent();
+        while let Some(n) = up {
+            if n.kind().ends_with("_declaration")
+                || n.kind().starts_with("lambda")
+                || n.kind() == "local_function_statement"
+            {
+                return (n.start_byte(), n.end_byte());
+            }
+            up = n.parent();
+        }
+    }
+    let parent = decl.parent().unwrap_or(decl);
+    let field = matches!(decl.kind(), "field_declaration" | "property_declaration")
+        || (decl.kind() == "variable_declaration"
+            && decl
+                .parent()
+                .is_some_and(|p| p.kind() == "field_declaration"));
+    if field {
+        // The class body the field is declared in.
+        let mut up = decl.parent();
+        while let Some(n) = up {
+            if matches!(n.kind(), "class_body" | "declaration_list" | "enum_body") {
+                return (n.start_byte(), n.end_byte());
+            }
+            up = n.parent();
+        }
+    }
+    (decl.start_byte(), parent.end_byte())
+}
+
+/// Rewrites `reader.peek()` as `JsonReader.peek()` when `reader` is declared a `JsonReader`
+/// around the call (the innermost declaration wins); `this.reader.peek()` too.
+fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
+    for call in calls.iter_mut() {
+        let Some(q) = call.qualifier.as_deref() else {
+            continue;
+        };
+        let var = q.strip_prefix("this.").unwrap_or(q);
+        if var.is_empty() || var.contains(['.', ':']) || var == UNNAMED_RECEIVER {
+            continue;
+        }
+        let ty = bindings
+            .iter()
+            .filter(|b| b.name == var && b.start <= call.start && call.start < b.end)
+            .max_by_key(|b| b.start)
+            .map(|b| b.ty.clone());
+        if let Some(ty) = ty {
+            call.qualifier = Some(ty);
+        }
+    }
+}
+
 struct RawCall {
     start: usize,
     line: u32,
@@ -85,6 +167,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
     let mut defs: HashMap<usize, RawDef> = HashMap::new();
     let mut calls: HashMap<usize, RawCall> = HashMap::new();
     let mut import_nodes: Vec<(usize, Node<'_>, &str, Node<'_>)> = Vec::new();
+    let mut bindings: Vec<Binding> = Vec::new();
     let mut truncated = false;
 
     let mut cursor = QueryCursor::new();
@@ -92,15 +175,18 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
     while let Some(m) = matches.next() {
         let (mut main, mut name, mut qualifier, mut owner, mut arg) =
             (None, None, None, None, None);
+        let (mut var_name, mut var_type) = (None, None);
         for c in m.captures {
             match names[c.index as usize] {
                 "name" => name = Some(c.node),
+                "var.name" => var_name = Some(c.node),
+                "var.type" => var_type = Some(c.node),
                 "qualifier" => qualifier = Some(c.node),
                 "receiver" => owner = Some(c.node),
                 a @ ("import.use" | "import.mod" | "import.path") => arg = Some((a, c.node)),
                 n if n.starts_with("def.")
                     || n.starts_with("scope.")
-                    || matches!(n, "call" | "import") =>
+                    || matches!(n, "call" | "import" | "var") =>
                 {
                     main = Some((n, c.node))
                 }
@@ -111,6 +197,19 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
             continue;
         };
         match capture {
+            "var" => {
+                if let (Some(n), Some(t)) = (var_name, var_type)
+                    && let Some(ty) = declared_type(&text[t.byte_range()])
+                {
+                    let (start, end) = binding_scope(node);
+                    bindings.push(Binding {
+                        name: text[n.byte_range()].to_owned(),
+                        ty,
+                        start,
+                        end,
+                    });
+                }
+            }
             "import" => {
                 // Python's statements are taken apart in code, without an argument capture.
                 let (a, arg) = arg.unwrap_or(("import", node));
@@ -127,7 +226,12 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         start: node.start_byte(),
                         line: node.start_position().row as u32 + 1,
                         name: text[name.byte_range()].to_owned(),
-                        qualifier: qualifier.and_then(|q| plain_path(&text[q.byte_range()])),
+                        // A receiver that is no plain path (`load().parse()`) is still a
+                        // receiver: the call reaches methods, not functions.
+                        qualifier: qualifier.map(|q| {
+                            plain_path(&text[q.byte_range()])
+                                .unwrap_or_else(|| UNNAMED_RECEIVER.to_owned())
+                        }),
                     };
                     if lang == CodeLanguage::Ruby {
                         ruby_constructor(&mut call);
@@ -186,6 +290,9 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
 
     let mut calls: Vec<RawCall> = calls.into_values().collect();
     calls.sort_by_key(|c| c.start);
+    if !bindings.is_empty() {
+        typed_receivers(&mut calls, &bindings);
+    }
     let references = enclose(&defs, &slots, &definitions, calls);
 
     import_nodes.sort_by_key(|(id, node, ..)| (node.start_byte(), *id));

@@ -366,8 +366,9 @@ fn java_classes_constructors_calls_and_imports() {
                 None,
                 "BoundedStack.BoundedStack",
             ),
-            call("add", Some("items"), "BoundedStack.push"),
-            call("remove", Some("items"), "BoundedStack.pop"),
+            // `items` is a `List<T>` field: the call is on the type.
+            call("add", Some("List"), "BoundedStack.push"),
+            call("remove", Some("List"), "BoundedStack.pop"),
             call("ArrayList", None, "BoundedStack"),
         ],
     );
@@ -376,6 +377,41 @@ fn java_classes_constructors_calls_and_imports() {
     assert_eq!(list.candidates[0], "java/util/List.java");
     let sig = &x.definitions[2].signature;
     assert_eq!(sig, "public boolean push(T item)");
+}
+
+#[test]
+fn calls_on_declared_variables_are_calls_on_their_types() {
+    let x = run(
+        "src/A.java",
+        "class A {\n  Cache cache;\n  void run(JsonReader in, int n) {\n    JsonReader r = open();\n    r.peek();\n    in.skip();\n    load().parse();\n    for (Item it : items) { it.save(); }\n    this.cache.clear();\n  }\n  void other() { r.peek(); }\n}\n",
+    );
+    assert_eq!(
+        calls(&x),
+        [
+            call("open", None, "A.run"),
+            call("peek", Some("JsonReader"), "A.run"),
+            call("skip", Some("JsonReader"), "A.run"),
+            call("load", None, "A.run"),
+            call("parse", Some("(…)"), "A.run"),
+            call("save", Some("Item"), "A.run"),
+            call("clear", Some("Cache"), "A.run"),
+            // `r` is not declared here.
+            call("peek", Some("r"), "A.other"),
+        ]
+    );
+    let x = run(
+        "src/B.cs",
+        "class B {\n  private readonly Store _store;\n  void Run(Reader reader) {\n    var x = Make();\n    reader.Read();\n    _store.Save();\n    x.Go();\n  }\n}\n",
+    );
+    assert_eq!(
+        calls(&x),
+        [
+            call("Make", None, "B.Run"),
+            call("Read", Some("Reader"), "B.Run"),
+            call("Save", Some("Store"), "B.Run"),
+            call("Go", Some("x"), "B.Run"),
+        ]
+    );
 }
 
 #[test]
@@ -418,7 +454,7 @@ fn csharp_types_members_and_usings() {
         &calls(&x),
         &[
             call("ArgumentOutOfRangeException", None, "Inventory.Receive"),
-            call("GetValueOrDefault", Some("_stock"), "Inventory.TryShip"),
+            call("GetValueOrDefault", Some("Dictionary"), "Inventory.TryShip"),
         ],
     );
     let using = import_of(&x, "System.Collections.Generic");

@@ -26,3 +26,16 @@
   type: (qualified_name qualifier: (_) @qualifier name: (identifier) @name)) @call
 
 (using_directive) @import
+
+; Declared types of variables, parameters, fields and properties (@var with @var.name and
+; @var.type): a call on the name is a call on the type.
+(local_declaration_statement
+  (variable_declaration
+    type: (_) @var.type
+    (variable_declarator name: (identifier) @var.name))) @var
+(field_declaration
+  (variable_declaration
+    type: (_) @var.type
+    (variable_declarator name: (identifier) @var.name))) @var
+(property_declaration type: (_) @var.type name: (identifier) @var.name) @var
+(parameter type: (_) @var.type name: (identifier) @var.name) @var

@@ -18,3 +18,14 @@
   type: (scoped_type_identifier (_) @qualifier . (type_identifier) @name)) @call
 
 (import_declaration) @import
+
+; Declared types of variables, parameters and fields (@var with @var.name and @var.type): a
+; call on the name is a call on the type.
+(local_variable_declaration
+  type: (_) @var.type
+  declarator: (variable_declarator name: (identifier) @var.name)) @var
+(field_declaration
+  type: (_) @var.type
+  declarator: (variable_declarator name: (identifier) @var.name)) @var
+(formal_parameter type: (_) @var.type name: (identifier) @var.name) @var
+(enhanced_for_statement type: (_) @var.type name: (identifier) @var.name) @var
