@@ -110,6 +110,9 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
             up = n.parent();
         }
     }
+    if decl.kind() == "enhanced_for_statement" {
+        return (decl.start_byte(), decl.end_byte());
+    }
     let parent = decl.parent().unwrap_or(decl);
     let field = matches!(decl.kind(), "field_declaration" | "property_declaration")
         || (decl.kind() == "variable_declaration"
@@ -132,6 +135,10 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
 /// Rewrites `reader.peek()` as `JsonReader.peek()` when `reader` is declared a `JsonReader`
 /// around the call (the innermost declaration wins); `this.reader.peek()` too.
 fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
+    let mut by_name: HashMap<&str, Vec<&Binding>> = HashMap::new();
+    for b in bindings {
+        by_name.entry(b.name.as_str()).or_default().push(b);
+    }
     for call in calls.iter_mut() {
         let Some(q) = call.qualifier.as_deref() else {
             continue;
@@ -140,9 +147,12 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
         if var.is_empty() || var.contains(['.', ':']) || var == UNNAMED_RECEIVER {
             continue;
         }
-        let ty = bindings
+        let Some(named) = by_name.get(var) else {
+            continue;
+        };
+        let ty = named
             .iter()
-            .filter(|b| b.name == var && b.start <= call.start && call.start < b.end)
+            .filter(|b| b.start <= call.start && call.start < b.end)
             .max_by_key(|b| b.start)
             .map(|b| b.ty.clone());
         if let Some(ty) = ty {
@@ -153,6 +163,8 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
 
 struct RawCall {
     start: usize,
+    /// Calls that start together (`load().parse()`) are ordered outer first.
+    end: usize,
     line: u32,
     name: String,
     qualifier: Option<String>,
@@ -224,6 +236,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                 calls.entry(node.id()).or_insert_with(|| {
                     let mut call = RawCall {
                         start: node.start_byte(),
+                        end: node.end_byte(),
                         line: node.start_position().row as u32 + 1,
                         name: text[name.byte_range()].to_owned(),
                         // A receiver that is no plain path (`load().parse()`) is still a
@@ -289,7 +302,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
     let (definitions, slots) = nest(lang, &defs);
 
     let mut calls: Vec<RawCall> = calls.into_values().collect();
-    calls.sort_by_key(|c| c.start);
+    calls.sort_by_key(|c| (c.start, std::cmp::Reverse(c.end)));
     if !bindings.is_empty() {
         typed_receivers(&mut calls, &bindings);
     }

@@ -391,8 +391,8 @@ fn calls_on_declared_variables_are_calls_on_their_types() {
             call("open", None, "A.run"),
             call("peek", Some("JsonReader"), "A.run"),
             call("skip", Some("JsonReader"), "A.run"),
-            call("load", None, "A.run"),
             call("parse", Some("(…)"), "A.run"),
+            call("load", None, "A.run"),
             call("save", Some("Item"), "A.run"),
             call("clear", Some("Cache"), "A.run"),
             // `r` is not declared here.
