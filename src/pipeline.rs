@@ -32,7 +32,7 @@ use thiserror::Error;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use crate::chunk::{CHUNKER_VERSION, Chunk, ChunkOptions, Language};
+use crate::chunk::{CHUNKER_VERSION, Chunk, ChunkOptions};
 use crate::config::{DEFAULT_WORKSPACE, IndexConfig};
 use crate::embed::{Embedder, embed_documents};
 use crate::intel::Extraction;
@@ -690,8 +690,12 @@ pub(crate) enum Vectored {
 }
 
 fn prepare(file: SourceFile, opts: &ChunkOptions) -> Prepared {
-    let language = Language::detect(&file.rel_path, &file.text).name(&file.rel_path);
-    let Analysis { chunks, intel } = parse::analyze(&file.rel_path, &file.text, opts);
+    let Analysis {
+        language,
+        chunks,
+        intel,
+    } = parse::analyze(&file.rel_path, &file.text, opts);
+    let language = language.name(&file.rel_path);
     let inputs = chunks
         .iter()
         .map(|c| {

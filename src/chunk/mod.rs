@@ -220,19 +220,22 @@ impl Layout {
 
 /// Chunks one file. Never fails: a file that cannot be parsed is chunked by size.
 pub fn chunk_file(rel_path: &str, text: &str, opts: &ChunkOptions) -> Vec<Chunk> {
-    let tree = match Language::detect(rel_path, text) {
+    let language = Language::detect(rel_path, text);
+    let tree = match language {
         Language::Code(lang) if !text.trim().is_empty() => {
             code::parse(lang, text, opts.parse_timeout)
         }
         _ => None,
     };
-    chunk_parsed(rel_path, text, tree.as_ref(), opts)
+    chunk_parsed(rel_path, language, text, tree.as_ref(), opts)
 }
 
-/// Chunks one file whose code was parsed already (`tree`, from [`parse`]); `None` for a code
-/// file whose parse failed or timed out chunks it by size.
+/// Chunks one file of `language` ([`Language::detect`]) whose code was parsed already
+/// (`tree`, from [`parse`]); `None` for a code file whose parse failed or timed out chunks it
+/// by size.
 pub fn chunk_parsed(
     rel_path: &str,
+    language: Language,
     text: &str,
     tree: Option<&Tree>,
     opts: &ChunkOptions,
@@ -240,7 +243,7 @@ pub fn chunk_parsed(
     if text.trim().is_empty() {
         return Vec::new();
     }
-    let layout = match Language::detect(rel_path, text) {
+    let layout = match language {
         Language::Code(lang) => match tree {
             Some(tree) => code::layout(lang, tree, text, opts),
             None => {
