@@ -327,31 +327,23 @@ fn definition<'t>(
             scope_only: true,
         })
     };
+    // The common shapes: a named definition, and a named container whose members are in its
+    // `body` field.
+    let named = |kind| def(kind, name_of(node, text), None);
+    let container = |kind| def(kind, name_of(node, text), node.child_by_field_name("body"));
     match lang {
         CodeLanguage::TypeScript | CodeLanguage::Tsx | CodeLanguage::JavaScript => {
             match node.kind() {
                 "function_declaration"
                 | "generator_function_declaration"
-                | "function_signature" => def(function_kind, name_of(node, text), None),
-                "class_declaration" | "abstract_class_declaration" | "class" => def(
-                    "class",
-                    name_of(node, text),
-                    node.child_by_field_name("body"),
-                ),
-                "interface_declaration" => def(
-                    "interface",
-                    name_of(node, text),
-                    node.child_by_field_name("body"),
-                ),
-                "type_alias_declaration" => def("type", name_of(node, text), None),
-                "enum_declaration" => def("enum", name_of(node, text), None),
-                "internal_module" | "module" => def(
-                    "namespace",
-                    name_of(node, text),
-                    node.child_by_field_name("body"),
-                ),
+                | "function_signature" => named(function_kind),
+                "class_declaration" | "abstract_class_declaration" | "class" => container("class"),
+                "interface_declaration" => container("interface"),
+                "type_alias_declaration" => named("type"),
+                "enum_declaration" => named("enum"),
+                "internal_module" | "module" => container("namespace"),
                 "method_definition" | "method_signature" | "abstract_method_signature" => {
-                    def("method", name_of(node, text), None)
+                    named("method")
                 }
                 "public_field_definition" | "field_definition" => {
                     let value = node.child_by_field_name("value")?;
@@ -381,12 +373,8 @@ fn definition<'t>(
             }
         }
         CodeLanguage::Python => match node.kind() {
-            "function_definition" => def(function_kind, name_of(node, text), None),
-            "class_definition" => def(
-                "class",
-                name_of(node, text),
-                node.child_by_field_name("body"),
-            ),
+            "function_definition" => named(function_kind),
+            "class_definition" => container("class"),
             "decorated_definition" => definition(
                 lang,
                 node.child_by_field_name("definition")?,
@@ -396,20 +384,14 @@ fn definition<'t>(
             _ => None,
         },
         CodeLanguage::Rust => match node.kind() {
-            "function_item" | "function_signature_item" => {
-                def(function_kind, name_of(node, text), None)
-            }
-            "struct_item" => def("struct", name_of(node, text), None),
-            "enum_item" => def("enum", name_of(node, text), None),
-            "union_item" => def("union", name_of(node, text), None),
-            "type_item" => def("type", name_of(node, text), None),
-            "const_item" | "static_item" => def("const", name_of(node, text), None),
-            "macro_definition" => def("macro", name_of(node, text), None),
-            "trait_item" => def(
-                "trait",
-                name_of(node, text),
-                node.child_by_field_name("body"),
-            ),
+            "function_item" | "function_signature_item" => named(function_kind),
+            "struct_item" => named("struct"),
+            "enum_item" => named("enum"),
+            "union_item" => named("union"),
+            "type_item" => named("type"),
+            "const_item" | "static_item" => named("const"),
+            "macro_definition" => named("macro"),
+            "trait_item" => container("trait"),
             "mod_item" => {
                 let body = node.child_by_field_name("body")?;
                 def("module", name_of(node, text), Some(body))
@@ -426,7 +408,7 @@ fn definition<'t>(
             _ => None,
         },
         CodeLanguage::Go => match node.kind() {
-            "function_declaration" => def("function", name_of(node, text), None),
+            "function_declaration" => named("function"),
             "method_declaration" => {
                 let receiver = node
                     .child_by_field_name("receiver")
@@ -453,54 +435,26 @@ fn definition<'t>(
         },
         CodeLanguage::GraphQl => graphql_definition(node, text),
         CodeLanguage::Java => match node.kind() {
-            "class_declaration" | "record_declaration" => def(
-                "class",
-                name_of(node, text),
-                node.child_by_field_name("body"),
-            ),
-            "interface_declaration" | "annotation_type_declaration" => def(
-                "interface",
-                name_of(node, text),
-                node.child_by_field_name("body"),
-            ),
-            "enum_declaration" => def(
-                "enum",
-                name_of(node, text),
-                node.child_by_field_name("body"),
-            ),
-            "method_declaration" => def("method", name_of(node, text), None),
-            "constructor_declaration" | "compact_constructor_declaration" => {
-                def("constructor", name_of(node, text), None)
-            }
+            "class_declaration" | "record_declaration" => container("class"),
+            "interface_declaration" | "annotation_type_declaration" => container("interface"),
+            "enum_declaration" => container("enum"),
+            "method_declaration" => named("method"),
+            "constructor_declaration" | "compact_constructor_declaration" => named("constructor"),
             _ => None,
         },
         CodeLanguage::CSharp => match node.kind() {
-            "class_declaration" | "record_declaration" => def(
-                "class",
-                name_of(node, text),
-                node.child_by_field_name("body"),
-            ),
-            "struct_declaration" | "record_struct_declaration" => def(
-                "struct",
-                name_of(node, text),
-                node.child_by_field_name("body"),
-            ),
-            "interface_declaration" => def(
-                "interface",
-                name_of(node, text),
-                node.child_by_field_name("body"),
-            ),
-            "enum_declaration" => def("enum", name_of(node, text), None),
+            "class_declaration" | "record_declaration" => container("class"),
+            "struct_declaration" | "record_struct_declaration" => container("struct"),
+            "interface_declaration" => container("interface"),
+            "enum_declaration" => named("enum"),
             "method_declaration" | "operator_declaration" | "conversion_operator_declaration" => {
-                def("method", name_of(node, text), None)
+                named("method")
             }
-            "constructor_declaration" | "destructor_declaration" => {
-                def("constructor", name_of(node, text), None)
-            }
+            "constructor_declaration" | "destructor_declaration" => named("constructor"),
             "property_declaration" | "indexer_declaration" | "event_declaration" => {
-                def("property", name_of(node, text), None)
+                named("property")
             }
-            "delegate_declaration" => def("type", name_of(node, text), None),
+            "delegate_declaration" => named("type"),
             _ => None,
         },
         CodeLanguage::C | CodeLanguage::Cpp => match node.kind() {
@@ -516,7 +470,7 @@ fn definition<'t>(
             }
             "enum_specifier" => {
                 node.child_by_field_name("body")?;
-                def("enum", name_of(node, text), None)
+                named("enum")
             }
             "type_definition" | "alias_declaration" => {
                 let name = field_text(node, "declarator", text)
@@ -524,13 +478,13 @@ fn definition<'t>(
                     .map(str::to_owned);
                 def("type", name, None)
             }
-            "preproc_function_def" => def("macro", name_of(node, text), None),
+            "preproc_function_def" => named("macro"),
             "namespace_definition" => scope(
                 "namespace",
                 Some(name_of(node, text)?),
                 node.child_by_field_name("body"),
             ),
-            "concept_definition" => def("type", name_of(node, text), None),
+            "concept_definition" => named("type"),
             // `template <...>` and `extern "C"` before one definition belong to it.
             "template_declaration" | "linkage_specification" => {
                 let mut cursor = node.walk();
@@ -540,23 +494,15 @@ fn definition<'t>(
             _ => None,
         },
         CodeLanguage::Ruby => match node.kind() {
-            "method" => def(function_kind, name_of(node, text), None),
-            "singleton_method" => def("method", name_of(node, text), None),
-            "class" => def(
-                "class",
-                name_of(node, text),
-                node.child_by_field_name("body"),
-            ),
+            "method" => named(function_kind),
+            "singleton_method" => named("method"),
+            "class" => container("class"),
             "singleton_class" => def(
                 "class",
                 field_text(node, "value", text).map(str::to_owned),
                 node.child_by_field_name("body"),
             ),
-            "module" => def(
-                "module",
-                name_of(node, text),
-                node.child_by_field_name("body"),
-            ),
+            "module" => container("module"),
             _ => None,
         },
     }
