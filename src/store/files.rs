@@ -60,10 +60,6 @@ pub struct ChunkRow {
     pub symbols: Vec<String>,
 }
 
-/// Joins a chunk's symbol names into one string for the array-of-strings bind (arrays of
-/// arrays must be rectangular); a name never holds the ASCII unit separator.
-const SYMBOL_SEPARATOR: char = '\u{1f}';
-
 /// A file and its chunks, to be written in one transaction.
 #[derive(Debug, Clone)]
 pub struct FileWrite<'a> {
@@ -322,16 +318,7 @@ impl Store {
         .bind(
             chunks
                 .iter()
-                .map(|c| {
-                    let mut joined = String::new();
-                    for s in c.symbols.iter().filter(|s| !s.contains(SYMBOL_SEPARATOR)) {
-                        if !joined.is_empty() {
-                            joined.push(SYMBOL_SEPARATOR);
-                        }
-                        joined.push_str(s);
-                    }
-                    joined
-                })
+                .map(|c| super::unit_joined(&c.symbols))
                 .collect::<Vec<_>>(),
         )
         .execute(&mut *tx)

@@ -118,6 +118,18 @@ fn read_password_file(path: &str, url: &str) -> Result<String, StoreError> {
     Ok(password.to_owned())
 }
 
+/// Lists of strings travel to PostgreSQL as one string each (arrays of arrays must be
+/// rectangular), joined with the ASCII unit separator and split with
+/// `string_to_array(x, chr(31))`; an item holding the separator itself is left out.
+fn unit_joined(items: &[String]) -> String {
+    items
+        .iter()
+        .filter(|s| !s.contains('\u{1f}'))
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("\u{1f}")
+}
+
 fn q(op: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
     move |source| StoreError::Query { op, source }
 }

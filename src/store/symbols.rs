@@ -171,12 +171,11 @@ pub(super) async fn replace_intel(
     }
     let imports = &intel.imports;
     if !imports.is_empty() {
-        // Arrays of arrays must be rectangular: each import's candidates travel as one
-        // string, split on a character no path holds.
+        // Each import's candidates travel as one string (`unit_joined`).
         sqlx::query(
             "INSERT INTO code_imports (file_id, repository, specifier, name, line, candidates)
              SELECT $1, $2, i.specifier, i.name, i.line,
-               string_to_array(i.candidates, E'\\x1f')
+               string_to_array(i.candidates, chr(31))
              FROM unnest($3::text[], $4::text[], $5::int4[], $6::text[])
                AS i(specifier, name, line, candidates)",
         )
@@ -193,7 +192,7 @@ pub(super) async fn replace_intel(
         .bind(
             imports
                 .iter()
-                .map(|i| i.candidates.join("\u{1f}"))
+                .map(|i| super::unit_joined(&i.candidates))
                 .collect::<Vec<_>>(),
         )
         .execute(&mut **tx)
