@@ -10,12 +10,13 @@
 //! whatever it holds: bad input gets `success: false` with a code, internal details stay in
 //! the log under the request id. Requests are handled concurrently, at most
 //! `nats.max_in_flight` at a time with at most `nats.max_queued` waiting; past that a request is
-//! answered at once with `overloaded`. On cancel the endpoint stops taking requests and the ones in
+//! answered at once with `overloaded` ([`admission`], a bound `/mcp` shares). On cancel the endpoint stops taking requests and the ones in
 //! hand are answered.
 //!
 //! [`dispatch`] answers one request of any kind without NATS: the daemon's `/mcp` endpoint
 //! uses it, and [`client`] is the other side, for the CLI and the MCP adapter.
 
+pub mod admission;
 pub mod client;
 pub mod intel;
 pub mod wire;
@@ -27,7 +28,6 @@ use async_nats::service::ServiceExt;
 use bytes::Bytes;
 use futures::StreamExt;
 use thiserror::Error;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -38,6 +38,7 @@ use crate::intel::graph::IntelService;
 use crate::roots::{Roots, RootsError, Source};
 use crate::search::{RawSearch, SearchError, SearchRequest, SearchService};
 use crate::source::{SourceError, SourceService};
+use admission::Admission;
 use wire::{
     ContextResponse, ErrorCode, ErrorResponse, FileResponse, LineRange, RepoInfo, RepoResponse,
     ScoreParts, SearchResponse, SearchResult,
@@ -247,6 +248,8 @@ pub struct Services {
     pub source: SourceService,
     pub intel: IntelService,
     pub roots: Roots,
+    /// The bound on requests in hand, shared by NATS and `/mcp`.
+    pub admission: Admission,
 }
 
 impl Services {
@@ -258,6 +261,7 @@ impl Services {
             intel: IntelService::new(search.clone()),
             search,
             roots,
+            admission: Admission::new(config.nats.max_in_flight, config.nats.max_queued),
         }
     }
 }
@@ -406,10 +410,7 @@ pub async fn serve(
     let workspace_prefix = format!("{}.workspace.", cfg.subject_prefix);
     let default = config.workspaces.default.clone();
 
-    let working = Arc::new(Semaphore::new(cfg.max_in_flight));
-    let admitted = Arc::new(Semaphore::new(cfg.max_in_flight + cfg.max_queued));
     let tracker = TaskTracker::new();
-    let mut overloaded: u64 = 0;
     loop {
         let (kind, request) = tokio::select! {
             _ = cancel.cancelled() => break,
@@ -424,22 +425,8 @@ pub async fn serve(
             continue;
         }
         // Admission: a bounded number in hand; past it, an immediate `overloaded` answer.
-        let Ok(admission) = Arc::clone(&admitted).try_acquire_owned() else {
-            overloaded += 1;
-            if overloaded.is_power_of_two() {
-                tracing::warn!(
-                    overloaded,
-                    in_hand = cfg.max_in_flight + cfg.max_queued,
-                    "overloaded: answering `overloaded` to requests past the bound"
-                );
-            }
-            let body = to_bytes(&ErrorResponse::new(
-                ErrorCode::Overloaded,
-                format!(
-                    "the daemon has {} requests in hand; retry after a short pause",
-                    cfg.max_in_flight + cfg.max_queued
-                ),
-            ));
+        let Some(admitted) = services.admission.try_admit() else {
+            let body = to_bytes(&services.admission.overloaded());
             let headers = error_headers(ErrorCode::Overloaded);
             if kind == Kind::Search {
                 metrics.search_answered(
@@ -454,7 +441,6 @@ pub async fn serve(
             }
             continue;
         };
-        let working = Arc::clone(&working);
         let access = match request
             .message
             .subject
@@ -470,9 +456,8 @@ pub async fn serve(
         let services = services.clone();
         let metrics = Arc::clone(&metrics);
         tracker.spawn(async move {
-            let _admission = admission;
             let started = std::time::Instant::now();
-            let Ok(_working) = working.acquire_owned().await else {
+            let Some(_working) = admitted.start().await else {
                 return;
             };
             let handled = dispatch(&services, kind, &access, &request.message.payload).await;

@@ -51,7 +51,8 @@ impl Backend for Client {
     }
 }
 
-/// The daemon's own services, for `/mcp`: requests are answered as on the plain subjects.
+/// The daemon's own services, for `/mcp`: requests are answered as on the plain subjects,
+/// within the same admission bound ([`crate::bus::admission`]).
 pub struct Local {
     pub services: Services,
     pub access: Access,
@@ -65,6 +66,15 @@ impl Backend for Local {
         payload: Vec<u8>,
     ) -> BoxFuture<'a, Result<Bytes, String>> {
         Box::pin(async move {
+            // The same bound as the NATS requests: a full daemon says `overloaded` at once.
+            let Some(admitted) = self.services.admission.try_admit() else {
+                let refusal = serde_json::to_vec(&self.services.admission.overloaded())
+                    .map_err(|e| e.to_string())?;
+                return Ok(Bytes::from(refusal));
+            };
+            let Some(_working) = admitted.start().await else {
+                return Err("the daemon is shutting down".to_owned());
+            };
             Ok(dispatch(&self.services, kind, &self.access, &payload)
                 .await
                 .body)

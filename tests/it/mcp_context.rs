@@ -386,3 +386,104 @@ async fn mcp_with_nothing_to_answer_says_what_is_down_in_time() {
         .expect("text");
     assert!(text.contains("NATS is not reachable"), "{text}");
 }
+
+/// One JSON-RPC message POSTed to a streamable-HTTP MCP endpoint: the session it named (or
+/// opened) and the response, read from the event stream or the JSON body.
+async fn post_mcp(
+    http: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    message: Value,
+) -> (Option<String>, Option<Value>) {
+    let mut post = http
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .body(message.to_string());
+    if let Some(s) = session {
+        post = post.header("Mcp-Session-Id", s);
+    }
+    let response = post.send().await.expect("POST /mcp");
+    assert!(
+        response.status().is_success(),
+        "{}: {message}",
+        response.status()
+    );
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = response.text().await.expect("body");
+    let reply = body
+        .lines()
+        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v.get("id").is_some());
+    (session, reply)
+}
+
+#[tokio::test]
+async fn mcp_over_http_answers_overloaded_past_the_same_bound_as_nats() {
+    let addr = format!("127.0.0.1:{}", support::free_port());
+    let files = files();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let d = Daemon::start_with(&refs, |c| {
+        c.health.http_addr = addr.clone();
+        c.nats.max_in_flight = 1;
+        c.nats.max_queued = 2;
+        c.search.result_cache_entries = 0;
+    })
+    .await;
+    let url = format!("http://{addr}/mcp");
+    let http = reqwest::Client::new();
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},
+        "clientInfo":{"name":"it","version":"0"}}});
+    let initialized = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+    // Many clients, each with its own session, call at once.
+    let calls = (0..60).map(|i| {
+        let (http, url, init, initialized) = (&http, &url, init.clone(), initialized.clone());
+        async move {
+            let (session, _) = post_mcp(http, url, None, init).await;
+            let session = session.expect("a session id");
+            post_mcp(http, url, Some(&session), initialized).await;
+            let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+                "name":"codesearch_search",
+                "arguments":{"query":format!("validate invoice totals {i}"),"limit":2}}});
+            let (_, reply) = post_mcp(http, url, Some(&session), call).await;
+            reply.expect("a tools/call response")
+        }
+    });
+    let replies = tokio::time::timeout(Duration::from_secs(60), futures::future::join_all(calls))
+        .await
+        .expect("every call answered in time");
+    let (mut ok, mut overloaded) = (0, 0);
+    for reply in &replies {
+        let result = &reply["result"];
+        if result["isError"] == true {
+            assert_eq!(
+                result["structuredContent"]["error"]["code"], "overloaded",
+                "{reply}"
+            );
+            overloaded += 1;
+        } else {
+            assert_eq!(result["structuredContent"]["success"], true, "{reply}");
+            ok += 1;
+        }
+    }
+    assert!(
+        ok >= 3 && overloaded > 0,
+        "ok {ok}, overloaded {overloaded}"
+    );
+    // Still serving, over both.
+    assert_eq!(
+        d.ask("agog.codebase.search", json!({"query": "invoice"}))
+            .await["success"],
+        true
+    );
+    d.stop().await;
+}
