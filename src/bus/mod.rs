@@ -10,8 +10,8 @@
 //! whatever it holds: bad input gets `success: false` with a code, internal details stay in
 //! the log under the request id. Requests are handled concurrently, at most
 //! `nats.max_in_flight` at a time with at most `nats.max_queued` waiting; past that a request is
-//! answered at once with `overloaded` ([`admission`], a bound `/mcp` shares). On cancel the endpoint stops taking requests and the ones in
-//! hand are answered.
+//! answered at once with `overloaded` ([`admission`], a bound `/mcp` shares). On cancel the
+//! endpoint stops taking requests and the ones in hand are answered.
 //!
 //! [`dispatch`] answers one request of any kind without NATS: the daemon's `/mcp` endpoint
 //! uses it, and [`client`] is the other side, for the CLI and the MCP adapter.
