@@ -19,7 +19,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, check_repository_name, check_workspace_name};
+use crate::config::{Config, check_repository_name, check_workspace_name, redact_url};
 use crate::health::Metrics;
 use crate::pipeline::{IndexError, Indexer};
 use crate::repository::{Repository, RepositoryError, default_name};
@@ -140,6 +140,25 @@ impl Roots {
             if record.origin != Origin::Request
                 || self.inner.running.lock().await.contains_key(&record.name)
             {
+                continue;
+            }
+            // A clone that is gone (a fresh volume, a cleaned cache) or never finished is
+            // cloned again; its rows stay, so unchanged files are not embedded twice.
+            if let Some(url) = &record.git_url
+                && !Path::new(&record.root).join(".git").is_dir()
+            {
+                tracing::info!(repository = %record.name, url = %redact_url(url),
+                    "the clone of a requested repository is missing; cloning it again");
+                store
+                    .set_repository_state(&record.name, RepoState::Initializing, None)
+                    .await?;
+                let roots = self.clone();
+                let (url, root) = (url.clone(), PathBuf::from(&record.root));
+                let (workspace, name) = (record.workspace.clone(), record.name.clone());
+                tokio::spawn(
+                    async move { roots.clone_and_start(&url, &root, &workspace, &name).await },
+                );
+                restored += 1;
                 continue;
             }
             let repo = Repository::new(

@@ -712,10 +712,31 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
         "watched again after the restart"
     );
 
+    // A clone that vanished while the daemon was down (a fresh volume) is cloned again.
+    let clone_dir = clones.path().join("refunds");
+    assert!(clone_dir.join(".git").is_dir());
+    daemon.stop().await;
+    std::fs::remove_dir_all(&clone_dir).expect("remove the clone");
+    let daemon = Daemon::start(cfg.clone(), Vec::new()).await;
+    let mut state = Value::Null;
+    for _ in 0..150 {
+        state = ask(
+            &client,
+            repo_subject,
+            json!({"action": "status", "name": "refunds"}),
+        )
+        .await;
+        if state["repository"]["state"] == "ready" && clone_dir.join(".git").is_dir() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(state["repository"]["state"], "ready", "{state}");
+    assert!(clone_dir.join("lib/refund.rs").is_file(), "cloned again");
+    assert_eq!(state["repository"]["languages"]["rust"], 1, "{state}");
+
     // Removal leaves no rows, and the clone is gone.
     let store = Store::connect(&cfg.database).await.expect("connect");
-    let clone_dir = clones.path().join("refunds");
-    assert!(clone_dir.is_dir());
     let removed = ask(
         &client,
         repo_subject,
