@@ -173,11 +173,22 @@ impl<'a> Walk<'a> {
         // Start of a run of comments/attributes that may belong to the next definition.
         let mut leading: Option<usize> = None;
         let mut prev_end = parent.start_byte();
+        // The definition laid out last, while nothing but trivia followed it.
+        let mut last: Option<Laid> = None;
         for child in parent.named_children(&mut cursor) {
-            let gap_has_blank_line = self.text[prev_end..child.start_byte()]
-                .matches('\n')
-                .count()
-                >= 2;
+            let gap = &self.text[prev_end..child.start_byte()];
+            let gap_has_blank_line = gap.matches('\n').count() >= 2;
+            if is_comment(child) && !gap.contains('\n') && last.is_some() {
+                // A comment on the line a definition ends (`}  // namespace geo`) is that
+                // definition's, not a chunk of its own nor the start of the next one.
+                match last {
+                    Some(Laid::Span(i)) => self.layout.spans[i].end = child.end_byte(),
+                    Some(Laid::Container(i)) => self.layout.containers[i].end = child.end_byte(),
+                    None => {}
+                }
+                prev_end = child.end_byte();
+                continue;
+            }
             if is_leading_trivia(self.lang, child) {
                 if leading.is_none() || gap_has_blank_line {
                     leading = Some(child.start_byte());
@@ -190,11 +201,13 @@ impl<'a> Walk<'a> {
                 // namespace are laid out as if they were written here.
                 self.members(inner, context, parent_id, in_type);
                 leading = None;
+                last = None;
                 prev_end = child.end_byte();
                 continue;
             }
             let Some(def) = definition(self.lang, child, self.text, in_type) else {
                 leading = None;
+                last = None;
                 prev_end = child.end_byte();
                 continue;
             };
@@ -211,6 +224,7 @@ impl<'a> Walk<'a> {
                 Some(body) if too_large && body.named_child_count() > 0 => {
                     let id = self.next_id;
                     self.next_id += 1;
+                    last = Some(Laid::Container(self.layout.containers.len()));
                     self.layout.containers.push(Container {
                         start,
                         end,
@@ -221,29 +235,39 @@ impl<'a> Walk<'a> {
                     let in_type = !matches!(def.kind, "module" | "namespace");
                     self.members(body, symbol.as_deref(), id, in_type);
                 }
-                _ => self.layout.spans.push(Span {
-                    start,
-                    end,
-                    // The definition, and its members when it is kept whole (a small class
-                    // or `impl` block).
-                    defines: symbol
-                        .iter()
-                        .filter(|_| defines)
-                        .cloned()
-                        .chain(
-                            def.body
-                                .map(|b| self.member_names(b, symbol.as_deref()))
-                                .unwrap_or_default(),
-                        )
-                        .collect(),
-                    symbol,
-                    kind: def.kind,
-                    parent: parent_id,
-                    mergeable: true,
-                }),
+                _ => {
+                    last = Some(Laid::Span(self.layout.spans.len()));
+                    self.layout.spans.push(Span {
+                        start,
+                        end,
+                        // The definition, and its members when it is kept whole (a small class
+                        // or `impl` block).
+                        defines: symbol
+                            .iter()
+                            .filter(|_| defines)
+                            .cloned()
+                            .chain(
+                                def.body
+                                    .map(|b| self.member_names(b, symbol.as_deref()))
+                                    .unwrap_or_default(),
+                            )
+                            .collect(),
+                        symbol,
+                        kind: def.kind,
+                        parent: parent_id,
+                        mergeable: true,
+                    });
+                }
             }
         }
     }
+}
+
+/// Where a definition was laid out: an index into the layout's spans or containers.
+#[derive(Clone, Copy)]
+enum Laid {
+    Span(usize),
+    Container(usize),
 }
 
 impl Walk<'_> {
@@ -285,9 +309,13 @@ impl Walk<'_> {
     }
 }
 
+fn is_comment(node: Node<'_>) -> bool {
+    matches!(node.kind(), "comment" | "line_comment" | "block_comment")
+}
+
 fn is_leading_trivia(lang: CodeLanguage, node: Node<'_>) -> bool {
     match node.kind() {
-        "comment" | "line_comment" | "block_comment" => true,
+        _ if is_comment(node) => true,
         "attribute_item" => lang == CodeLanguage::Rust,
         "decorator" => true,
         _ => false,

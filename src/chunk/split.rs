@@ -181,18 +181,14 @@ fn split_line(text: &str, start: usize, end: usize, opts: &ChunkOptions) -> Vec<
 pub(crate) fn merge_small(text: &str, spans: Vec<Span>, opts: &ChunkOptions) -> Vec<Span> {
     let mut out: Vec<Span> = Vec::with_capacity(spans.len());
     for span in spans {
+        // A container's closing `}` (or `]);`, or `}  // namespace detail`) joins what comes
+        // before it, even a definition too large to merge with: alone it is a chunk that says
+        // nothing.
+        if closing_only(&text[span.start..span.end]) && join_closing(text, &mut out, &span, opts) {
+            continue;
+        }
         if let Some(last) = out.last_mut() {
             let fits = chars(text, last.start, span.end) <= opts.max_chars;
-            // A container's closing `}` (or `]);`) after a definition too large to merge with
-            // joins it anyway: alone it is a chunk that says nothing.
-            if fits
-                && !text[span.start..span.end]
-                    .chars()
-                    .any(char::is_alphanumeric)
-            {
-                last.end = span.end;
-                continue;
-            }
             let small = chars(text, last.start, last.end) < opts.min_chars
                 || chars(text, span.start, span.end) < opts.min_chars;
             if last.mergeable && span.mergeable && last.parent == span.parent && fits && small {
@@ -209,6 +205,60 @@ pub(crate) fn merge_small(text: &str, spans: Vec<Span>, opts: &ChunkOptions) -> 
         out.push(span);
     }
     out
+}
+
+/// Whether `text` is closing punctuation, with or without comments: nothing a search could
+/// match. A comment alone is not (it can say something).
+fn closing_only(text: &str) -> bool {
+    let mut rest = text;
+    let mut punctuation = false;
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("//") {
+            rest = r.split_once('\n').map_or("", |(_, after)| after);
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.split_once("*/").map_or("", |(_, after)| after);
+        } else {
+            match rest.chars().next() {
+                None => return punctuation,
+                Some(c) if c.is_alphanumeric() || c == '_' || c == '"' || c == '\'' => {
+                    return false;
+                }
+                Some(c) => {
+                    punctuation = true;
+                    rest = &rest[c.len_utf8()..];
+                }
+            }
+        }
+    }
+}
+
+/// Joins a closing-only span to the span before it: at once when the two fit in `max_chars`,
+/// or, after the last piece of a split definition, by starting that piece later, within its
+/// overlap with the piece before it (so no line goes uncovered). False when neither works.
+fn join_closing(text: &str, out: &mut [Span], span: &Span, opts: &ChunkOptions) -> bool {
+    let (before_end, last) = match out {
+        [.., before, last] => (Some(before.end), last),
+        [last] => (None, last),
+        [] => return false,
+    };
+    if chars(text, last.start, span.end) <= opts.max_chars {
+        last.end = span.end;
+        return true;
+    }
+    let Some(before_end) = before_end.filter(|_| !last.mergeable) else {
+        return false;
+    };
+    let mut start = last.start;
+    while chars(text, start, span.end) > opts.max_chars {
+        match text[start..last.end].find('\n') {
+            Some(i) if start + i < before_end => start += i + 1,
+            _ => return false,
+        }
+    }
+    last.start = start;
+    last.end = span.end;
+    true
 }
 
 /// Trims blank lines around each span and numbers its lines.

@@ -85,6 +85,51 @@ fn a_closing_brace_after_a_split_member_joins_it() {
     }
 }
 
+#[test]
+fn a_comment_on_a_definitions_closing_line_is_that_definitions() {
+    let body: String = (0..12)
+        .map(|i| format!("    let value_{i} = compute_something_long(input, {i});\n"))
+        .collect();
+    let text = format!(
+        "fn first(input: u32) {{\n{body}}}  // end of first\n\
+         fn second(input: u32) {{\n{body}}} /* end of second */\n"
+    );
+    let chunks = chunk_file("ends.rs", &text, &SMALL);
+    check_invariants(&text, &chunks, &SMALL);
+    let owner = |comment: &str| {
+        chunks
+            .iter()
+            .filter(|c| c.content.contains(comment))
+            .map(|c| c.symbol.as_deref().unwrap_or("-"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(owner("// end of first"), ["first"], "{chunks:#?}");
+    assert_eq!(owner("/* end of second */"), ["second"], "{chunks:#?}");
+    assert!(
+        chunks.iter().all(|c| !c.content.starts_with("//")),
+        "{chunks:#?}"
+    );
+
+    // A namespace closed after a function too large for one chunk: its closing line joins the
+    // function's last piece, which starts later within its overlap to make room.
+    let body: String = (0..30)
+        .map(|i| format!("    int value_{i} = compute_something_long(input, {i});\n"))
+        .collect();
+    let text = format!(
+        "namespace detail {{\nvoid small() {{}}\n\nvoid large(int input) {{\n{body}}}\n}}  // namespace detail\n\nint after() {{ return 1; }}\n"
+    );
+    let chunks = chunk_file("ns.cpp", &text, &SMALL);
+    check_invariants(&text, &chunks, &SMALL);
+    let closing = chunks
+        .iter()
+        .find(|c| c.content.contains("}  // namespace detail"))
+        .expect("the closing line is in a chunk");
+    assert!(
+        closing.content.contains("compute_something_long(input, 29)"),
+        "{chunks:#?}"
+    );
+}
+
 macro_rules! snapshot {
     ($test:ident, $file:expr) => {
         #[test]
