@@ -3,6 +3,8 @@ callers of each definition and counting them against a type-aware tool's call si
 import json, os, subprocess
 
 THRESHOLDS = (0.0, 0.35)  # every confidence, and the graph's default
+# INTEL_SHOW=1 prints each extra and missed call site at the graph's threshold.
+SHOW = bool(os.environ.get("INTEL_SHOW"))
 
 
 def definitions(repo, kinds):
@@ -13,8 +15,9 @@ def definitions(repo, kinds):
            % (repo, ",".join("'%s'" % k for k in kinds)))
     psql = os.path.join(os.environ.get("CODESEARCH_PG_BIN", ""), "psql")
     rows = subprocess.run([psql if os.path.exists(psql) else "psql", os.environ["DATABASE_URL"],
-                           "-Atc", sql], capture_output=True, text=True, check=True).stdout
-    return [(p, n, int(l)) for p, n, l in (r.split("|") for r in rows.split("\n") if r)]
+                           "-AtF", "\t", "-c", sql], capture_output=True, text=True,
+                          check=True).stdout
+    return [(p, n, int(l)) for p, n, l in (r.split("\t") for r in rows.split("\n") if r)]
 
 
 def compare(repo, defs, truth_of, inside=lambda path: True):
@@ -41,6 +44,11 @@ def compare(repo, defs, truth_of, inside=lambda path: True):
         for t in THRESHOLDS:
             ours = {(c["path"], c["line"]) for c in reply["calls"]
                     if c["confidence"] >= t and inside(c["path"])}
+            if SHOW and t == THRESHOLDS[-1]:
+                for p, l in sorted(ours - truth):
+                    print(f"extra\t{path}:{line} {name}\t<- {p}:{l}")
+                for p, l in sorted(truth - ours):
+                    print(f"missed\t{path}:{line} {name}\t<- {p}:{l}")
             counts[t][0] += len(ours & truth)
             counts[t][1] += len(ours - truth)
             counts[t][2] += len(truth - ours)
