@@ -5,8 +5,10 @@
 //! when the container is too large to be one chunk. Comments, attributes and decorators directly
 //! above a definition (no blank line between) belong to it.
 
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
+use regex::Regex;
 use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
 use super::{ChunkOptions, Container, Layout, Span};
@@ -109,7 +111,41 @@ impl Def<'_> {
 pub fn parse(lang: CodeLanguage, text: &str, timeout: Duration) -> Option<Tree> {
     let mut parser = Parser::new();
     parser.set_language(&lang.grammar()).ok()?;
-    parse_with_deadline(&mut parser, text, timeout)
+    match lang {
+        CodeLanguage::C | CodeLanguage::Cpp => {
+            parse_with_deadline(&mut parser, &mask_export_macros(text), timeout)
+        }
+        _ => parse_with_deadline(&mut parser, text, timeout),
+    }
+}
+
+/// `class LEVELDB_EXPORT Status {`: an export macro between `class` (or `struct`, `union`) and
+/// the name makes the grammar read the class as a function named `Status`. The macro is
+/// blanked with spaces for the parser only, so every byte offset of the tree still points
+/// into the original text.
+fn mask_export_macros(text: &str) -> std::borrow::Cow<'_, str> {
+    static EXPORT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"\b(?:class|struct|union)\s+((?:[A-Z][A-Z0-9_]*[A-Z0-9]\s+)+)[A-Za-z_]\w*\s*(?:[{:]|final\b)",
+        )
+        .expect("a valid pattern")
+    });
+    if !text.contains("class") && !text.contains("struct") && !text.contains("union") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut masked: Option<String> = None;
+    for m in EXPORT.captures_iter(text).filter_map(|c| c.get(1)) {
+        let out = masked.get_or_insert_with(|| text.to_owned());
+        // ASCII letters, digits, `_` and white space, one byte each: the letters become spaces,
+        // line breaks stay (the tree's rows are lines of the original).
+        let blank: String = m
+            .as_str()
+            .chars()
+            .map(|c| if c.is_whitespace() { c } else { ' ' })
+            .collect();
+        out.replace_range(m.range(), &blank);
+    }
+    masked.map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
 }
 
 /// Lays out the definitions of `tree`, parsed from `text`.

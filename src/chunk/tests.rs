@@ -125,7 +125,9 @@ fn a_comment_on_a_definitions_closing_line_is_that_definitions() {
         .find(|c| c.content.contains("}  // namespace detail"))
         .expect("the closing line is in a chunk");
     assert!(
-        closing.content.contains("compute_something_long(input, 29)"),
+        closing
+            .content
+            .contains("compute_something_long(input, 29)"),
         "{chunks:#?}"
     );
 }

@@ -73,8 +73,8 @@ struct RawDef {
 /// `load().parse()`.
 pub const UNNAMED_RECEIVER: &str = "(…)";
 
-/// A variable, parameter or field whose type is declared (Java, C#): calls on it are calls on
-/// its type.
+/// A variable, parameter or field whose type is declared (Java, C#, C++): calls on it are
+/// calls on its type.
 struct Binding {
     name: String,
     /// The type's name, without generics or package: `List` for `java.util.List<String>`.
@@ -85,13 +85,20 @@ struct Binding {
 }
 
 /// The class name a declared type is called through; `None` for primitives, arrays and `var`.
-fn declared_type(written: &str) -> Option<String> {
+/// C++'s query captures only named types, whatever their case (`string_view`); a type of the
+/// standard library keeps its `std::`, so the call is known to leave the index.
+fn declared_type(lang: CodeLanguage, written: &str) -> Option<String> {
     let base = written.split('<').next().unwrap_or(written).trim();
     let base = base.trim_end_matches('?');
-    let last = base.rsplit('.').next().unwrap_or(base);
-    let class_like = last.starts_with(|c: char| c.is_ascii_uppercase())
+    let last = base.rsplit(['.', ':']).next().unwrap_or(base);
+    let cpp = lang == CodeLanguage::Cpp;
+    let class_like = (cpp || last.starts_with(|c: char| c.is_ascii_uppercase()))
+        && !last.is_empty()
         && last.chars().all(|c| c.is_alphanumeric() || c == '_')
         && !written.contains('[');
+    if cpp && base.starts_with("std::") {
+        return class_like.then(|| format!("std::{last}"));
+    }
     class_like.then(|| last.to_owned())
 }
 
@@ -102,6 +109,7 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
         let mut up = decl.parent();
         while let Some(n) = up {
             if n.kind().ends_with("_declaration")
+                || n.kind() == "function_definition"
                 || n.kind().starts_with("lambda")
                 || n.kind() == "local_function_statement"
             {
@@ -123,7 +131,10 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
         // The class body the field is declared in.
         let mut up = decl.parent();
         while let Some(n) = up {
-            if matches!(n.kind(), "class_body" | "declaration_list" | "enum_body") {
+            if matches!(
+                n.kind(),
+                "class_body" | "declaration_list" | "enum_body" | "field_declaration_list"
+            ) {
                 return (n.start_byte(), n.end_byte());
             }
             up = n.parent();
@@ -211,7 +222,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
         match capture {
             "var" => {
                 if let (Some(n), Some(t)) = (var_name, var_type)
-                    && let Some(ty) = declared_type(&text[t.byte_range()])
+                    && let Some(ty) = declared_type(lang, &text[t.byte_range()])
                 {
                     let (start, end) = binding_scope(node);
                     bindings.push(Binding {
@@ -242,8 +253,13 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         // A receiver that is no plain path (`load().parse()`) is still a
                         // receiver: the call reaches methods, not functions.
                         qualifier: qualifier.map(|q| {
-                            plain_path(&text[q.byte_range()])
-                                .unwrap_or_else(|| UNNAMED_RECEIVER.to_owned())
+                            let written = &text[q.byte_range()];
+                            // C++'s `this->reader_` is the field, as Java's `this.reader`.
+                            match written.strip_prefix("this->") {
+                                Some(field) => plain_path(&format!("this.{field}")),
+                                None => plain_path(written),
+                            }
+                            .unwrap_or_else(|| UNNAMED_RECEIVER.to_owned())
                         }),
                     };
                     if lang == CodeLanguage::Ruby {

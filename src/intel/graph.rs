@@ -1246,12 +1246,11 @@ impl<'s> Resolver<'s> {
                 }
             }
         }
-        // A qualifier written like a type (`Vec::new`, `Math.max`) that names no owner here
-        // and no import is a type from outside the index.
-        if r.qualifier
-            .as_deref()
-            .is_some_and(|q| last_segment(q).starts_with(|c: char| c.is_uppercase()))
-        {
+        // A qualifier written like a type (`Vec::new`, `Math.max`), or C++'s standard library,
+        // that names no owner here and no import is a type from outside the index.
+        if r.qualifier.as_deref().is_some_and(|q| {
+            last_segment(q).starts_with(|c: char| c.is_uppercase()) || first_segment(q) == "std"
+        }) {
             return Outcome::External;
         }
         let receiver = r.qualifier.is_some();

@@ -548,6 +548,57 @@ fn cpp_namespaces_classes_and_methods_defined_outside_them() {
 }
 
 #[test]
+fn cpp_export_macros_before_a_class_name_are_not_the_name() {
+    let text = "namespace leveldb {\n\
+                class LEVELDB_EXPORT Status {\n public:\n  static Status OK() { return Status(); }\n  \
+                const char* data() const { return 0; }\n};\n\
+                struct LEVELDB_EXPORT\n    Options final : Base {\n  int size() const { return 1; }\n};\n\
+                class RGB { int r; };\n}\n";
+    let x = run("include/leveldb/status.h", text);
+    assert_eq!(
+        defs(&x),
+        [
+            def("leveldb::Status", "class"),
+            def("leveldb::Status::OK", "method"),
+            def("leveldb::Status::data", "method"),
+            def("leveldb::Options", "struct"),
+            def("leveldb::Options::size", "method"),
+            def("leveldb::RGB", "class"),
+        ]
+    );
+    // Lines are the original's: the macro's line break is kept.
+    let size = x
+        .definitions
+        .iter()
+        .find(|d| d.name == "size")
+        .expect("size");
+    assert_eq!(size.start_line, 9);
+}
+
+#[test]
+fn cpp_calls_on_declared_variables_are_calls_on_their_type() {
+    let text = "class DBImpl {\n  void Get(const Slice& key, Iterator* it);\n  MemTable* mem_;\n  \
+                void Compact() { mem_->Ref(); this->mem_->Unref(); }\n};\n\
+                void DBImpl::Get(const Slice& key, Iterator* it) {\n  Status s = Lookup(key);\n  \
+                if (!s.ok()) return;\n  it->Seek(key.data());\n  std::string buf;\n  buf.size();\n  \
+                auto any = Make();\n  any.run();\n  int n = 0;\n}\n";
+    let x = run("db/db_impl.cc", text);
+    has(
+        &calls(&x),
+        &[
+            call("Ref", Some("MemTable"), "DBImpl::Compact"),
+            call("Unref", Some("MemTable"), "DBImpl::Compact"),
+            call("ok", Some("Status"), "DBImpl::Get"),
+            call("Seek", Some("Iterator"), "DBImpl::Get"),
+            call("data", Some("Slice"), "DBImpl::Get"),
+            call("size", Some("std::string"), "DBImpl::Get"),
+            // `auto` says nothing: the receiver stays the variable.
+            call("run", Some("any"), "DBImpl::Get"),
+        ],
+    );
+}
+
+#[test]
 fn ruby_modules_classes_methods_and_requires() {
     let x = fixture("order.rb");
     assert_eq!(
