@@ -152,11 +152,11 @@ impl Roots {
                 store
                     .set_repository_state(&record.name, RepoState::Initializing, None)
                     .await?;
-                let roots = self.clone();
-                let (url, root) = (url.clone(), PathBuf::from(&record.root));
-                let (workspace, name) = (record.workspace.clone(), record.name.clone());
-                tokio::spawn(
-                    async move { roots.clone_and_start(&url, &root, &workspace, &name).await },
+                self.spawn_clone(
+                    url.clone(),
+                    PathBuf::from(&record.root),
+                    record.workspace.clone(),
+                    record.name.clone(),
                 );
                 restored += 1;
                 continue;
@@ -263,17 +263,20 @@ impl Roots {
                         git_url: Some(&url),
                     })
                     .await?;
-                let roots = self.clone();
-                let (workspace, name) = (workspace.to_owned(), name.clone());
-                tokio::spawn(
-                    async move { roots.clone_and_start(&url, &root, &workspace, &name).await },
-                );
+                self.spawn_clone(url, root, workspace.to_owned(), name.clone());
             }
         }
         store
             .repository(&name)
             .await?
             .ok_or_else(|| RootsError::NotFound(format!("repository `{name}` vanished")))
+    }
+
+    /// Clones `url` into `dir` (unless it holds a clone already) and starts the repository,
+    /// in the background; a failure is recorded in the repository's state.
+    fn spawn_clone(&self, url: String, dir: PathBuf, workspace: String, name: String) {
+        let roots = self.clone();
+        tokio::spawn(async move { roots.clone_and_start(&url, &dir, &workspace, &name).await });
     }
 
     async fn clone_and_start(&self, url: &str, dir: &Path, workspace: &str, name: &str) {

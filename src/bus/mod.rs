@@ -898,7 +898,8 @@ fn error_headers(code: ErrorCode) -> async_nats::HeaderMap {
     headers
 }
 
-fn to_bytes<T: serde::Serialize>(value: &T) -> Bytes {
+/// A reply's JSON body.
+pub(crate) fn to_bytes<T: serde::Serialize>(value: &T) -> Bytes {
     // Serialising these plain structs cannot fail; fall back to a fixed error body anyway.
     serde_json::to_vec(value)
         .map(Bytes::from)

@@ -5,6 +5,7 @@
 //! when the container is too large to be one chunk. Comments, attributes and decorators directly
 //! above a definition (no blank line between) belong to it.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
@@ -123,16 +124,13 @@ pub fn parse(lang: CodeLanguage, text: &str, timeout: Duration) -> Option<Tree> 
 /// the name makes the grammar read the class as a function named `Status`. The macro is
 /// blanked with spaces for the parser only, so every byte offset of the tree still points
 /// into the original text.
-fn mask_export_macros(text: &str) -> std::borrow::Cow<'_, str> {
+fn mask_export_macros(text: &str) -> Cow<'_, str> {
     static EXPORT: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"\b(?:class|struct|union)\s+((?:[A-Z][A-Z0-9_]*[A-Z0-9]\s+)+)[A-Za-z_]\w*\s*(?:[{:]|final\b)",
         )
         .expect("a valid pattern")
     });
-    if !text.contains("class") && !text.contains("struct") && !text.contains("union") {
-        return std::borrow::Cow::Borrowed(text);
-    }
     let mut masked: Option<String> = None;
     for m in EXPORT.captures_iter(text).filter_map(|c| c.get(1)) {
         let out = masked.get_or_insert_with(|| text.to_owned());
@@ -145,7 +143,7 @@ fn mask_export_macros(text: &str) -> std::borrow::Cow<'_, str> {
             .collect();
         out.replace_range(m.range(), &blank);
     }
-    masked.map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
+    masked.map_or(Cow::Borrowed(text), Cow::Owned)
 }
 
 /// Lays out the definitions of `tree`, parsed from `text`.

@@ -24,7 +24,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::bus::client::Client;
-use crate::bus::{Access, Kind, Services, dispatch};
+use crate::bus::{Access, Kind, Services, dispatch, to_bytes};
 
 /// Where tool calls go: a request of `kind` (its wire JSON) to a daemon, and its reply's body.
 pub trait Backend: Send + Sync + 'static {
@@ -68,9 +68,7 @@ impl Backend for Local {
         Box::pin(async move {
             // The same bound as the NATS requests: a full daemon says `overloaded` at once.
             let Some(admitted) = self.services.admission.try_admit() else {
-                let refusal = serde_json::to_vec(&self.services.admission.overloaded())
-                    .map_err(|e| e.to_string())?;
-                return Ok(Bytes::from(refusal));
+                return Ok(to_bytes(&self.services.admission.overloaded()));
             };
             let Some(_working) = admitted.start().await else {
                 return Err("the daemon is shutting down".to_owned());
