@@ -5,7 +5,9 @@
 # `@modelcontextprotocol/inspector`: tools/list, then tools/call of search and file context).
 #
 # Needs a running daemon (scripts/run.sh) with something indexed, whose HTTP port is
-# $CODESEARCH_HTTP_ADDR (default 127.0.0.1:9090); python3 with venv; node and npm.
+# $CODESEARCH_HTTP_ADDR (default 127.0.0.1:9090) and whose NATS is $NATS_URL (default
+# nats://127.0.0.1:4222); python3 with venv; node and npm. The integration tests run it against
+# a daemon of their own (tests/it/mcp_context.rs).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -27,7 +29,11 @@ fi
 say "installing the MCP Inspector (@modelcontextprotocol/inspector@2.12.0) into $work/npm"
 mkdir -p "$work/npm" && cd "$work/npm"
 npm install --no-audit --no-fund --loglevel=error @modelcontextprotocol/inspector@2.12.0 >/dev/null
-inspect() { npx --no-install mcp-inspector --cli "$bin" mcp serve "$@" 2>/dev/null; }
+# Clients start the stdio server with an environment of their own: the address goes in its
+# arguments, as an MCP host's configuration would put it.
+serve=("$bin" mcp serve)
+[[ -n "${NATS_URL:-}" ]] && serve=("$bin" --nats-url "$NATS_URL" mcp serve)
+inspect() { npx --no-install mcp-inspector --cli "${serve[@]}" "$@" 2>/dev/null; }
 say "Inspector: tools/list"
 inspect --method tools/list | python3 -c '
 import json, sys

@@ -1,5 +1,5 @@
 """Checks codesearch's MCP server with the official Python MCP SDK, over stdio and HTTP."""
-import asyncio, json, sys
+import asyncio, json, os, sys
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -18,12 +18,18 @@ async def check(server, mode, label):
 
 async def main():
     binary, url = sys.argv[1], sys.argv[2]
-    stdio = StdioServerParameters(command=binary, args=["mcp", "serve"])
+    # The SDK starts a stdio server with a minimal environment (PATH, HOME, ...), as MCP hosts
+    # do: the daemon's address goes in its arguments, as a host's configuration would put it.
+    args = ["mcp", "serve"]
+    if os.environ.get("NATS_URL"):
+        args = ["--nats-url", os.environ["NATS_URL"], *args]
+    stdio = StdioServerParameters(command=binary, args=args)
     for mode in ["legacy", "auto", "2026-07-28"]:
         for server, label in [(stdio, "stdio"), (url, "http")]:
             try:
                 await check(server, mode, label)
             except Exception as e:
-                print(label, mode, "FAILED", type(e).__name__, e)
+                causes = getattr(e, "exceptions", [e])
+                print(label, mode, "FAILED", type(e).__name__, e, [repr(c) for c in causes])
 
 asyncio.run(main())

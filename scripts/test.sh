@@ -4,6 +4,9 @@
 # PostgreSQL + pgvector, nats-server, the local model), runs the lints (`cargo clippy --all-targets -- -D warnings`), then `cargo test`. The
 # tests start their own PostgreSQL cluster and nats-servers on free ports and stop them when
 # they end. Clippy and the tests share one build profile (dev), so the tree is built once.
+# One test installs the official MCP and NATS clients (PyPI `mcp`, npm
+# `@modelcontextprotocol/inspector`, `nats`, `typescript`) into temporary directories and runs
+# them against a test daemon: it needs node and npm (Debian's are installed when missing).
 #
 #   scripts/test.sh [extra cargo test arguments]
 set -euo pipefail
@@ -19,6 +22,12 @@ set -euo pipefail
 if ! command -v openssl >/dev/null; then
   say "installing Debian's openssl (apt-get), for the TLS tests' certificates"
   apt-get update -qq && apt-get install -y -qq openssl >&2 || die "could not install openssl"
+fi
+
+# The official-clients test runs the MCP Inspector and the TypeScript host example.
+if ! command -v npm >/dev/null; then
+  say "installing Debian's nodejs and npm (apt-get), for the official-clients test"
+  apt-get update -qq && apt-get install -y -qq nodejs npm >&2 || die "could not install nodejs and npm"
 fi
 
 cd "$ROOT"

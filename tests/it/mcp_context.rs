@@ -487,3 +487,42 @@ async fn mcp_over_http_answers_overloaded_past_the_same_bound_as_nats() {
     );
     d.stop().await;
 }
+
+/// Runs one of the `scripts/check-*.sh` client checks against `d`; panics with its output when it
+/// fails.
+async fn client_check(script: &str, d: &Daemon, http_addr: &str) {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = tokio::process::Command::new("bash")
+        .arg(format!("{root}/scripts/{script}"))
+        .env("NATS_URL", &d.nats.url)
+        .env("CODESEARCH_BIN", env!("CARGO_BIN_EXE_codesearch"))
+        .env("CODESEARCH_HTTP_ADDR", http_addr)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+    assert!(
+        out.status.success(),
+        "{script} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The official clients, installed from PyPI and npm as a user would: the Python MCP SDK (stdio
+/// and streamable HTTP, handshake and stateless), the MCP Inspector's CLI mode, and the
+/// TypeScript host-listener example with the `nats` npm client.
+#[tokio::test]
+async fn the_official_clients_work_over_stdio_http_and_nats() {
+    let addr = format!("127.0.0.1:{}", support::free_port());
+    let files = files();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let d = Daemon::start_with(&refs, |c| c.health.http_addr = addr.clone()).await;
+    client_check("check-mcp-clients.sh", &d, &addr).await;
+    client_check("check-host-example.sh", &d, &addr).await;
+    d.stop().await;
+}
