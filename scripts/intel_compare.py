@@ -23,8 +23,9 @@ def definitions(repo, kinds):
 def compare(repo, defs, truth_of, inside=lambda path: True):
     """Counts, per threshold, the callers codesearch reports for each of `defs` against
     `truth_of(path, name, line)` (a set of (path, line) call sites, or None to skip the
-    definition). Call sites outside `inside` are left out. Returns (compared, skipped, counts)
-    with counts[threshold] = [true, extra, missed]."""
+    definition). Call sites outside `inside` are left out; a definition whose callers codesearch
+    cannot give (an error reply) is skipped with its call sites counted as missed. Returns
+    (compared, skipped, counts) with counts[threshold] = [true, extra, missed]."""
     counts = {t: [0, 0, 0] for t in THRESHOLDS}
     compared = skipped = 0
     for path, name, line in defs:
@@ -39,6 +40,11 @@ def compare(repo, defs, truth_of, inside=lambda path: True):
             reply = None
         if not reply or not reply.get("success"):
             skipped += 1
+            # A definition codesearch lists but cannot answer for: its call sites are missed.
+            for t in THRESHOLDS:
+                counts[t][2] += len({c for c in truth or () if inside(c[0])})
+            if SHOW and truth:
+                print(f"failed\t{path}:{line} {name}\t{(reply or {}).get('error')}")
             continue
         compared += 1
         for t in THRESHOLDS:
