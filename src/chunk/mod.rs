@@ -34,10 +34,11 @@ use tree_sitter::Tree;
 /// its credentials redacted, since version 8 file postings of every word, not the first 20,000,
 /// since version 9 the names of every definition a merged chunk holds, since version 10 Java,
 /// C#, C, C++ and Ruby cut at definitions and extracted, since version 11 a comment on a
-/// definition's closing line kept with it and C++'s declared types and export macros); part of
-/// every file's skip key, so a change
+/// definition's closing line kept with it and C++'s declared types and export macros, since
+/// version 12 calls of JavaScript's and TypeScript's `#private` methods); part of every file's
+/// skip key, so a change
 /// re-processes files (vectors are reused where a chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 11;
+pub const CHUNKER_VERSION: i32 = 12;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -257,7 +257,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                             // C++'s `this->reader_` is the field, as Java's `this.reader`.
                             match written.strip_prefix("this->") {
                                 Some(field) => plain_path(&format!("this.{field}")),
-                                None => plain_path(written),
+                                None => plain_path(&without_null_operators(written)),
                             }
                             .unwrap_or_else(|| UNNAMED_RECEIVER.to_owned())
                         }),
@@ -516,6 +516,17 @@ fn plain_path(s: &str) -> Option<String> {
         && s.chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.' | ':'));
     plain.then(|| s.to_owned())
+}
+
+/// A receiver without the operators that only say it may be null or fails early: TypeScript's
+/// and C#'s `state.map!.set()`, `user?.name.trim()`, Rust's `file?.read()` reach what
+/// `state.map`, `user.name` and `file` would.
+fn without_null_operators(receiver: &str) -> String {
+    receiver
+        .replace("?.", ".")
+        .replace("!.", ".")
+        .trim_end_matches(['!', '?'])
+        .to_owned()
 }
 
 /// The owner a definition is qualified by: `Foo.prototype` is `Foo`, `module.exports` and

@@ -887,7 +887,13 @@ struct Resolver<'s> {
     imports: HashMap<i64, Vec<(ImportRow, Vec<String>)>>,
     /// A repository's Go module path (from its root's go.mod), when it has one.
     go_modules: HashMap<String, Option<String>>,
+    /// JavaScript and TypeScript modules' re-exports, by (repository, path): the files their
+    /// `export … from` statements name (a barrel's `export * from './common'`).
+    reexports: HashMap<(String, String), Vec<String>>,
 }
+
+/// How many barrels deep a name is followed through `export … from`.
+const REEXPORT_DEPTH: usize = 3;
 
 /// What one call resolves to: (definition, how, confidence), or nothing inside the index.
 enum Outcome {
@@ -903,6 +909,7 @@ impl<'s> Resolver<'s> {
             by_name: HashMap::new(),
             imports: HashMap::new(),
             go_modules: HashMap::new(),
+            reexports: HashMap::new(),
         }
     }
 
@@ -950,7 +957,73 @@ impl<'s> Resolver<'s> {
         for (row, t) in rows.into_iter().zip(targets) {
             self.imports.entry(row.file_id).or_default().push((row, t));
         }
+        self.load_reexports().await
+    }
+
+    /// Reads the re-exports of the JavaScript and TypeScript modules that loaded imports name,
+    /// and of the modules those re-export from, [`REEXPORT_DEPTH`] levels down.
+    async fn load_reexports(&mut self) -> Result<(), StoreError> {
+        let mut frontier: HashSet<(String, String)> = self
+            .imports
+            .values()
+            .flatten()
+            .filter(|(row, _)| family(&row.file_path) == "ecma")
+            .flat_map(|(row, targets)| targets.iter().map(|t| (row.repository.clone(), t.clone())))
+            .collect();
+        for _ in 0..REEXPORT_DEPTH {
+            frontier.retain(|k| !self.reexports.contains_key(k) && family(&k.1) == "ecma");
+            if frontier.is_empty() {
+                break;
+            }
+            let mut by_repo: HashMap<String, Vec<String>> = HashMap::new();
+            for (repo, path) in frontier.drain() {
+                self.reexports.insert((repo.clone(), path.clone()), Vec::new());
+                by_repo.entry(repo).or_default().push(path);
+            }
+            for (repo, paths) in by_repo {
+                // Statements that bind no local name: `export … from`, and side-effect imports,
+                // which name no function anyway.
+                let rows: Vec<ImportRow> = self
+                    .store
+                    .imports_at(&repo, &paths)
+                    .await?
+                    .into_iter()
+                    .filter(|r| r.name.is_empty())
+                    .collect();
+                let targets = self.resolve_imports(&rows).await?;
+                for (row, t) in rows.into_iter().zip(targets) {
+                    for target in &t {
+                        frontier.insert((repo.clone(), target.clone()));
+                    }
+                    self.reexports
+                        .entry((repo.clone(), row.file_path))
+                        .or_default()
+                        .extend(t);
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The files `targets` re-export from, through barrels, nearest first.
+    fn reexported(&self, repository: &str, targets: &[String]) -> Vec<String> {
+        let mut seen: HashSet<&str> = targets.iter().map(String::as_str).collect();
+        let mut level: Vec<&str> = targets.iter().map(String::as_str).collect();
+        let mut out = Vec::new();
+        for _ in 0..REEXPORT_DEPTH {
+            let mut next = Vec::new();
+            for t in level {
+                let key = (repository.to_owned(), t.to_owned());
+                for r in self.reexports.get(&key).into_iter().flatten() {
+                    if seen.insert(r) {
+                        next.push(r.as_str());
+                        out.push(r.clone());
+                    }
+                }
+            }
+            level = next;
+        }
+        out
     }
 
     async fn go_module(&mut self, repository: &str) -> Result<Option<String>, StoreError> {
@@ -1226,7 +1299,13 @@ impl<'s> Resolver<'s> {
                 if targets.is_empty() {
                     return Outcome::External;
                 }
-                let hits = in_files(&targets, false);
+                let mut hits = in_files(&targets, false);
+                if hits.is_empty() {
+                    // CommonJS's `module.exports = { parse: (s) => … }`: members of an object
+                    // that no name owns are the module's functions.
+                    hits = in_files(&targets, true);
+                    hits.retain(|d| d.kind == "method" && d.qualified == d.name);
+                }
                 if !hits.is_empty() {
                     return spread(hits, Resolution::Import, 0.95);
                 }
@@ -1244,6 +1323,17 @@ impl<'s> Resolver<'s> {
                 if !hits.is_empty() {
                     return spread(hits, Resolution::Import, 0.95);
                 }
+                // A barrel (`index.ts`, `internal.ts`) that re-exports it: the modules it
+                // re-exports from, where the name is a module-level definition.
+                let through = in_files(&self.reexported(&r.repository, &targets), false);
+                let top: Vec<&DefinitionRow> = through
+                    .iter()
+                    .copied()
+                    .filter(|d| d.qualified == d.name)
+                    .collect();
+                if !top.is_empty() {
+                    return spread(top, Resolution::Import, 0.9);
+                }
             }
         }
         // A qualifier written like a type (`Vec::new`, `Math.max`), or C++'s standard library,
@@ -1254,9 +1344,16 @@ impl<'s> Resolver<'s> {
             return Outcome::External;
         }
         let receiver = r.qualifier.is_some();
+        let q_last = r.qualifier.as_deref().map(last_segment).unwrap_or_default();
         let fits = |d: &&DefinitionRow| {
             if receiver {
+                // JavaScript's `result.once = function` belongs to that object, not to a type:
+                // another receiver (`body.once()`) reaches it only if it is named alike.
                 d.kind == "method"
+                    && (ref_lang != "ecma"
+                        || owner_last(&d.qualified).is_none_or(|o| {
+                            !o.starts_with(|c: char| c.is_lowercase()) || resembles(q_last, o)
+                        }))
             } else {
                 d.kind != "method"
             }
@@ -1437,13 +1534,22 @@ fn is_callable(kind: &str) -> bool {
     )
 }
 
-/// A symbol's parts: `Stack::push`, `Stack.push`, `Stack#push` and `a/b.py` separators.
+/// A symbol's parts: `Stack::push`, `Stack.push`, Ruby's `Stack#push` and `a/b.py`
+/// separators. A `#` that starts a name is part of it (TypeScript's private `Ky.#retry`).
 fn segments(symbol: &str) -> Vec<String> {
-    symbol
-        .split(['.', ':', '#', '/', '\\'])
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for c in symbol.chars() {
+        match c {
+            '.' | ':' | '/' | '\\' => out.push(std::mem::take(&mut current)),
+            '#' if !current.trim().is_empty() => out.push(std::mem::take(&mut current)),
+            _ => current.push(c),
+        }
+    }
+    out.push(current);
+    out.into_iter()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty() && s != "#")
         .collect()
 }
 
@@ -1555,6 +1661,9 @@ mod tests {
         };
         assert!(qualifies(&m, &segments("Stack::push")));
         assert!(qualifies(&m, &segments("stack::Stack::push")));
+        assert_eq!(segments("Stack#push"), ["Stack", "push"]);
+        assert_eq!(segments("#retry"), ["#retry"]);
+        assert_eq!(segments("Ky.#retry"), ["Ky", "#retry"]);
         assert_eq!(owner_last("Stack::push"), Some("Stack"));
         assert_eq!(owner_last("a.B.c"), Some("B"));
         assert_eq!(owner_last("push"), None);

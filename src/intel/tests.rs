@@ -243,13 +243,49 @@ exports.create = function () { return new App(); };
         defs(&x),
         [
             ("App".to_owned(), "function"),
-            ("App.listen".to_owned(), "function"),
+            ("App.listen".to_owned(), "method"),
             ("create".to_owned(), "function"),
         ]
     );
     let find = |name: &str| x.imports.iter().find(|i| i.name == name).expect(name);
     assert_eq!(find("Router").candidates[0], "/lib/router.ts");
     assert!(find("util").candidates.is_empty());
+}
+
+#[test]
+fn typescript_private_methods_and_receivers_that_may_be_null() {
+    let x = run(
+        "source/core/Ky.ts",
+        r#"export class Ky {
+  #retry(fn: () => void) { return fn(); }
+  fetch(state: State, user?: User) {
+    this.#retry(() => {});
+    state.assigned_!.set(1, true);
+    user?.name.trim();
+    const result = make();
+    result.once = (event: string) => event;
+  }
+}
+export const objectTraps = { get(state: State) { return latest(state); }, has: () => true };
+"#,
+    );
+    assert_eq!(
+        defs(&x),
+        [
+            ("Ky".to_owned(), "class"),
+            ("Ky.#retry".to_owned(), "method"),
+            ("Ky.fetch".to_owned(), "method"),
+            ("result.once".to_owned(), "method"),
+            ("objectTraps.get".to_owned(), "method"),
+            ("objectTraps.has".to_owned(), "method"),
+        ]
+    );
+    let c = calls(&x);
+    let fetch = Some("Ky.fetch".to_owned());
+    assert!(c.contains(&("#retry".into(), Some("Ky".into()), fetch.clone())), "{c:?}");
+    assert!(c.contains(&("set".into(), Some("state.assigned_".into()), fetch.clone())));
+    assert!(c.contains(&("trim".into(), Some("user.name".into()), fetch.clone())));
+    assert!(c.contains(&("latest".into(), None, Some("objectTraps.get".into()))));
 }
 
 #[test]

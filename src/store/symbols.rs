@@ -421,6 +421,26 @@ impl Store {
         Ok(rows.iter().map(import).collect())
     }
 
+    /// The imports of the files at `paths` of `repository`.
+    pub async fn imports_at(
+        &self,
+        repository: &str,
+        paths: &[String],
+    ) -> Result<Vec<ImportRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT i.repository, i.file_id, f.file_path, i.specifier, i.name, i.line, i.candidates
+             FROM code_imports i JOIN indexed_files f ON f.id = i.file_id
+             WHERE f.repository = $1 AND f.file_path = ANY($2)
+             ORDER BY f.file_path, i.line",
+        )
+        .bind(repository)
+        .bind(paths)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading imports"))?;
+        Ok(rows.iter().map(import).collect())
+    }
+
     /// The imports in `repository` that name any of `keys` among their candidates.
     pub async fn importers(
         &self,

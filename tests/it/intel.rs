@@ -386,6 +386,68 @@ async fn rust_paths_from_the_crate_and_the_parent_resolve_to_their_files() {
 }
 
 #[tokio::test]
+async fn typescript_barrels_private_methods_and_object_members_resolve_as_the_checker_does() {
+    let d = Daemon::start(&[
+        // A barrel: `set` is imported from `internal.ts`, which re-exports `utils/common.ts`.
+        (
+            "src/internal.ts",
+            "export * from './utils/common';\nexport * from './core/proxy';\n",
+        ),
+        (
+            "src/utils/common.ts",
+            "export let set = (thing: any, key: string, value: any) => {\n  thing[key] = value;\n};\n",
+        ),
+        // An object's members: reached through that object, not through any `x.set()`.
+        (
+            "src/core/proxy.ts",
+            "export const objectTraps = {\n  set(state: any, key: string, value: any) {\n    state.assigned!.set(key, true);\n    return true;\n  },\n};\n",
+        ),
+        (
+            "src/core/current.ts",
+            "import { set, objectTraps } from '../internal';\n\nexport function current(copy: any) {\n  set(copy, 'a', 1);\n  objectTraps.set(copy, 'b', 2);\n  const result: any = {};\n  result.once = () => 1;\n  copy.body?.once();\n}\n",
+        ),
+        // A `#private` method, called through `this`.
+        (
+            "src/ky.ts",
+            "export class Ky {\n  #retry() {\n    return 1;\n  }\n  fetch() {\n    return this.#retry();\n  }\n}\n",
+        ),
+        // CommonJS: the members of `module.exports = { … }` are the module's functions.
+        (
+            "lib/search-params.js",
+            "module.exports = {\n  parse: (s) => s.split('&'),\n};\n",
+        ),
+        (
+            "lib/request.js",
+            "const sp = require('./search-params.js');\n\nfunction query(s) {\n  return sp.parse(s);\n}\n",
+        ),
+    ])
+    .await;
+    let ask = |symbol: Value| {
+        let d = &d;
+        async move { callers(&d.ask("agog.codebase.callers", symbol).await) }
+    };
+    assert_eq!(
+        ask(json!({"symbol": "set", "path": "src/utils/common.ts"})).await,
+        [("src/core/current.ts".into(), 4, "import".into())]
+    );
+    // Its own object's call, not the Map's `state.assigned!.set()`.
+    assert_eq!(
+        ask(json!({"symbol": "objectTraps.set"})).await,
+        [("src/core/current.ts".into(), 5, "qualified".into())]
+    );
+    assert_eq!(ask(json!({"symbol": "result.once"})).await, []);
+    assert_eq!(
+        ask(json!({"symbol": "Ky.#retry"})).await,
+        [("src/ky.ts".into(), 6, "same_file".into())]
+    );
+    assert_eq!(
+        ask(json!({"symbol": "parse", "path": "lib/search-params.js"})).await,
+        [("lib/request.js".into(), 4, "import".into())]
+    );
+    d.stop().await;
+}
+
+#[tokio::test]
 async fn java_c_ruby_and_csharp_callers_resolve_through_packages_includes_and_requires() {
     let d = Daemon::start(&[
         // Java: a static call through the class, and a class of the same package.

@@ -10,16 +10,26 @@
   name: (identifier) @name
   value: [(arrow_function) (function_expression) (generator_function)]) @def.function
 (variable_declarator name: (identifier) @name value: (class)) @def.class
+; `exports.parse = function` is a module's function (imported, then called bare); any other
+; `obj.parse = function` (a prototype, a result object) is reached only through its object.
 (assignment_expression
   left: (member_expression object: (_) @qualifier property: (property_identifier) @name)
-  right: [(arrow_function) (function_expression)]) @def.function
+  right: [(arrow_function) (function_expression)]
+  (#match? @qualifier "^(module\\.)?exports$")) @def.function
+(assignment_expression
+  left: (member_expression object: (_) @qualifier property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)]) @def.method
 (pair
   key: (property_identifier) @name
   value: [(arrow_function) (function_expression)]) @def.method
+; An object literal bound to a name qualifies its methods (`objectTraps.get`), defining nothing.
+(variable_declarator name: (identifier) @name value: (object)) @scope.object
 
 (call_expression function: (identifier) @name) @call
 (call_expression
-  function: (member_expression object: (_) @qualifier property: (property_identifier) @name)) @call
+  function: (member_expression
+    object: (_) @qualifier
+    property: [(property_identifier) (private_property_identifier)] @name)) @call
 (new_expression constructor: (identifier) @name) @call
 (new_expression
   constructor: (member_expression object: (_) @qualifier property: (property_identifier) @name)) @call
