@@ -2,6 +2,7 @@
 //! call sites and imports.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::OnceLock;
 
 use tree_sitter::{Node, Query, QueryCursor, StreamingIterator, Tree};
@@ -88,6 +89,11 @@ struct Binding {
 /// C++'s query captures only named types, whatever their case (`string_view`); a type of the
 /// standard library keeps its `std::`, so the call is known to leave the index.
 fn declared_type(lang: CodeLanguage, written: &str) -> Option<String> {
+    let written = if lang == CodeLanguage::Rust {
+        rust_pointee(written)?
+    } else {
+        written
+    };
     let base = written.split('<').next().unwrap_or(written).trim();
     let base = base.trim_end_matches('?');
     let last = base.rsplit(['.', ':']).next().unwrap_or(base);
@@ -102,6 +108,52 @@ fn declared_type(lang: CodeLanguage, written: &str) -> Option<String> {
     class_like.then(|| last.to_owned())
 }
 
+/// Where the expression a call belongs to starts, for its line: the call itself, but in a
+/// macro's tokens (a name, not a call node) the start of its chain, as a call node would
+/// start: `Filter::after(x)\n    .unwrap()\n    .applies_to(t)` starts at `Filter`.
+fn chain_start(call: Node<'_>) -> Node<'_> {
+    if call.parent().is_none_or(|p| p.kind() != "token_tree") {
+        return call;
+    }
+    let mut start = call;
+    while let Some(p) = start.prev_sibling() {
+        if !matches!(
+            p.kind(),
+            "identifier" | "self" | "super" | "crate" | "token_tree" | "." | "::" | "?"
+        ) {
+            break;
+        }
+        start = p;
+    }
+    start
+}
+
+/// The type a Rust parameter or local calls methods on: `&mut Stack`, `Box<Stack>`,
+/// `&Arc<Stack>` and `&'a dyn Store` are `Stack`, `Stack`, `Stack` and `Store`; `Self` is left
+/// to the `impl` around it.
+fn rust_pointee(written: &str) -> Option<&str> {
+    let mut t = written.trim();
+    loop {
+        let before = t;
+        t = t.trim_start_matches('&').trim_start();
+        if let Some(rest) = t.strip_prefix('\'') {
+            t = rest.split_once(' ').map_or("", |(_, r)| r).trim_start();
+        }
+        for prefix in ["mut ", "dyn ", "impl "] {
+            t = t.strip_prefix(prefix).unwrap_or(t).trim_start();
+        }
+        for wrapper in ["Box<", "Arc<", "Rc<"] {
+            if let Some(inner) = t.strip_prefix(wrapper) {
+                t = inner.strip_suffix('>').unwrap_or(inner).trim();
+            }
+        }
+        if t == before {
+            break;
+        }
+    }
+    (t != "Self" && !t.starts_with("Self::")).then_some(t)
+}
+
 /// Where a declaration's name can be used: a parameter in its whole method (or lambda), a
 /// field in its whole class body, a local from its declaration to the end of its block.
 fn binding_scope(decl: Node<'_>) -> (usize, usize) {
@@ -109,7 +161,10 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
         let mut up = decl.parent();
         while let Some(n) = up {
             if n.kind().ends_with("_declaration")
-                || n.kind() == "function_definition"
+                || matches!(
+                    n.kind(),
+                    "function_definition" | "function_item" | "closure_expression"
+                )
                 || n.kind().starts_with("lambda")
                 || n.kind() == "local_function_statement"
             {
@@ -244,11 +299,11 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                     truncated = true;
                     continue;
                 }
-                calls.entry(node.id()).or_insert_with(|| {
+                let call = {
                     let mut call = RawCall {
                         start: node.start_byte(),
                         end: node.end_byte(),
-                        line: node.start_position().row as u32 + 1,
+                        line: chain_start(node).start_position().row as u32 + 1,
                         name: text[name.byte_range()].to_owned(),
                         // A receiver that is no plain path (`load().parse()`) is still a
                         // receiver: the call reaches methods, not functions.
@@ -266,7 +321,19 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         ruby_constructor(&mut call);
                     }
                     call
-                });
+                };
+                // Patterns that match one call (a name in a macro's tokens, bare and after a
+                // `.`): the one that read a receiver wins.
+                match calls.entry(node.id()) {
+                    Entry::Vacant(e) => {
+                        e.insert(call);
+                    }
+                    Entry::Occupied(mut e) => {
+                        if e.get().qualifier.is_none() && call.qualifier.is_some() {
+                            e.insert(call);
+                        }
+                    }
+                }
             }
             def => {
                 let Some(name) = name else { continue };

@@ -253,6 +253,33 @@ exports.create = function () { return new App(); };
 }
 
 #[test]
+fn rust_calls_in_macro_arguments_and_declared_types() {
+    let x = run(
+        "src/walk.rs",
+        r#"fn scan(entry: &DirEntry, cache: &mut Arc<Cache>) -> String {
+    assert!(starts_with_dash(entry.path()));
+    let set = CommandSet::new(vec![1])?;
+    let mut out = Output { n: 0 };
+    out.write(&set.count());
+    format!("{} {} {}", cache.get(1), Path::new("x").display(), items[0])
+}
+"#,
+    );
+    let c = calls(&x);
+    let scan = Some("scan".to_owned());
+    assert!(c.contains(&("starts_with_dash".into(), None, scan.clone())), "{c:?}");
+    // Receivers by their declared type: a parameter, `Type::new()?`, a struct literal.
+    assert!(c.contains(&("path".into(), Some("DirEntry".into()), scan.clone())));
+    assert!(c.contains(&("get".into(), Some("Cache".into()), scan.clone())));
+    assert!(c.contains(&("count".into(), Some("CommandSet".into()), scan.clone())));
+    assert!(c.contains(&("write".into(), Some("Output".into()), scan.clone())));
+    assert!(c.contains(&("new".into(), Some("Path".into()), scan.clone())));
+    assert!(c.contains(&("display".into(), Some(extract::UNNAMED_RECEIVER.into()), scan.clone())));
+    // Inside a macro, a name before brackets or braces is no call.
+    assert!(!c.iter().any(|(n, ..)| n == "items" || n == "Output"), "{c:?}");
+}
+
+#[test]
 fn typescript_private_methods_and_receivers_that_may_be_null() {
     let x = run(
         "source/core/Ky.ts",

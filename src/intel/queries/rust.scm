@@ -28,8 +28,26 @@
 (call_expression
   function: (generic_function
     function: (field_expression value: (_) @qualifier field: (field_identifier) @name))) @call
+; Calls inside a macro's arguments (`assert!(check(x))`, `vec![s.len()]`), which the grammar
+; leaves as tokens: a name followed by a parenthesised group.
+(token_tree (identifier) @name @call . (token_tree . "("))
+(token_tree
+  (identifier) @qualifier . "::" . (identifier) @name @call . (token_tree . "("))
+(token_tree (_) @qualifier . "." . (identifier) @name @call . (token_tree . "("))
 (macro_invocation macro: (identifier) @name) @call
 (macro_invocation macro: (scoped_identifier path: (_) @qualifier name: (identifier) @name)) @call
+
+; Declared types of parameters and locals (@var with @var.name and @var.type): a call on the
+; name is a call on the type. `let s = Stack::new()` and `Stack { .. }` declare a `Stack`.
+(parameter pattern: (identifier) @var.name type: (_) @var.type) @var
+(let_declaration pattern: (identifier) @var.name type: (_) @var.type) @var
+(let_declaration
+  pattern: (identifier) @var.name
+  value: [
+    (call_expression function: (scoped_identifier path: (_) @var.type))
+    (try_expression (call_expression function: (scoped_identifier path: (_) @var.type)))
+    (struct_expression name: (type_identifier) @var.type)
+  ]) @var
 
 (use_declaration argument: (_) @import.use) @import
 (mod_item name: (identifier) @import.mod !body) @import
