@@ -304,7 +304,12 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         start: node.start_byte(),
                         end: node.end_byte(),
                         line: chain_start(node).start_position().row as u32 + 1,
-                        name: text[name.byte_range()].to_owned(),
+                        // A macro is named as it is called, `write!`: it reaches macros only.
+                        name: if node.kind() == "macro_invocation" {
+                            format!("{}!", &text[name.byte_range()])
+                        } else {
+                            text[name.byte_range()].to_owned()
+                        },
                         // A receiver that is no plain path (`load().parse()`) is still a
                         // receiver: the call reaches methods, not functions.
                         qualifier: qualifier.map(|q| {

@@ -17,7 +17,7 @@
 //! only to methods. Confidence is a plain number in 0..1 per resolution kind, divided by the
 //! number of definitions the call could be; answers carry it so a caller can filter.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use thiserror::Error;
@@ -378,7 +378,8 @@ impl IntelService {
                 .references_named(
                     &scope,
                     req.repository.as_deref(),
-                    std::slice::from_ref(&name),
+                    // A macro's calls are recorded as written, `name!`.
+                    &[name.clone(), format!("{name}!")],
                     limit as i64,
                 )
                 .await?
@@ -977,7 +978,8 @@ impl<'s> Resolver<'s> {
             }
             let mut by_repo: HashMap<String, Vec<String>> = HashMap::new();
             for (repo, path) in frontier.drain() {
-                self.reexports.insert((repo.clone(), path.clone()), Vec::new());
+                self.reexports
+                    .insert((repo.clone(), path.clone()), Vec::new());
                 by_repo.entry(repo).or_default().push(path);
             }
             for (repo, paths) in by_repo {
@@ -1134,9 +1136,16 @@ impl<'s> Resolver<'s> {
             return Ok((Vec::new(), false));
         }
         self.load_names(names.clone()).await?;
+        // A macro's calls are recorded as written, `name!`.
+        let called: Vec<String> = targets
+            .iter()
+            .map(|d| called_as(d).into_owned())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
         let refs = self
             .store
-            .references_named(self.scope, None, &names, MAX_REFERENCES)
+            .references_named(self.scope, None, &called, MAX_REFERENCES)
             .await?;
         let truncated = refs.len() as i64 >= MAX_REFERENCES;
         self.load_imports(refs.iter().map(|r| r.file_id)).await?;
@@ -1172,7 +1181,8 @@ impl<'s> Resolver<'s> {
     async fn callees_of(&mut self, sources: &[DefinitionRow]) -> Result<Vec<Resolved>, StoreError> {
         let keys: Vec<(i64, i32)> = sources.iter().map(|d| (d.file_id, d.ordinal)).collect();
         let refs = self.store.references_in(&keys).await?;
-        self.load_names(refs.iter().map(|r| r.name.clone())).await?;
+        self.load_names(refs.iter().map(|r| defined_as(&r.name).to_owned()))
+            .await?;
         self.load_imports(refs.iter().map(|r| r.file_id)).await?;
         let by_key: HashMap<(i64, i32), &DefinitionRow> = sources
             .iter()
@@ -1219,14 +1229,16 @@ impl<'s> Resolver<'s> {
     /// What one call site resolves to (see the module docs for the order).
     fn resolve(&self, r: &ReferenceRow) -> Outcome {
         let empty = Vec::new();
-        let all = self.by_name.get(&r.name).unwrap_or(&empty);
+        let macro_call = r.name.ends_with('!');
+        let all = self.by_name.get(defined_as(&r.name)).unwrap_or(&empty);
         let ref_lang = family(r.file_path.as_str());
         // A bare call never reaches a method; a call on a receiver reaches only methods (or
-        // functions of a module named by the qualifier, found through the imports below).
+        // functions of a module named by the qualifier, found through the imports below). A
+        // macro's call (`name!`) reaches only macros, and nothing else does.
         let callable: Vec<&DefinitionRow> = all
             .iter()
             .filter(|d| family(&d.file_path) == ref_lang)
-            .filter(|d| is_callable(&d.kind))
+            .filter(|d| is_callable(&d.kind) && (d.kind == "macro") == macro_call)
             .collect();
         let spread = |hits: Vec<&DefinitionRow>, how: Resolution, base: f32| {
             let n = hits.len() as f32;
@@ -1523,6 +1535,20 @@ fn family(path: &str) -> &'static str {
         "rb" | "rake" | "gemspec" => "ruby",
         _ => "other",
     }
+}
+
+/// The name a call of `d` is recorded under: a macro's is `name!`, as written.
+fn called_as(d: &DefinitionRow) -> std::borrow::Cow<'_, str> {
+    if d.kind == "macro" {
+        format!("{}!", d.name).into()
+    } else {
+        d.name.as_str().into()
+    }
+}
+
+/// The name a call's target is defined under: `write!` calls the macro `write`.
+fn defined_as(called: &str) -> &str {
+    called.strip_suffix('!').unwrap_or(called)
 }
 
 /// Kinds a call can reach: functions, methods, and classes or structs (constructors,

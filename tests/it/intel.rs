@@ -369,11 +369,41 @@ async fn rust_paths_from_the_crate_and_the_parent_resolve_to_their_files() {
         ("src/lib.rs", "mod source;\nmod util;\n\npub fn helper() {}\n"),
         (
             "src/source.rs",
-            "pub fn clean(p: &str) -> String {\n    crate::util::trim(p)\n}\n\npub fn again() {\n    super::helper();\n}\n",
+            "pub fn clean(p: &str) -> String {\n    crate::util::trim(p)\n}\n\npub fn again() {\n    super::helper();\n}\n\npub fn twice() {\n    again!();\n    assert!(again_ok(1));\n}\n",
         ),
         ("src/util.rs", "pub fn trim(p: &str) -> String {\n    p.trim().to_owned()\n}\n"),
+        (
+            "src/macros.rs",
+            "macro_rules! again {\n    () => {};\n}\n\npub fn again_ok(n: u32) -> bool {\n    n > 0\n}\n",
+        ),
     ])
     .await;
+    // `again!()` calls the macro, not the function of the same name; a call inside a macro's
+    // arguments is a call.
+    let r = d
+        .ask(
+            "agog.codebase.callers",
+            json!({ "symbol": "again", "path": "src/macros.rs" }),
+        )
+        .await;
+    assert_eq!(
+        callers(&r),
+        [("src/source.rs".into(), 10, "same_module".into())]
+    );
+    let r = d
+        .ask(
+            "agog.codebase.callers",
+            json!({ "symbol": "again", "path": "src/source.rs" }),
+        )
+        .await;
+    assert_eq!(callers(&r), []);
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "again_ok" }))
+        .await;
+    assert_eq!(
+        callers(&r),
+        [("src/source.rs".into(), 11, "same_module".into())]
+    );
     let r = d
         .ask("agog.codebase.callers", json!({ "symbol": "trim" }))
         .await;
