@@ -16,7 +16,7 @@ those call sites are compared with the callers codesearch reports, at every conf
 import collections, json, os, re, subprocess, sys
 from urllib.parse import unquote, urlparse
 
-from intel_compare import SHOW, compare, definitions, report
+from intel_compare import ByNameLine, compare, definitions, report
 
 root, repo = os.path.abspath(sys.argv[1]), sys.argv[2]
 dirs = sys.argv[3:] or ["src"]
@@ -94,30 +94,11 @@ for range_id, result_set in nxt.items():
             line -= 1
         truth[(d[0], d[2], d[1])].add((w[0], line))
 
-matched = set()
-
-
-def truth_of(path, name, line):
-    name = name.split("::")[-1].split(".")[-1]
-    near = [k for k in truth if k[0] == path and k[1] == name and line <= k[2] <= line + 8]
-    if not near:
-        return set()
-    k = min(near, key=lambda k: k[2])
-    if k in matched:
-        return None
-    matched.add(k)
-    return truth[k]
-
-
+truth_of = ByNameLine(truth)
 defs = [d for d in definitions(repo, ["function", "method"]) if inside(d[0])]
 compared, skipped, counts = compare(repo, defs, truth_of, inside)
-unmatched = 0
-for k, sites in sorted(truth.items()):
-    if k not in matched:
-        unmatched += len(sites)
-        if SHOW:
-            print(f"unlisted\t{k[0]}:{k[2]} {k[1]}\t{len(sites)} calls")
-total = sum(len(s) for s in truth.values())
-print(f"{compared} definitions compared ({skipped} skipped); rust-analyzer resolved {total} "
-      f"calls, {unmatched} of them to definitions codesearch does not list (counted as missed)")
+unmatched = truth_of.unmatched()
+print(f"{compared} definitions compared ({skipped} skipped); rust-analyzer resolved "
+      f"{truth_of.total()} calls, {unmatched} of them to definitions codesearch does not list "
+      f"(counted as missed)")
 report(counts, unmatched)

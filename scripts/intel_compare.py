@@ -61,6 +61,47 @@ def compare(repo, defs, truth_of, inside=lambda path: True):
     return compared, skipped, counts
 
 
+class ByNameLine:
+    """A checker's call sites keyed by the definition's (path, name, line of its name), matched
+    to codesearch's definitions: a definition claims the one whose name is on its first line or
+    up to 8 lines below (decorators, attributes, a doc comment inside the node); a second
+    definition claiming the same one (an overload's signature before its body) is skipped."""
+
+    def __init__(self, truth):
+        self.truth = truth  # (path, name, name line) -> {(call path, call line)}
+        self.lines = {}
+        for path, name, line in truth:
+            self.lines.setdefault((path, name), []).append(line)
+        self.matched = set()
+
+    def __call__(self, path, name, line):
+        """The call sites of codesearch's definition `name` starting at `line` of `path`: a
+        `truth_of` for `compare`."""
+        name = name.split("::")[-1].split(".")[-1]
+        near = [l for l in self.lines.get((path, name), []) if line <= l <= line + 8]
+        if not near:
+            return set()
+        key = (path, name, min(near))
+        if key in self.matched:
+            return None
+        self.matched.add(key)
+        return self.truth[key]
+
+    def unmatched(self):
+        """How many call sites went to definitions no codesearch definition claimed (listed
+        with INTEL_SHOW)."""
+        n = 0
+        for key, sites in sorted(self.truth.items()):
+            if key not in self.matched:
+                n += len(sites)
+                if SHOW:
+                    print(f"unlisted\t{key[0]}:{key[2]} {key[1]}\t{len(sites)} calls")
+        return n
+
+    def total(self):
+        return sum(len(s) for s in self.truth.values())
+
+
 def report(counts, missed_elsewhere=0):
     """Precision and recall per threshold; `missed_elsewhere` calls are counted as missed."""
     for t in THRESHOLDS:

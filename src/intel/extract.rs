@@ -1,6 +1,7 @@
 //! Running a language's query over a parsed file and turning its captures into definitions,
 //! call sites and imports.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::OnceLock;
@@ -593,12 +594,12 @@ fn plain_path(s: &str) -> Option<String> {
 /// A receiver without the operators that only say it may be null or fails early: TypeScript's
 /// and C#'s `state.map!.set()`, `user?.name.trim()`, Rust's `file?.read()` reach what
 /// `state.map`, `user.name` and `file` would.
-fn without_null_operators(receiver: &str) -> String {
-    receiver
-        .replace("?.", ".")
-        .replace("!.", ".")
-        .trim_end_matches(['!', '?'])
-        .to_owned()
+fn without_null_operators(receiver: &str) -> Cow<'_, str> {
+    if !receiver.contains(['!', '?']) {
+        return Cow::Borrowed(receiver);
+    }
+    let cleaned = receiver.replace("?.", ".").replace("!.", ".");
+    Cow::Owned(cleaned.trim_end_matches(['!', '?']).to_owned())
 }
 
 /// The owner a definition is qualified by: `Foo.prototype` is `Foo`, `module.exports` and

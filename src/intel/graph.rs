@@ -955,22 +955,23 @@ impl<'s> Resolver<'s> {
         for f in missing {
             self.imports.entry(f).or_default();
         }
+        let mut imported: HashSet<(String, String)> = HashSet::new();
         for (row, t) in rows.into_iter().zip(targets) {
+            if family(&row.file_path) == "ecma" {
+                imported.extend(t.iter().map(|t| (row.repository.clone(), t.clone())));
+            }
             self.imports.entry(row.file_id).or_default().push((row, t));
         }
-        self.load_reexports().await
+        self.load_reexports(imported).await
     }
 
-    /// Reads the re-exports of the JavaScript and TypeScript modules that loaded imports name,
-    /// and of the modules those re-export from, [`REEXPORT_DEPTH`] levels down.
-    async fn load_reexports(&mut self) -> Result<(), StoreError> {
-        let mut frontier: HashSet<(String, String)> = self
-            .imports
-            .values()
-            .flatten()
-            .filter(|(row, _)| family(&row.file_path) == "ecma")
-            .flat_map(|(row, targets)| targets.iter().map(|t| (row.repository.clone(), t.clone())))
-            .collect();
+    /// Reads the re-exports of the JavaScript and TypeScript modules at `frontier`
+    /// ((repository, path) pairs that imports name), and of the modules those re-export from,
+    /// [`REEXPORT_DEPTH`] levels down.
+    async fn load_reexports(
+        &mut self,
+        mut frontier: HashSet<(String, String)>,
+    ) -> Result<(), StoreError> {
         for _ in 0..REEXPORT_DEPTH {
             frontier.retain(|k| !self.reexports.contains_key(k) && family(&k.1) == "ecma");
             if frontier.is_empty() {

@@ -50,6 +50,11 @@ pub struct ImportRow {
     pub candidates: Vec<String>,
 }
 
+/// The columns [`import`] reads, from `code_imports i` and its file `f`.
+const IMPORT_ROWS: &str =
+    "SELECT i.repository, i.file_id, f.file_path, i.specifier, i.name, i.line, i.candidates
+     FROM code_imports i JOIN indexed_files f ON f.id = i.file_id";
+
 /// How a name is matched in [`Store::find_definitions`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NameMatch {
@@ -408,12 +413,9 @@ impl Store {
 
     /// The imports of the given files.
     pub async fn imports_of(&self, file_ids: &[i64]) -> Result<Vec<ImportRow>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT i.repository, i.file_id, f.file_path, i.specifier, i.name, i.line, i.candidates
-             FROM code_imports i JOIN indexed_files f ON f.id = i.file_id
-             WHERE i.file_id = ANY($1)
-             ORDER BY f.file_path, i.line",
-        )
+        let rows = sqlx::query(&format!(
+            "{IMPORT_ROWS} WHERE i.file_id = ANY($1) ORDER BY f.file_path, i.line"
+        ))
         .bind(file_ids)
         .fetch_all(&self.pool)
         .await
@@ -427,12 +429,10 @@ impl Store {
         repository: &str,
         paths: &[String],
     ) -> Result<Vec<ImportRow>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT i.repository, i.file_id, f.file_path, i.specifier, i.name, i.line, i.candidates
-             FROM code_imports i JOIN indexed_files f ON f.id = i.file_id
-             WHERE f.repository = $1 AND f.file_path = ANY($2)
-             ORDER BY f.file_path, i.line",
-        )
+        let rows = sqlx::query(&format!(
+            "{IMPORT_ROWS} WHERE f.repository = $1 AND f.file_path = ANY($2)
+             ORDER BY f.file_path, i.line"
+        ))
         .bind(repository)
         .bind(paths)
         .fetch_all(&self.pool)
@@ -448,13 +448,10 @@ impl Store {
         keys: &[String],
         limit: i64,
     ) -> Result<Vec<ImportRow>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT i.repository, i.file_id, f.file_path, i.specifier, i.name, i.line, i.candidates
-             FROM code_imports i JOIN indexed_files f ON f.id = i.file_id
-             WHERE i.candidates && $2 AND i.repository = $1
-             ORDER BY f.file_path, i.line
-             LIMIT $3",
-        )
+        let rows = sqlx::query(&format!(
+            "{IMPORT_ROWS} WHERE i.candidates && $2 AND i.repository = $1
+             ORDER BY f.file_path, i.line LIMIT $3"
+        ))
         .bind(repository)
         .bind(keys)
         .bind(limit)

@@ -42,14 +42,19 @@ fn files() -> Vec<(String, String)> {
     ]
 }
 
-async fn daemon() -> Daemon {
+/// A daemon serving [`files`], configured by `tune`.
+async fn daemon_with(tune: impl FnOnce(&mut codesearch::config::Config)) -> Daemon {
     let files = files();
     let refs: Vec<(&str, &str)> = files
         .iter()
         .map(|(p, c)| (p.as_str(), c.as_str()))
         .collect();
+    Daemon::start_with(&refs, tune).await
+}
+
+async fn daemon() -> Daemon {
     // No watcher: the file-context test edits a file and reads it before any re-index.
-    Daemon::start_with(&refs, |c| c.watch.enabled = false).await
+    daemon_with(|c| c.watch.enabled = false).await
 }
 
 const TASK: &str = "Invoices with a negative total are accepted by the billing service.\n\n\
@@ -426,12 +431,7 @@ async fn post_mcp(
 #[tokio::test]
 async fn mcp_over_http_answers_overloaded_past_the_same_bound_as_nats() {
     let addr = format!("127.0.0.1:{}", support::free_port());
-    let files = files();
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect();
-    let d = Daemon::start_with(&refs, |c| {
+    let d = daemon_with(|c| {
         c.health.http_addr = addr.clone();
         c.nats.max_in_flight = 1;
         c.nats.max_queued = 2;
@@ -516,12 +516,7 @@ async fn client_check(script: &str, d: &Daemon, http_addr: &str) {
 #[tokio::test]
 async fn the_official_clients_work_over_stdio_http_and_nats() {
     let addr = format!("127.0.0.1:{}", support::free_port());
-    let files = files();
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect();
-    let d = Daemon::start_with(&refs, |c| c.health.http_addr = addr.clone()).await;
+    let d = daemon_with(|c| c.health.http_addr = addr.clone()).await;
     client_check("check-mcp-clients.sh", &d, &addr).await;
     client_check("check-host-example.sh", &d, &addr).await;
     d.stop().await;
