@@ -40,7 +40,7 @@ use codesearch::config::{Config, EmbedBackend, SearchMode};
 use codesearch::embed::{EmbedError, Embedder, HashEmbedder, InputKind};
 use codesearch::pipeline::Indexer;
 use codesearch::search::{RawSearch, SearchRequest, SearchService};
-use codesearch::store::{Filters, Scope, Store, VectorQuery, ef_search_for};
+use codesearch::store::{Filters, Hit, Scope, Store, VectorQuery, ef_search_for};
 use codesearch::text::glob_to_regex;
 use common::{percentile, registry_crates, search_queries};
 use futures::future::BoxFuture;
@@ -155,43 +155,68 @@ fn depth40<'a>(
         min_similarity: -1.0,
         limit: 40,
         ef_search,
+        // Sizes the walk only when `ef_search` is 0, and the scope is the whole table here
+        // unless the caller says otherwise.
+        table_chunks: 0,
+        scope_chunks: 0,
     }
 }
 
 /// Latency per mode with the corpus's repositories spread over `n` workspaces (by a hash of
 /// their names), every search scoped to one of them, against the figures above (one workspace
-/// holding everything). The workspaces are put back to `default` afterwards.
+/// holding everything); then the recall@10 of those searches' vector side against an exact
+/// scan of the workspace. The repositories are moved the daemon's way (rows and all, then the
+/// vector indexes it would build) and put back in `default` afterwards.
 async fn workspaces(
     store: &Store,
     cfg: &Config,
     n: usize,
     queries: &[String],
 ) -> anyhow::Result<()> {
-    sqlx::query(
-        "UPDATE repositories SET workspace = 'w' || (abs(hashtext(name)) % $1)::text,
-           generation = generation + 1",
-    )
-    .bind(n as i32)
-    .execute(store.pool())
-    .await?;
-    let sizes: Vec<(String, i64, i64)> = sqlx::query_as(
-        "SELECT r.workspace, count(DISTINCT r.name), coalesce(sum(f.chunk_count), 0)::int8
-         FROM repositories r LEFT JOIN indexed_files f ON f.repository = r.name
-         GROUP BY r.workspace ORDER BY 1",
-    )
-    .fetch_all(store.pool())
-    .await?;
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM repositories ORDER BY abs(hashtext(name)) % $1, name")
+            .bind(n as i32)
+            .fetch_all(store.pool())
+            .await?;
+    let workspace_of = |name: &str| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(name, &mut h);
+        format!("w{}", std::hash::Hasher::finish(&h) % n as u64)
+    };
+    let started = Instant::now();
+    for name in &names {
+        store.move_to_workspace(name, &workspace_of(name)).await?;
+    }
     println!(
-        "\n[search latency with the repositories in {n} workspaces, each search in one: {}]",
-        sizes
-            .iter()
-            .map(|(w, r, c)| format!("{w} {r} repositories {c} chunks"))
-            .collect::<Vec<_>>()
-            .join("; ")
+        "\n[{} repositories moved into {n} workspaces in {:.1}s]",
+        names.len(),
+        started.elapsed().as_secs_f64()
     );
-    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
-    let service = SearchService::new(store.clone(), embedder, cfg.search.clone());
     let result = async {
+        store.vacuum_analyze().await?;
+        let started = Instant::now();
+        store.ensure_ann_index().await?;
+        println!(
+            "  their vector indexes built in {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
+        let sizes: Vec<(String, i64, i64)> = sqlx::query_as(
+            "SELECT r.workspace, count(DISTINCT r.name), coalesce(sum(f.chunk_count), 0)::int8
+             FROM repositories r LEFT JOIN indexed_files f ON f.repository = r.name
+             GROUP BY r.workspace ORDER BY 1",
+        )
+        .fetch_all(store.pool())
+        .await?;
+        println!(
+            "[search latency with the repositories in {n} workspaces, each search in one: {}]",
+            sizes
+                .iter()
+                .map(|(w, r, c)| format!("{w} {r} repositories {c} chunks"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
+        let service = SearchService::new(store.clone(), Arc::clone(&embedder), cfg.search.clone());
         for mode in [SearchMode::Hybrid, SearchMode::Vector, SearchMode::Lexical] {
             let request = |i: usize, q: &str| {
                 let mut raw = RawSearch::query(q);
@@ -213,13 +238,85 @@ async fn workspaces(
             }
             println!("{}", latency_row(mode.as_str(), &mut times));
         }
+        // Recall of the workspace's vector search (its own index, the default ef_search)
+        // against an exact scan of the workspace's rows.
+        let exact = exact_store(cfg).await?;
+        let model = embedder.model_id().to_owned();
+        let probes = embedder
+            .embed(
+                &queries.iter().step_by(4).cloned().collect::<Vec<_>>(),
+                InputKind::Query,
+            )
+            .await?;
+        let table_chunks = count(store).await?;
+        let (mut found, mut wanted, mut short) = (0, 0, 0);
+        let none = Filters::default();
+        for (i, probe) in probes.iter().enumerate() {
+            let scope = store.scope(&format!("w{}", i % n)).await?;
+            let scope_chunks = store.scope_chunks(&scope).await?;
+            let query = |ef_search| VectorQuery {
+                ef_search,
+                table_chunks,
+                scope_chunks,
+                ..depth40(probe, &model, &scope, &none, 0)
+            };
+            let mut truth = exact.vector_search(&query(40)).await?;
+            truth.truncate(10);
+            let mut ann = store.vector_search(&query(0)).await?;
+            ann.truncate(10);
+            let (f, w, s) = recall_counts(&truth, &ann);
+            (found, wanted, short) = (found + f, wanted + w, short + s);
+        }
+        println!(
+            "  vector recall@10 in the workspaces against exact search: {:.3} ({} queries, {short} short answers)",
+            found as f64 / wanted.max(1) as f64,
+            probes.len()
+        );
         Ok::<_, anyhow::Error>(())
     }
     .await;
-    sqlx::query("UPDATE repositories SET workspace = 'default', generation = generation + 1")
-        .execute(store.pool())
-        .await?;
+    for name in &names {
+        store
+            .move_to_workspace(name, codesearch::config::DEFAULT_WORKSPACE)
+            .await?;
+    }
+    store.vacuum_analyze().await?;
+    store.ensure_ann_index().await?;
     result
+}
+
+/// A store whose connections cannot use indexes: the planner scans the rows and sorts by
+/// distance, an exact search.
+async fn exact_store(cfg: &Config) -> anyhow::Result<Store> {
+    Ok(Store::from_pool(
+        PgPoolOptions::new()
+            .max_connections(2)
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    sqlx::query("SET enable_indexscan = off")
+                        .execute(&mut *conn)
+                        .await?;
+                    Ok(())
+                })
+            })
+            .connect(&cfg.database.url)
+            .await?,
+    ))
+}
+
+/// (found, wanted, short) of an approximate top 10 against the exact one: a row at the exact
+/// 10th's distance counts as found.
+fn recall_counts(truth: &[Hit], ann: &[Hit]) -> (usize, usize, usize) {
+    let Some(tenth) = truth.last().and_then(|h| h.similarity) else {
+        return (0, 0, 0);
+    };
+    let ids: BTreeSet<_> = truth.iter().map(|h| h.id).collect();
+    let found = ann
+        .iter()
+        .filter(|h| ids.contains(&h.id) || h.similarity.is_some_and(|s| s >= tenth - 1e-6))
+        .count()
+        .min(truth.len());
+    (found, truth.len(), usize::from(ann.len() < truth.len()))
 }
 
 /// `label p50 … p95 … p99 …` of search times in milliseconds (sorted here).
@@ -348,20 +445,7 @@ async fn main() -> anyhow::Result<()> {
     }
     // 3. ANN recall against exact search. The exact side runs on connections where index scans
     // are disabled, so the planner scans the rows and sorts by distance.
-    let exact = Store::from_pool(
-        PgPoolOptions::new()
-            .max_connections(2)
-            .after_connect(|conn, _| {
-                Box::pin(async move {
-                    sqlx::query("SET enable_indexscan = off")
-                        .execute(&mut *conn)
-                        .await?;
-                    Ok(())
-                })
-            })
-            .connect(&cfg.database.url)
-            .await?,
-    );
+    let exact = exact_store(&cfg).await?;
     let model = embedder.model_id().to_owned();
     let tests_regex = glob_to_regex("**/tests/**").map_err(anyhow::Error::msg)?;
     // (name, the filters of the i-th query, an SQL predicate counting the rows it lets through)
@@ -436,21 +520,8 @@ async fn main() -> anyhow::Result<()> {
                     .vector_search(&depth40(&probes[i], &model, &scope, &f, ef))
                     .await?;
                 ann.truncate(10);
-                let Some(tenth) = truth.last().and_then(|h| h.similarity) else {
-                    continue;
-                };
-                let ids: BTreeSet<_> = truth.iter().map(|h| h.id).collect();
-                wanted += truth.len();
-                found += ann
-                    .iter()
-                    .filter(|h| {
-                        ids.contains(&h.id) || h.similarity.is_some_and(|s| s >= tenth - 1e-6)
-                    })
-                    .count()
-                    .min(truth.len());
-                if ann.len() < truth.len() {
-                    short += 1;
-                }
+                let (f, w, s) = recall_counts(truth, &ann);
+                (found, wanted, short) = (found + f, wanted + w, short + s);
             }
             println!(
                 "    ef_search {ef:>3}: recall@10 {:.3}, {short} short answers, {:.2} ms per query",

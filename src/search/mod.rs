@@ -35,7 +35,7 @@ use crate::config::{Fusion, SearchConfig, SearchMode};
 use crate::embed::{EmbedError, Embedder, InputKind};
 use crate::store::{
     CollectionStats, DefinitionQuery, FileQuery, FileStats, Hit, LexicalQuery, Scope, Store,
-    StoreError, TermWeight, VectorQuery, ef_search_for,
+    StoreError, TermWeight, VectorQuery,
 };
 use crate::text::{named_keys, words};
 
@@ -132,6 +132,7 @@ struct Inner {
     queries: Option<Mutex<LruCache<String, Arc<Vec<f32>>>>>,
     chunk_stats: IndexFigure<CollectionStats>,
     chunk_estimate: IndexFigure<i64>,
+    scope_chunks: IndexFigure<i64>,
     file_stats: IndexFigure<Arc<FileStats>>,
 }
 
@@ -184,6 +185,7 @@ impl SearchService {
                 cfg,
                 chunk_stats: IndexFigure::new(),
                 chunk_estimate: IndexFigure::new(),
+                scope_chunks: IndexFigure::new(),
                 file_stats: IndexFigure::new(),
             }),
             default_workspace: Arc::from(crate::config::DEFAULT_WORKSPACE),
@@ -402,10 +404,22 @@ impl SearchService {
             let vector = match usable {
                 Some(e) if matches!(req.mode, SearchMode::Hybrid | SearchMode::Vector) => {
                     async {
-                        let chunks = inner
+                        let table_chunks = inner
                             .chunk_estimate
                             .get("", fingerprint, inner.store.chunk_count_estimate())
                             .await?;
+                        let scope_chunks = if scope.is_whole() {
+                            table_chunks
+                        } else {
+                            inner
+                                .scope_chunks
+                                .get(
+                                    scope.workspace(),
+                                    scope.fingerprint(),
+                                    inner.store.scope_chunks(&scope),
+                                )
+                                .await?
+                        };
                         inner
                             .store
                             .vector_search(&VectorQuery {
@@ -415,11 +429,9 @@ impl SearchService {
                                 filters: &req.filters,
                                 min_similarity: req.min_similarity.unwrap_or(-1.0),
                                 limit: depth,
-                                ef_search: ef_search_for(
-                                    inner.cfg.hnsw_ef_search,
-                                    chunks,
-                                    !req.filters.is_empty() || !scope.is_whole(),
-                                ),
+                                ef_search: inner.cfg.hnsw_ef_search,
+                                table_chunks,
+                                scope_chunks,
                             })
                             .await
                     }

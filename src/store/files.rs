@@ -84,6 +84,12 @@ pub struct FileWrite<'a> {
 }
 
 /// No words: a skipped file's record.
+/// The workspace of the repository named by the statement's parameter `param`, as the rows'
+/// `workspace` column records it (migration 0013); `default` for a repository not recorded.
+fn workspace_of(param: &str) -> String {
+    format!("coalesce((SELECT workspace FROM repositories WHERE name = {param}), 'default')")
+}
+
 const NO_TERMS: FileTerms = FileTerms {
     words: Vec::new(),
     counts: Vec::new(),
@@ -242,7 +248,8 @@ impl Store {
             "INSERT INTO codebase_index (repository, file_path, chunk_index, chunk_content,
                embedding, file_type, module, component_type, file_hash, language, start_line,
                end_line, symbol, chunk_kind, content_hash, embedding_model, embedding_dim,
-               embed_error, embed_failed_at, lexemes, lexical_length, defines, symbols)
+               embed_error, embed_failed_at, lexemes, lexical_length, defines, symbols,
+               workspace)
              SELECT $1, $2, c.chunk_index, c.content, c.embedding, $3, $4, $5, $6, $7,
                c.start_line, c.end_line, c.symbol, c.kind, c.content_hash,
                CASE WHEN c.embedding IS NOT NULL THEN $8 END,
@@ -250,12 +257,13 @@ impl Store {
                c.embed_error, CASE WHEN c.embed_error IS NOT NULL THEN now() END,
                to_tsvector('{TEXT_SEARCH_CONFIG}', c.lexical), c.lexical_length,
                nullif(string_to_array(c.defines, ' '), '{{}}'),
-               string_to_array(nullif(c.symbols, ''), chr(31))
+               string_to_array(nullif(c.symbols, ''), chr(31)), {}
              FROM unnest($10::int4[], $11::text[], $12::vector[], $13::int4[], $14::int4[],
                          $15::text[], $16::text[], $17::text[], $18::text[], $19::text[],
                          $20::int4[], $21::text[], $22::text[])
                AS c(chunk_index, content, embedding, start_line, end_line, symbol, kind,
-                    content_hash, embed_error, lexical, lexical_length, defines, symbols)"
+                    content_hash, embed_error, lexical, lexical_length, defines, symbols)",
+            workspace_of("$1")
         ))
         .bind(f.repository)
         .bind(f.file_path)
@@ -384,14 +392,16 @@ impl Store {
         .map_err(q("replacing a file's postings"))?;
         if !f.terms.words.is_empty() {
             sqlx::query(&format!(
-                "INSERT INTO file_terms (file_id, term, impact)
-                 SELECT $1, l.term, {} FROM ({lexemes}) l",
-                impact_sql("l.tf", "$4")
+                "INSERT INTO file_terms (file_id, term, impact, workspace)
+                 SELECT $1, l.term, {}, {} FROM ({lexemes}) l",
+                impact_sql("l.tf", "$4"),
+                workspace_of("$5")
             ))
             .bind(file_id)
             .bind(&f.terms.words)
             .bind(&f.terms.counts)
             .bind(f.terms.length)
+            .bind(f.repository)
             .execute(&mut *tx)
             .await
             .map_err(q("recording a file's postings"))?;

@@ -142,6 +142,7 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await
         .map_err(q("recording the repository"))?;
+        let old_workspace = recorded.as_ref().map(|(_, w)| w.clone());
         let claimed = match recorded {
             None => Claimed::New,
             Some((root, _)) if root == claim.root => Claimed::Same,
@@ -173,8 +174,34 @@ impl Store {
         .execute(&mut *tx)
         .await
         .map_err(q("recording the repository"))?;
+        // Rows carry their workspace (migration 0013): a repository that changes workspace
+        // takes its rows along, in the same transaction as the record.
+        if old_workspace.is_some_and(|w| w != claim.workspace) {
+            move_rows(&mut tx, claim.name, claim.workspace).await?;
+        }
         tx.commit().await.map_err(q("recording the repository"))?;
         Ok(claimed)
+    }
+
+    /// Moves a recorded repository, rows and all, to another workspace (what a restart with
+    /// the repository configured in another workspace does). For benchmarks and tools; the
+    /// daemon's own path is [`Store::claim_repository`].
+    pub async fn move_to_workspace(&self, name: &str, workspace: &str) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await.map_err(q("moving a repository"))?;
+        let changed = sqlx::query(
+            "UPDATE repositories SET workspace = $2, generation = generation + 1
+             WHERE name = $1 AND workspace <> $2",
+        )
+        .bind(name)
+        .bind(workspace)
+        .execute(&mut *tx)
+        .await
+        .map_err(q("moving a repository"))?;
+        if changed.rows_affected() > 0 {
+            move_rows(&mut tx, name, workspace).await?;
+        }
+        tx.commit().await.map_err(q("moving a repository"))?;
+        Ok(())
     }
 
     /// Records a repository's indexing state; `Ready` also stamps `last_indexed`.
@@ -260,4 +287,29 @@ impl Store {
         tx.commit().await.map_err(q("removing a repository"))?;
         Ok(removed > 0)
     }
+}
+
+/// Sets the workspace the rows of repository `name` carry (`codebase_index`, `file_terms`).
+async fn move_rows(
+    tx: &mut sqlx::PgConnection,
+    name: &str,
+    workspace: &str,
+) -> Result<(), StoreError> {
+    let moving = || q("moving the repository's rows to its new workspace");
+    sqlx::query("UPDATE codebase_index SET workspace = $2 WHERE repository = $1")
+        .bind(name)
+        .bind(workspace)
+        .execute(&mut *tx)
+        .await
+        .map_err(moving())?;
+    sqlx::query(
+        "UPDATE file_terms p SET workspace = $2 FROM indexed_files f
+         WHERE f.id = p.file_id AND f.repository = $1",
+    )
+    .bind(name)
+    .bind(workspace)
+    .execute(&mut *tx)
+    .await
+    .map_err(moving())?;
+    Ok(())
 }

@@ -42,18 +42,18 @@ impl Filters {
 }
 
 /// The repository predicate of a read: the filter's repositories that are in the scope, else
-/// the scope's, else (the scope is the whole database) none.
-fn repository_predicate(scope: &Scope, f: &Filters) -> Option<Vec<String>> {
-    match f.repositories.as_ref().filter(|r| !r.is_empty()) {
-        Some(wanted) => Some(
+/// none (the scope's workspace restricts the rows: [`push_filters`]).
+fn repository_filter(scope: &Scope, f: &Filters) -> Option<Vec<String>> {
+    f.repositories
+        .as_ref()
+        .filter(|r| !r.is_empty())
+        .map(|wanted| {
             wanted
                 .iter()
                 .filter(|r| scope.contains(r))
                 .cloned()
-                .collect(),
-        ),
-        None => scope.restriction().map(<[String]>::to_vec),
-    }
+                .collect()
+        })
 }
 
 /// A vector query.
@@ -66,8 +66,13 @@ pub struct VectorQuery<'a> {
     pub filters: &'a Filters,
     pub min_similarity: f64,
     pub limit: i64,
-    /// Candidates the HNSW index examines ([`ef_search_for`]).
+    /// Candidates the HNSW index examines; 0 picks them by the size of the graph walked
+    /// ([`ef_search_for`]).
     pub ef_search: u32,
+    /// Chunks in the whole table (an estimate is enough) and in the scope: they size the
+    /// walk, and tell whether an exact scan of a small workspace is cheaper.
+    pub table_chunks: i64,
+    pub scope_chunks: i64,
 }
 
 /// `hnsw.ef_search` for an index of `vectors` rows when the configuration leaves it automatic
@@ -171,21 +176,42 @@ impl Store {
         // discards most candidates (docs/BENCHMARKS.md); the same holds for a workspace or
         // repository that is a small part of the table. The files' chunk counts tell. An exact
         // scan also makes a small workspace's results independent of the other workspaces'
-        // rows (the HNSW graph is shared).
-        let repositories = repository_predicate(query.scope, query.filters);
-        let restricted = query.filters.path_regex.is_some() || repositories.is_some();
-        let exact_in_files = restricted
-            && self
-                .chunks_in_files(query.filters.path_regex.as_deref(), repositories.as_deref())
-                .await?
-                <= EXACT_SCAN_CHUNKS;
+        // rows.
+        let repositories = repository_filter(query.scope, query.filters);
+        let path_regex = query.filters.path_regex.as_deref();
+        let workspace = query.scope.workspace_restriction();
+        // The files to scan exactly: those of the repositories asked for, else the scope's.
+        let in_files = repositories
+            .as_deref()
+            .or_else(|| query.scope.restriction());
+        let exact_in_files = match (path_regex, &repositories) {
+            (None, None) => workspace.is_some() && query.scope_chunks <= EXACT_SCAN_CHUNKS,
+            _ => self.chunks_in_files(path_regex, in_files).await? <= EXACT_SCAN_CHUNKS,
+        };
         // The walk goes through the model's own index (its dimensions, half precision) when
-        // it has one; the rows it finds are then ordered by the full-precision distance.
-        let ann_dim = if exact_in_files {
+        // it has one, the workspace's own when the database holds several workspaces; the rows
+        // it finds are then ordered by the full-precision distance.
+        let dim = query.embedding.len();
+        let walk = if exact_in_files {
             None
+        } else if let Some(w) = workspace
+            && self.has_ann_index(query.model, dim, Some(w)).await?
+        {
+            // Its graph holds the workspace's rows only: sized by them, and not filtered
+            // unless the request is.
+            Some(ef_search_for(
+                query.ef_search,
+                query.scope_chunks,
+                !query.filters.is_empty(),
+            ))
+        } else if self.has_ann_index(query.model, dim, None).await? {
+            Some(ef_search_for(
+                query.ef_search,
+                query.table_chunks,
+                !query.filters.is_empty() || workspace.is_some(),
+            ))
         } else {
-            let dim = query.embedding.len();
-            self.has_ann_index(query.model, dim).await?.then_some(dim)
+            None
         };
         // `relaxed_order` iterative scans may return rows slightly out of order: the outer
         // query puts them back in order (pgvector's documented pattern).
@@ -203,12 +229,12 @@ impl Store {
                     ON x.repository = m.repository AND x.file_path = m.file_path
                   WHERE TRUE",
             );
-            if let Some(re) = &query.filters.path_regex {
-                qb.push(" AND m.file_path ~ ").push_bind(re.clone());
+            if let Some(re) = path_regex {
+                qb.push(" AND m.file_path ~ ").push_bind(re.to_owned());
             }
-            if let Some(repositories) = &repositories {
+            if let Some(repositories) = in_files {
                 qb.push(" AND m.repository = ANY(")
-                    .push_bind(repositories.clone())
+                    .push_bind(repositories.to_vec())
                     .push(")");
             }
             qb.push(" OFFSET 0) AS codebase_index");
@@ -222,9 +248,9 @@ impl Store {
             .push(") >= ")
             .push_bind(query.min_similarity);
         push_filters(&mut qb, query.scope, query.filters);
-        match ann_dim {
-            // The expression of the index `ensure_ann_index` builds, exactly.
-            Some(dim) => qb
+        match walk {
+            // The expression of the indexes `ensure_ann_index` builds, exactly.
+            Some(_) => qb
                 .push(format!(
                     " ORDER BY subvector(embedding, 1, {dim})::halfvec({dim}) <=> "
                 ))
@@ -244,7 +270,7 @@ impl Store {
             .begin_with(format!(
                 "BEGIN; SET LOCAL plan_cache_mode = force_custom_plan;
                  SET LOCAL hnsw.ef_search = {}",
-                query.ef_search.clamp(1, 1000)
+                walk.unwrap_or(1).clamp(1, 1000)
             ))
             .await
             .map_err(q("searching vectors"))?;
@@ -341,7 +367,7 @@ impl Store {
     /// first `query.best_chunks` files the chunk matching the query's words best (by the
     /// chunks' own BM25), for the others their first chunk, which is cheaper.
     pub async fn lexical_file_search(&self, query: &FileQuery<'_>) -> Result<Vec<Hit>, StoreError> {
-        let repositories = repository_predicate(query.scope, query.filters);
+        let repositories = repository_filter(query.scope, query.filters);
         let on_chunks = query.filters.on_chunks();
         // q: the query's terms with their idf (Lucene's BM25 variant, positive for any term a
         // file lacks), from the scope's document frequencies (`repo_terms`): another
@@ -372,10 +398,12 @@ impl Store {
         )
         .push_bind(query.stats.files.max(1) as f64)
         .push("::float8 + 0.5)");
+        // The postings are read best first within the scope's workspace (the index on
+        // `file_terms` leads with it: a workspace's search never walks another's postings).
         // A read restricted to repositories with few files (the common case: an agent
-        // searching its own repository or a small workspace) reads the postings of those files
-        // only. Otherwise each term's postings are read best first and each file checked
-        // against the restriction, which costs more the fewer files it lets through.
+        // searching its own repository) reads the postings of those files only. Otherwise
+        // each term's postings are read best first and each file checked against the
+        // restriction, which costs more the fewer files it lets through.
         if let Some(repositories) = &repositories {
             qb.push(
                 ", allowed AS MATERIALIZED (
@@ -418,6 +446,8 @@ impl Store {
         qb.push("SELECT p.file_id, p.impact FROM file_terms p");
         if repositories.is_some() || on_chunks {
             qb.push(" JOIN indexed_files f ON f.id = p.file_id WHERE p.term = q.term");
+            qb.push(" AND p.workspace = ")
+                .push_bind(query.scope.workspace().to_owned());
             if let Some(repositories) = &repositories {
                 qb.push(" AND f.repository = ANY(")
                     .push_bind(repositories.clone())
@@ -432,7 +462,8 @@ impl Store {
                 qb.push(")");
             }
         } else {
-            qb.push(" WHERE p.term = q.term");
+            qb.push(" WHERE p.term = q.term AND p.workspace = ")
+                .push_bind(query.scope.workspace().to_owned());
         }
         qb.push(" ORDER BY p.impact DESC LIMIT ")
             .push_bind(FILE_POSTINGS_PER_TERM);
@@ -560,7 +591,7 @@ pub const DEFINITIONS_PER_KEY: i64 = 10;
 /// A path-, repository- or workspace-restricted vector search scans the matching files'
 /// chunks exactly, instead of walking the HNSW graph, when they are at most this many (about
 /// 25 ms of distances).
-const EXACT_SCAN_CHUNKS: i64 = 10_000;
+pub(super) const EXACT_SCAN_CHUNKS: i64 = 10_000;
 /// `ts_rank_cd` (cover density, no normalization) of a single unweighted term is 0.1 per
 /// occurrence (each occurrence is a cover of weight 0.1): this factor makes it the term
 /// frequency.
@@ -628,7 +659,10 @@ fn candidate_queries(terms: &[TermWeight]) -> Option<(String, String)> {
 /// Appends ` AND ...` for the scope and each filter that restricts something.
 fn push_filters(qb: &mut QueryBuilder<'_, Postgres>, scope: &Scope, f: &Filters) {
     push_chunk_filters(qb, f);
-    if let Some(repositories) = repository_predicate(scope, f) {
+    if let Some(workspace) = scope.workspace_restriction() {
+        qb.push(" AND workspace = ").push_bind(workspace.to_owned());
+    }
+    if let Some(repositories) = repository_filter(scope, f) {
         qb.push(" AND repository = ANY(")
             .push_bind(repositories)
             .push(")");

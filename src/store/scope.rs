@@ -76,6 +76,13 @@ impl Scope {
         (!self.inner.complete).then_some(self.inner.repositories.as_slice())
     }
 
+    /// The same restriction on tables whose rows carry their workspace (`codebase_index`,
+    /// `file_terms`: migration 0013), which their indexes can use: `None` when the scope is
+    /// the whole database.
+    pub(super) fn workspace_restriction(&self) -> Option<&str> {
+        (!self.inner.complete).then_some(self.inner.workspace.as_str())
+    }
+
     /// Changes whenever the scope's rows change (see the module docs).
     pub fn fingerprint(&self) -> u64 {
         self.inner.fingerprint

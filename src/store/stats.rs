@@ -46,8 +46,7 @@ impl Store {
                         FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', "
         ));
         qb.push_bind(text.to_owned()).push(")))");
-        let restriction = scope.restriction();
-        if restriction.is_none() {
+        if scope.workspace_restriction().is_none() {
             qb.push(
                 ", mce AS (
                    SELECT e.term, e.freq::float8 AS freq
@@ -69,10 +68,10 @@ impl Store {
                 " SELECT t.term, NULL::float4 AS freq,
                    (SELECT count(*) FROM (SELECT 1 FROM codebase_index c
                       WHERE c.lexemes @@ quote_literal(t.term)::tsquery
-                        AND c.repository = ANY(",
+                        AND c.workspace = ",
             )
-            .push_bind(restriction.unwrap_or_default().to_vec())
-            .push(") LIMIT ")
+            .push_bind(scope.workspace().to_owned())
+            .push(" LIMIT ")
             .push_bind(cap)
             .push(") s) AS df FROM t ORDER BY t.term");
         }
@@ -109,27 +108,29 @@ impl Store {
     /// estimate of the average.
     pub async fn collection_stats(&self, scope: &Scope) -> Result<CollectionStats, StoreError> {
         // Built per case: with generic plans, `$1 IS NULL OR ...` would never use an index.
-        let only = |qb: &mut QueryBuilder<'_, Postgres>| {
-            if let Some(r) = scope.restriction() {
-                qb.push(" AND repository = ANY(")
-                    .push_bind(r.to_vec())
-                    .push(")");
+        let in_workspace = |qb: &mut QueryBuilder<'_, Postgres>| {
+            if let Some(w) = scope.workspace_restriction() {
+                qb.push(" AND workspace = ").push_bind(w.to_owned());
             }
         };
         let mut qb = QueryBuilder::<Postgres>::new(
             "WITH s AS (SELECT avg(lexical_length) AS avg_length, count(*) AS n
                         FROM codebase_index TABLESAMPLE SYSTEM (1) WHERE lexemes IS NOT NULL",
         );
-        only(&mut qb);
+        in_workspace(&mut qb);
         qb.push(") SELECT (SELECT coalesce(sum(chunk_count), 0) FROM indexed_files WHERE TRUE");
-        only(&mut qb);
+        if let Some(r) = scope.restriction() {
+            qb.push(" AND repository = ANY(")
+                .push_bind(r.to_vec())
+                .push(")");
+        }
         qb.push(
             ")::int8 AS chunks,
                     coalesce(CASE WHEN s.n >= 1000 THEN s.avg_length
                                   ELSE (SELECT avg(lexical_length) FROM codebase_index
                                         WHERE lexemes IS NOT NULL",
         );
-        only(&mut qb);
+        in_workspace(&mut qb);
         qb.push(") END, 0)::float8 AS avg_length FROM s");
         let row = qb
             .build()
@@ -140,6 +141,23 @@ impl Store {
             chunks: row.get("chunks"),
             avg_length: row.get("avg_length"),
         })
+    }
+
+    /// The scope's chunk count, from the files' `chunk_count` (callers cache it per scope
+    /// fingerprint).
+    pub async fn scope_chunks(&self, scope: &Scope) -> Result<i64, StoreError> {
+        let mut qb = QueryBuilder::<Postgres>::new(
+            "SELECT coalesce(sum(chunk_count), 0)::int8 FROM indexed_files WHERE TRUE",
+        );
+        if let Some(r) = scope.restriction() {
+            qb.push(" AND repository = ANY(")
+                .push_bind(r.to_vec())
+                .push(")");
+        }
+        qb.build_query_scalar()
+            .fetch_one(&self.pool)
+            .await
+            .map_err(q("counting the workspace's chunks"))
     }
 
     /// The scope's file count (callers cache it per scope fingerprint).

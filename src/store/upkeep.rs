@@ -50,6 +50,12 @@ impl Store {
     /// full-precision distance. The older index over the whole column is dropped once every
     /// model with enough vectors has its own and the daemons have had time to see it.
     ///
+    /// When the database holds several workspaces, each workspace whose vectors are too many
+    /// to scan exactly gets its own index instead (partial on the workspace too): a search,
+    /// always in one workspace, then walks a graph of that workspace's rows only, instead of
+    /// the whole table's filtered down to them. An index no longer wanted is dropped once the
+    /// ones replacing it have been valid for long enough for every daemon to see them.
+    ///
     /// Built concurrently: searches and writes go on meanwhile. One builder at a time, across
     /// daemons: the build holds an advisory lock, and a pass that finds it taken leaves the
     /// build to its holder (two concurrent `CREATE INDEX CONCURRENTLY` deadlock, which every
@@ -68,44 +74,29 @@ impl Store {
             tracing::debug!("another pass is building the vector index");
             return Ok(false);
         }
-        // Counted from the files (a count over the chunks takes 150 ms at 100k, and this runs
-        // after every pass); a model's dimensions from one of its vectors.
-        let models: Vec<(String, i32, i64)> = sqlx::query_as(
-            "SELECT f.embedding_model, d.dim, f.chunks
-             FROM (SELECT embedding_model, sum(chunk_count)::int8 AS chunks FROM indexed_files
-                   WHERE chunk_count > 0 AND embedding_model IS NOT NULL GROUP BY 1) f
-             CROSS JOIN LATERAL (
-               SELECT c.embedding_dim AS dim FROM codebase_index c
-               WHERE c.embedding_model = f.embedding_model AND c.embedding IS NOT NULL
-               LIMIT 1) d",
-        )
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(q("counting vectors per model"))?;
+        let wanted = wanted_ann_indexes(&mut conn).await?;
         let existing = ann_indexes(&mut conn).await?;
         let mut built_any = false;
-        let mut wanted = std::collections::HashSet::new();
-        for (model, dim, rows) in &models {
-            let Ok(dim) = usize::try_from(*dim) else {
-                continue;
-            };
-            let name = ann_index_name(model, dim);
-            wanted.insert(name.clone());
-            if *rows < ANN_MIN_ROWS || !(1..=super::VECTOR_WIDTH).contains(&dim) {
-                continue;
-            }
-            match existing.iter().find(|i| i.name == name) {
+        for want in &wanted {
+            match existing.iter().find(|i| i.name == want.name) {
                 Some(i) if i.valid => continue,
                 Some(_) => {
                     tracing::warn!(
-                        model,
+                        model = want.model,
+                        workspace = want.workspace,
                         "the vector index is invalid (an interrupted build); rebuilding it"
                     );
-                    drop_index(&mut conn, &name).await?;
+                    drop_index(&mut conn, &want.name).await?;
                 }
                 None => {}
             }
-            tracing::info!(model, dim, vectors = rows, "building the HNSW vector index");
+            tracing::info!(
+                model = want.model,
+                workspace = want.workspace,
+                dim = want.dim,
+                vectors = want.rows,
+                "building the HNSW vector index"
+            );
             let started = std::time::Instant::now();
             sqlx::query(&format!(
                 "SET maintenance_work_mem = '{}MB'",
@@ -114,11 +105,16 @@ impl Store {
             .execute(&mut *conn)
             .await
             .map_err(built)?;
+            let dim = want.dim;
+            let mut only = format!("embedding_model = {}", quote_literal(&want.model));
+            if let Some(w) = &want.workspace {
+                only.push_str(&format!(" AND workspace = {}", quote_literal(w)));
+            }
             sqlx::query(&format!(
-                "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON codebase_index
+                "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON codebase_index
                  USING hnsw ((subvector(embedding, 1, {dim})::halfvec({dim})) halfvec_cosine_ops)
-                 WHERE embedding_model = {}",
-                quote_literal(model)
+                 WHERE {only}",
+                want.name
             ))
             .execute(&mut *conn)
             .await
@@ -126,36 +122,59 @@ impl Store {
             // When it became valid, by the database's clock: the older index is dropped only
             // once every daemon's view of the indexes (cached for ANN_INDEX_CACHE) includes it.
             sqlx::query(&format!(
-                "DO $$ BEGIN EXECUTE format('COMMENT ON INDEX {name} IS %L',
-                   'valid since ' || extract(epoch FROM now())::int8); END $$"
+                "DO $$ BEGIN EXECUTE format('COMMENT ON INDEX {} IS %L',
+                   'valid since ' || extract(epoch FROM now())::int8); END $$",
+                want.name
             ))
             .execute(&mut *conn)
             .await
             .map_err(built)?;
             tracing::info!(
-                model,
+                model = want.model,
+                workspace = want.workspace,
                 secs = started.elapsed().as_secs_f64(),
                 "HNSW vector index built"
             );
             built_any = true;
         }
-        // Indexes of models whose vectors are all gone.
-        for stale in existing.iter().filter(|i| !wanted.contains(&i.name)) {
-            tracing::info!(
-                index = stale.name,
-                "dropping the vector index of a model no longer in the index"
-            );
+        // Indexes no longer wanted: a model's whose vectors are all gone at once; one that
+        // others replace (one workspace became several, or the reverse) once every wanted
+        // index has been valid long enough for each daemon's cached list to include it, so
+        // that a search never plans for an index that has just gone.
+        let settled = ANN_INDEX_CACHE.as_secs() as i64 * 2;
+        let all_settled = wanted.iter().all(|w| {
+            existing
+                .iter()
+                .any(|i| i.name == w.name && i.valid && i.valid_for_secs >= settled)
+        });
+        for stale in existing
+            .iter()
+            .filter(|i| !wanted.iter().any(|w| w.name == i.name))
+        {
+            let replaced = wanted
+                .iter()
+                .any(|w| stale.predicate.contains(&quote_literal(&w.model)));
+            if replaced && !all_settled {
+                continue;
+            }
+            tracing::info!(index = stale.name, "dropping a vector index no longer used");
             drop_index(&mut conn, &stale.name).await?;
         }
-        drop_whole_column_index(&mut conn, &models, &existing).await?;
+        drop_whole_column_index(&mut conn, &wanted, &existing).await?;
         self.forget_ann_indexes();
         Ok(built_any)
     }
 
     /// Whether `model`'s vectors of `dim` dimensions have their own valid HNSW index, from a
     /// list of the indexes read at most [`ANN_INDEX_CACHE`] ago.
-    pub(super) async fn has_ann_index(&self, model: &str, dim: usize) -> Result<bool, StoreError> {
-        let name = ann_index_name(model, dim);
+    /// With a workspace: whether that workspace's vectors have their own.
+    pub(super) async fn has_ann_index(
+        &self,
+        model: &str,
+        dim: usize,
+        workspace: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let name = ann_index_name(model, dim, workspace);
         let cached = self.ann_indexes.lock().ok().and_then(|c| {
             c.as_ref()
                 .filter(|l| l.read_at.elapsed() < ANN_INDEX_CACHE)
@@ -236,10 +255,89 @@ impl Store {
     }
 }
 
-/// The name of the HNSW index of `model`'s vectors of `dim` dimensions.
-pub(super) fn ann_index_name(model: &str, dim: usize) -> String {
-    let digest = crate::scan::sha256_hex(format!("{model}\0{dim}").as_bytes());
+/// The name of the HNSW index of `model`'s vectors of `dim` dimensions, of one workspace's
+/// vectors or of all.
+pub(super) fn ann_index_name(model: &str, dim: usize, workspace: Option<&str>) -> String {
+    let key = match workspace {
+        None => format!("{model}\0{dim}"),
+        Some(w) => format!("{model}\0{dim}\0{w}"),
+    };
+    let digest = crate::scan::sha256_hex(key.as_bytes());
     format!("{ANN_INDEX_PREFIX}{}", &digest[..16])
+}
+
+/// A vector index the table should have.
+#[derive(Debug, Clone)]
+struct WantedAnn {
+    name: String,
+    model: String,
+    dim: usize,
+    /// Its rows' workspace; `None` for every row of the model.
+    workspace: Option<String>,
+    rows: i64,
+}
+
+/// The vector indexes the table should have: for each model with at least [`ANN_MIN_ROWS`]
+/// vectors, one over all of them while they are in one workspace, else one per workspace
+/// holding more than a search scans exactly ([`super::retrieve::EXACT_SCAN_CHUNKS`]).
+/// Counted from the files (a count over the chunks takes 150 ms at 100k, and this runs after
+/// every pass); a model's dimensions from one of its vectors.
+async fn wanted_ann_indexes(conn: &mut sqlx::PgConnection) -> Result<Vec<WantedAnn>, StoreError> {
+    let rows: Vec<(String, String, i32, i64)> = sqlx::query_as(
+        "SELECT f.embedding_model, f.workspace, d.dim, f.chunks
+         FROM (SELECT f.embedding_model, coalesce(r.workspace, 'default') AS workspace,
+                      sum(f.chunk_count)::int8 AS chunks
+               FROM indexed_files f LEFT JOIN repositories r ON r.name = f.repository
+               WHERE f.chunk_count > 0 AND f.embedding_model IS NOT NULL GROUP BY 1, 2) f
+         CROSS JOIN LATERAL (
+           SELECT c.embedding_dim AS dim FROM codebase_index c
+           WHERE c.embedding_model = f.embedding_model AND c.embedding IS NOT NULL
+           LIMIT 1) d
+         ORDER BY 1, 2",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(q("counting vectors per model and workspace"))?;
+    let mut wanted = Vec::new();
+    let mut i = 0;
+    while i < rows.len() {
+        let model = &rows[i].0;
+        let end = i + rows[i..].iter().take_while(|r| &r.0 == model).count();
+        let of_model = &rows[i..end];
+        i = end;
+        let Some(dim) = usize::try_from(of_model[0].2)
+            .ok()
+            .filter(|d| (1..=super::VECTOR_WIDTH).contains(d))
+        else {
+            continue;
+        };
+        let total: i64 = of_model.iter().map(|r| r.3).sum();
+        if total < ANN_MIN_ROWS {
+            continue;
+        }
+        if of_model.len() == 1 {
+            wanted.push(WantedAnn {
+                name: ann_index_name(model, dim, None),
+                model: model.clone(),
+                dim,
+                workspace: None,
+                rows: total,
+            });
+            continue;
+        }
+        for (_, workspace, _, rows) in of_model {
+            if *rows > super::retrieve::EXACT_SCAN_CHUNKS {
+                wanted.push(WantedAnn {
+                    name: ann_index_name(model, dim, Some(workspace)),
+                    model: model.clone(),
+                    dim,
+                    workspace: Some(workspace.clone()),
+                    rows: *rows,
+                });
+            }
+        }
+    }
+    Ok(wanted)
 }
 
 /// A per-model vector index as the catalog has it.
@@ -251,15 +349,19 @@ pub(super) struct AnnIndex {
     pub valid: bool,
     /// Seconds since the build finished (from its comment); 0 when unknown.
     pub valid_for_secs: i64,
+    /// Its `WHERE` clause as PostgreSQL prints it (the model's name quoted, as by
+    /// [`quote_literal`]).
+    pub predicate: String,
 }
 
 /// The per-model vector indexes on `codebase_index`.
 pub(super) async fn ann_indexes(
     conn: &mut sqlx::PgConnection,
 ) -> Result<Vec<AnnIndex>, StoreError> {
-    let rows: Vec<(String, bool, Option<String>, i64)> = sqlx::query_as(
+    let rows: Vec<(String, bool, Option<String>, i64, String)> = sqlx::query_as(
         "SELECT c.relname::text, i.indisvalid, obj_description(c.oid, 'pg_class'),
-                extract(epoch FROM now())::int8
+                extract(epoch FROM now())::int8,
+                coalesce(pg_get_expr(i.indpred, i.indrelid), '')
          FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
          WHERE i.indrelid = 'codebase_index'::regclass AND starts_with(c.relname::text, $1)",
     )
@@ -269,7 +371,7 @@ pub(super) async fn ann_indexes(
     .map_err(q("listing the vector indexes"))?;
     Ok(rows
         .into_iter()
-        .map(|(name, valid, comment, now)| {
+        .map(|(name, valid, comment, now, predicate)| {
             let since = comment
                 .as_deref()
                 .and_then(|c| c.strip_prefix("valid since "))
@@ -278,17 +380,18 @@ pub(super) async fn ann_indexes(
                 name,
                 valid,
                 valid_for_secs: since.map_or(0, |t| now - t),
+                predicate,
             }
         })
         .collect())
 }
 
 /// Drops the index over the whole `embedding` column (before per-model indexes) once
-/// every model with enough vectors has had its own for longer than daemons cache the list
-/// (`indexes`, read before this pass built any: one it just built is too young anyway).
+/// every index wanted has been valid for longer than daemons cache the list (`indexes`, read
+/// before this pass built any: one it just built is too young anyway).
 async fn drop_whole_column_index(
     conn: &mut sqlx::PgConnection,
-    models: &[(String, i32, i64)],
+    wanted: &[WantedAnn],
     indexes: &[AnnIndex],
 ) -> Result<(), StoreError> {
     let exists: bool = sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
@@ -300,15 +403,11 @@ async fn drop_whole_column_index(
         return Ok(());
     }
     let settled = ANN_INDEX_CACHE.as_secs() as i64 * 2;
-    let all_seen = models
-        .iter()
-        .filter(|(_, _, rows)| *rows >= ANN_MIN_ROWS)
-        .all(|(model, dim, _)| {
-            let name = ann_index_name(model, usize::try_from(*dim).unwrap_or(0));
-            indexes
-                .iter()
-                .any(|i| i.name == name && i.valid && i.valid_for_secs >= settled)
-        });
+    let all_seen = wanted.iter().all(|w| {
+        indexes
+            .iter()
+            .any(|i| i.name == w.name && i.valid && i.valid_for_secs >= settled)
+    });
     if all_seen {
         tracing::info!("dropping the vector index over the whole column: each model has its own");
         drop_index(conn, LEGACY_ANN_INDEX).await?;

@@ -350,6 +350,17 @@ fn best_similarities(
 /// Writes `files` files of 100 chunks, embedded by `hash` and recorded as `model`'s, into
 /// repository `r`: `f{n}.py` for one file in ten, `f{n}.rs` for the others.
 async fn write_hash_files(store: &Store, hash: &HashEmbedder, model: &str, files: usize) {
+    write_hash_files_to(store, "r", hash, model, files).await;
+}
+
+/// [`write_hash_files`] into `repository`.
+async fn write_hash_files_to(
+    store: &Store,
+    repository: &str,
+    hash: &HashEmbedder,
+    model: &str,
+    files: usize,
+) {
     use codesearch::store::{ChunkRow, FileWrite};
     for f in 0..files {
         let rows: Vec<ChunkRow> = (0..100)
@@ -372,7 +383,7 @@ async fn write_hash_files(store: &Store, hash: &HashEmbedder, model: &str, files
         let ext = if f % 10 == 0 { "py" } else { "rs" };
         store
             .replace_file(&FileWrite {
-                repository: "r",
+                repository,
                 file_path: &format!("f{f}.{ext}"),
                 file_hash: "h",
                 file_type: ext,
@@ -447,6 +458,8 @@ async fn each_model_gets_its_own_half_precision_index_and_searches_walk_it() {
             min_similarity: -1.0,
             limit: 20,
             ef_search: 100,
+            table_chunks: 0,
+            scope_chunks: 0,
         })
         .await
         .expect("search");
@@ -491,6 +504,116 @@ async fn each_model_gets_its_own_half_precision_index_and_searches_walk_it() {
     );
 }
 
+/// The HNSW indexes on `codebase_index`: (name, definition), by name.
+async fn hnsw_indexes(pool: &sqlx::PgPool) -> Vec<(String, String)> {
+    sqlx::query_as(
+        "SELECT indexname::text, indexdef FROM pg_indexes
+         WHERE tablename = 'codebase_index' AND indexdef LIKE '%hnsw%' ORDER BY 1",
+    )
+    .fetch_all(pool)
+    .await
+    .expect("indexes")
+}
+
+#[tokio::test]
+async fn several_workspaces_get_a_vector_index_each_and_searches_walk_their_own() {
+    use codesearch::store::{Filters, VectorQuery};
+    let db = test_db().await;
+    let cfg = support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    let hash = HashEmbedder::new(384);
+    // Each workspace holds more chunks (10,100) than a search scans exactly.
+    let files = 101;
+    support::claim(&store, "a", "one").await;
+    support::claim(&store, "b", "two").await;
+    write_hash_files_to(&store, "a", &hash, "hash/v1", files).await;
+    write_hash_files_to(&store, "b", &hash, "hash/v1", files).await;
+    store.vacuum_analyze().await.expect("analyze");
+    assert!(store.ensure_ann_index().await.expect("build"), "built");
+    let now = hnsw_indexes(store.pool()).await;
+    assert_eq!(now.len(), 2, "{now:?}");
+    for workspace in ["'one'", "'two'"] {
+        assert!(
+            now.iter()
+                .any(|(_, def)| def.contains(workspace) && def.contains("'hash/v1'")),
+            "{now:?}"
+        );
+    }
+    let (one_index, _) = now
+        .iter()
+        .find(|(_, def)| def.contains("'one'"))
+        .expect("workspace one's index");
+
+    // A search in workspace one walks its index, finds only its rows, in the exact order.
+    let one = store.scope("one").await.expect("scope");
+    let query = hash.embed_one("alpha beta 3 1");
+    let hits = store
+        .vector_search(&VectorQuery {
+            embedding: &query,
+            model: "hash/v1",
+            scope: &one,
+            filters: &Filters::default(),
+            min_similarity: -1.0,
+            limit: 20,
+            ef_search: 0,
+            table_chunks: 2 * 100 * files as i64,
+            scope_chunks: 100 * files as i64,
+        })
+        .await
+        .expect("search");
+    assert_eq!(hits.len(), 20);
+    assert!(hits.iter().all(|h| h.repository == "a"), "{hits:?}");
+    let exact = best_similarities(&hash, &query, 0..files);
+    for (hit, want) in hits.iter().zip(&exact) {
+        let got = hit.similarity.expect("similarity");
+        assert!((got - want).abs() < 1e-5, "{got} vs exact {want}");
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let scans: i64 =
+            sqlx::query_scalar("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = $1")
+                .bind(one_index)
+                .fetch_one(store.pool())
+                .await
+                .expect("index statistics");
+        if scans > 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the search did not use {one_index}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+
+    // Repository b joins workspace one (a restart with it configured there): its rows move
+    // with it, one index over every row is built, and the workspaces' indexes are dropped once
+    // it has been valid long enough for daemons to see it.
+    support::claim(&store, "b", "one").await;
+    let left: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM codebase_index WHERE workspace <> 'one'")
+            .fetch_one(store.pool())
+            .await
+            .expect("count");
+    assert_eq!(left, 0);
+    assert!(store.ensure_ann_index().await.expect("build"), "built");
+    let now = hnsw_indexes(store.pool()).await;
+    assert_eq!(now.len(), 3, "the old ones stay a while: {now:?}");
+    for (name, _) in &now {
+        sqlx::query(&format!("COMMENT ON INDEX {name} IS 'valid since 0'"))
+            .execute(store.pool())
+            .await
+            .expect("age the index");
+    }
+    assert!(
+        !store.ensure_ann_index().await.expect("upkeep"),
+        "nothing to build"
+    );
+    let now = hnsw_indexes(store.pool()).await;
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert!(!now[0].1.contains("workspace"), "{now:?}");
+}
+
 #[tokio::test]
 async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
     use codesearch::store::{Filters, VectorQuery};
@@ -518,6 +641,8 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
             min_similarity: -1.0,
             limit: 50,
             ef_search: 40,
+            table_chunks: 0,
+            scope_chunks: 0,
         })
         .await
         .expect("search");
@@ -543,6 +668,8 @@ async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
             min_similarity: -1.0,
             limit: 50,
             ef_search: 40,
+            table_chunks: 0,
+            scope_chunks: 0,
         })
         .await
         .expect("search");
