@@ -173,11 +173,9 @@ async fn workspaces(
     n: usize,
     queries: &[String],
 ) -> anyhow::Result<()> {
-    let names: Vec<String> =
-        sqlx::query_scalar("SELECT name FROM repositories ORDER BY abs(hashtext(name)) % $1, name")
-            .bind(n as i32)
-            .fetch_all(store.pool())
-            .await?;
+    let names: Vec<String> = sqlx::query_scalar("SELECT name FROM repositories ORDER BY name")
+        .fetch_all(store.pool())
+        .await?;
     let workspace_of = |name: &str| {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         std::hash::Hash::hash(name, &mut h);
