@@ -270,7 +270,14 @@ impl Store {
             .begin_with(format!(
                 "BEGIN; SET LOCAL plan_cache_mode = force_custom_plan;
                  SET LOCAL hnsw.ef_search = {}",
-                walk.unwrap_or(1).clamp(1, 1000)
+                // Without a walk of the model's index, the old index over the whole column
+                // (before per-model indexes) may still be walked while it exists.
+                walk.unwrap_or_else(|| ef_search_for(
+                    query.ef_search,
+                    query.table_chunks,
+                    !query.filters.is_empty() || workspace.is_some()
+                ))
+                .clamp(1, 1000)
             ))
             .await
             .map_err(q("searching vectors"))?;
