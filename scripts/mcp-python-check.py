@@ -1,9 +1,27 @@
 """Checks codesearch's MCP server with the official Python MCP SDK, over stdio and HTTP."""
-import asyncio, json, os, sys
+import asyncio, json, logging, os, sys
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+class Warnings(logging.Handler):
+    """The SDK's warnings (a session it could not end, ...): each one fails the check."""
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.seen = []
+    def emit(self, record):
+        self.seen.append(record.getMessage())
+
 async def check(server, mode, label):
+    warnings = Warnings()
+    logging.getLogger("mcp").addHandler(warnings)
+    try:
+        await session(server, mode, label)
+    finally:
+        logging.getLogger("mcp").removeHandler(warnings)
+    if warnings.seen:
+        print(label, mode, "FAILED: the SDK warned", warnings.seen)
+
+async def session(server, mode, label):
     async with Client(server, mode=mode) as c:
         tools = await c.list_tools()
         names = sorted(t.name for t in tools.tools)

@@ -58,7 +58,11 @@ pub async fn bind(
         .route("/metrics", get(metrics))
         .with_state(state);
     if let Some(mcp) = mcp {
-        app = app.nest_service("/mcp", mcp);
+        app = app.merge(
+            Router::new()
+                .nest_service("/mcp", mcp)
+                .layer(axum::middleware::from_fn(session_ended_is_no_content)),
+        );
     }
     let task = tokio::spawn(async move {
         let served = axum::serve(listener, app)
@@ -69,6 +73,22 @@ pub async fn bind(
         }
     });
     Ok((local, task))
+}
+
+/// rmcp answers a client's `DELETE` of its session (the end of a session, MCP's streamable
+/// HTTP transport) with 202 Accepted, and the official Python SDK warns "Session termination
+/// failed: 202" at every close: the session is gone when the answer is sent, which is 204 No
+/// Content, as the SDKs expect.
+async fn session_ended_is_no_content(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    response
 }
 
 /// MCP over streamable HTTP, each tool call answered as on the plain subjects.
