@@ -317,6 +317,85 @@ fn recall_counts(truth: &[Hit], ann: &[Hit]) -> (usize, usize, usize) {
     (found, truth.len(), usize::from(ann.len() < truth.len()))
 }
 
+/// Latency of code intelligence as the daemon answers it (`IntelService`, in process, the bus'
+/// defaults): symbol lookup (definitions and call sites of a qualified name), callers of a
+/// definition pinned by path and line, and a 3-level callers graph, for 400 functions and
+/// methods picked at random. Lookups the service refuses (a name it finds ambiguous) are
+/// counted and timed too: an agent waits for them as well.
+async fn intelligence(service: &SearchService) -> anyhow::Result<()> {
+    use codesearch::intel::graph::{
+        DEFAULT_MAX_NODES, Direction, GraphRequest, IntelService, SymbolsRequest, Target,
+    };
+    let store = service.store();
+    let picked: Vec<(String, String, String, i32)> = sqlx::query_as(
+        "SELECT d.qualified, f.file_path, d.repository, d.start_line
+         FROM code_definitions d JOIN indexed_files f ON f.id = d.file_id
+         WHERE d.kind IN ('function', 'method')
+         ORDER BY md5(d.file_id::text || '.' || d.ordinal::text) LIMIT 400",
+    )
+    .fetch_all(store.pool())
+    .await?;
+    if picked.is_empty() {
+        println!("\n(no definitions recorded: the corpus predates code intelligence)");
+        return Ok(());
+    }
+    let (definitions, references): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM code_definitions), (SELECT count(*) FROM code_references)",
+    )
+    .fetch_one(store.pool())
+    .await?;
+    println!(
+        "\n[code intelligence over {definitions} definitions and {references} call sites: {} functions and methods]",
+        picked.len()
+    );
+    let intel = IntelService::new(service.clone());
+    let target = |(symbol, path, repository, line): &(String, String, String, i32)| Target {
+        symbol: symbol.clone(),
+        path: Some(path.clone()),
+        line: Some(*line),
+        repository: Some(repository.clone()),
+        workspace: None,
+    };
+    for kind in ["symbols", "callers", "graph"] {
+        let (mut times, mut refused, mut found) = (Vec::new(), 0usize, 0usize);
+        for p in &picked {
+            let started = Instant::now();
+            let answered = match kind {
+                "symbols" => intel
+                    .symbols(SymbolsRequest {
+                        query: p.0.clone(),
+                        limit: 50,
+                        references: true,
+                        ..SymbolsRequest::default()
+                    })
+                    .await
+                    .map(|s| s.definitions.len() + s.references.len()),
+                "callers" => intel.callers(target(p), 50).await.map(|c| c.calls.len()),
+                _ => intel
+                    .graph(GraphRequest {
+                        target: target(p),
+                        direction: Direction::Callers,
+                        depth: 3,
+                        max_nodes: DEFAULT_MAX_NODES,
+                        min_confidence: 0.35,
+                    })
+                    .await
+                    .map(|g| g.edges.len()),
+            };
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+            match answered {
+                Ok(n) => found += n,
+                Err(_) => refused += 1,
+            }
+        }
+        println!(
+            "{}   ({found} rows in all, {refused} refused)",
+            latency_row(kind, &mut times)
+        );
+    }
+    Ok(())
+}
+
 /// `label p50 … p95 … p99 …` of search times in milliseconds (sorted here).
 fn latency_row(label: &str, times: &mut [f64]) -> String {
     times.sort_by(f64::total_cmp);
@@ -429,6 +508,8 @@ async fn main() -> anyhow::Result<()> {
             named[0]
         );
     }
+
+    intelligence(&service).await?;
 
     if let Some(n) = std::env::var("BENCH_WORKSPACES")
         .ok()
