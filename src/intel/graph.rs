@@ -365,6 +365,7 @@ impl IntelService {
             } else {
                 req.offset as i64
             },
+            within: owner_segment(&segments),
         };
         let mut defs = self.store().find_definitions(&lookup).await?;
         if segments.len() > 1 {
@@ -408,12 +409,15 @@ impl IntelService {
         };
         let mut defs = self
             .store()
-            .find_definitions(&DefinitionLookup::named(
-                &scope,
-                t.repository.as_deref(),
-                std::slice::from_ref(&name),
-                MAX_DEFINITIONS_PER_NAME,
-            ))
+            .find_definitions(&DefinitionLookup {
+                within: owner_segment(&segments),
+                ..DefinitionLookup::named(
+                    &scope,
+                    t.repository.as_deref(),
+                    std::slice::from_ref(&name),
+                    MAX_DEFINITIONS_PER_NAME,
+                )
+            })
             .await?;
         if segments.len() > 1 {
             defs.retain(|d| qualifies(d, &segments));
@@ -1137,6 +1141,17 @@ impl<'s> Resolver<'s> {
             return Ok((Vec::new(), false));
         }
         self.load_names(names.clone()).await?;
+        // A name with more definitions than a lookup loads may leave a target out of them: it
+        // is put in, so that the calls naming its owner reach it.
+        for t in targets {
+            let loaded = self.by_name.entry(t.name.clone()).or_default();
+            if !loaded
+                .iter()
+                .any(|d| d.file_id == t.file_id && d.ordinal == t.ordinal)
+            {
+                loaded.push(t.clone());
+            }
+        }
         // A macro's calls are recorded as written, `name!`.
         let called: Vec<String> = targets
             .iter()
@@ -1611,6 +1626,12 @@ fn owner_last(qualified: &str) -> Option<&str> {
 
 /// Whether a definition answers to a qualified name: the name's parts are the last parts of
 /// the definition's module path (from its file path) followed by its qualified name.
+/// The segment before a qualified name's last (`Stack` of `Stack::new`), which a definition
+/// that [`qualifies`] holds in its qualified name or its path.
+fn owner_segment(segments: &[String]) -> Option<&str> {
+    (segments.len() > 1).then(|| segments[segments.len() - 2].as_str())
+}
+
 fn qualifies(d: &DefinitionRow, wanted: &[String]) -> bool {
     let path = d.file_path.as_str();
     let stem = path.rsplit_once('.').map_or(path, |(s, _)| s);

@@ -75,6 +75,10 @@ pub struct DefinitionLookup<'a> {
     pub language: Option<&'a str>,
     pub limit: i64,
     pub offset: i64,
+    /// A text the definition's qualified name or its file's path must contain: the owner of a
+    /// qualified lookup (`Stack` of `Stack::new`), so that the limit applies to the
+    /// definitions that may be it, not to every `new` of the workspace.
+    pub within: Option<&'a str>,
 }
 
 impl<'a> DefinitionLookup<'a> {
@@ -94,6 +98,7 @@ impl<'a> DefinitionLookup<'a> {
             language: None,
             limit,
             offset: 0,
+            within: None,
         }
     }
 }
@@ -304,6 +309,8 @@ impl Store {
              WHERE d.repository = ANY($1) AND {name_predicate}
                AND (cardinality($3::text[]) = 0 OR d.kind = ANY($3))
                AND ($4::text IS NULL OR f.language = $4)
+               AND ($7::text IS NULL
+                    OR strpos(d.qualified, $7) > 0 OR strpos(f.file_path, $7) > 0)
              ORDER BY d.name, d.repository, f.file_path, d.start_line
              LIMIT $5 OFFSET $6"
         ))
@@ -313,6 +320,7 @@ impl Store {
         .bind(l.language)
         .bind(l.limit)
         .bind(l.offset)
+        .bind(l.within)
         .fetch_all(&self.pool)
         .await
         .map_err(q("looking up definitions"))?;

@@ -416,6 +416,52 @@ async fn rust_paths_from_the_crate_and_the_parent_resolve_to_their_files() {
 }
 
 #[tokio::test]
+async fn a_qualified_name_is_found_among_more_definitions_of_its_name_than_a_lookup_reads() {
+    // 510 types with a `new`, then `Zeta::new`, last in the order lookups read definitions in.
+    let mut files: Vec<(String, String)> = (0..510)
+        .map(|i| {
+            (
+                format!("src/a{i:03}.rs"),
+                format!("pub struct A{i};\n\nimpl A{i} {{\n    pub fn new() -> Self {{\n        A{i}\n    }}\n}}\n"),
+            )
+        })
+        .collect();
+    files.push((
+        "src/zz.rs".into(),
+        "pub struct Zeta;\n\nimpl Zeta {\n    pub fn new() -> Self {\n        Zeta\n    }\n}\n"
+            .into(),
+    ));
+    files.push((
+        "src/user.rs".into(),
+        "pub fn make() {\n    let _z = Zeta::new();\n}\n".into(),
+    ));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let d = Daemon::start(&files).await;
+    let r = d
+        .ask("agog.codebase.symbols", json!({ "query": "Zeta::new" }))
+        .await;
+    let found: Vec<&str> = r["definitions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .filter_map(|d| d["path"].as_str())
+        .collect();
+    assert_eq!(found, ["src/zz.rs"], "{r}");
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "Zeta::new" }))
+        .await;
+    assert_eq!(
+        callers(&r),
+        [("src/user.rs".into(), 2, "qualified".into())],
+        "{r}"
+    );
+    d.stop().await;
+}
+
+#[tokio::test]
 async fn typescript_barrels_private_methods_and_object_members_resolve_as_the_checker_does() {
     let d = Daemon::start(&[
         // A barrel: `set` is imported from `internal.ts`, which re-exports `utils/common.ts`.
