@@ -28,7 +28,9 @@
 //!    corpus have equal vectors). `BENCH_SKIP_RECALL=1` leaves this part out (at 1M chunks its
 //!    exact scans take about half an hour);
 //! 4. with `BENCH_WORKSPACES=N`, search latency per mode with the repositories spread over N
-//!    workspaces, each search scoped to one (before part 3).
+//!    workspaces, each search scoped to one (before part 3);
+//! 5. code intelligence latency (symbols, callers, a 3-level callers graph) for 400 functions
+//!    and methods (after part 2; `BENCH_ONLY_INTEL=1` runs this part alone).
 
 mod common;
 
@@ -448,6 +450,9 @@ async fn main() -> anyhow::Result<()> {
     // 2. Latency, per mode.
     let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
     let service = SearchService::new(store.clone(), Arc::clone(&embedder), cfg.search.clone());
+    if std::env::var("BENCH_ONLY_INTEL").is_ok() {
+        return intelligence(&service).await;
+    }
     // Mid-sized repositories for the filtered queries (around 1 % of the rows each).
     let mid = &repositories[repositories.len() / 4..repositories.len() / 2];
     let queries = search_queries();

@@ -41,7 +41,9 @@ pub use self::retrieve::{
 pub use self::scope::Scope;
 pub use self::stats::{CollectionStats, FileStats, TermStat};
 pub use self::summary::{IndexSummary, RepositorySummary};
-pub use self::symbols::{DefinitionLookup, DefinitionRow, ImportRow, NameMatch, ReferenceRow};
+pub use self::symbols::{
+    DefinitionLookup, DefinitionRow, ImportRow, NameMatch, Narrowing, ReferenceRow,
+};
 pub use self::upkeep::ANN_MIN_ROWS;
 
 /// Width of the `embedding` column (the baseline's `vector(768)`).

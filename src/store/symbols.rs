@@ -64,6 +64,23 @@ pub enum NameMatch {
     Prefix,
 }
 
+/// Which calls of some names a callers question reads ([`Store::references_narrowed`]).
+/// A name with more definitions than a lookup reads (`new`, `len`) is not resolved by the name
+/// alone, so its calls can reach a definition only from the definition's own repository or
+/// through a qualifier naming its owner (`Stack::new`): the other calls need not be read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Narrowing<'a> {
+    /// The names (as called: `name`, `name!`) whose calls are narrowed.
+    pub names: &'a [String],
+    pub repositories: &'a [String],
+    /// Owners (`Stack`) a kept call's qualifier may end with.
+    pub owners: &'a [String],
+}
+
+/// The last part of a call's qualifier (after the last `.` or `:`), as the resolver compares
+/// it with owners; the expression of an index of migration 0014.
+const QUALIFIER_LAST: &str = "substring(r.qualifier from '[^.:]*$')";
+
 /// Everything [`Store::find_definitions`] filters on.
 #[derive(Debug, Clone)]
 pub struct DefinitionLookup<'a> {
@@ -377,18 +394,38 @@ impl Store {
         names: &[String],
         limit: i64,
     ) -> Result<Vec<ReferenceRow>, StoreError> {
+        self.references_narrowed(scope, repository, names, &Narrowing::default(), limit)
+            .await
+    }
+
+    /// [`Store::references_named`], the calls of `narrowing.names` only in its repositories
+    /// or on a qualifier whose last part is one of its owners.
+    pub async fn references_narrowed(
+        &self,
+        scope: &Scope,
+        repository: Option<&str>,
+        names: &[String],
+        narrowing: &Narrowing<'_>,
+        limit: i64,
+    ) -> Result<Vec<ReferenceRow>, StoreError> {
         let repos = repositories(scope, repository);
         let rows = sqlx::query(&format!(
             "SELECT {REFERENCE_COLUMNS}
              FROM code_references r JOIN indexed_files f ON f.id = r.file_id
              LEFT JOIN code_definitions e ON e.file_id = r.file_id AND e.ordinal = r.enclosing
-             WHERE r.name = ANY($2) AND r.repository = ANY($1)
+             WHERE r.repository = ANY($1)
+               AND (r.name = ANY($2) AND NOT r.name = ANY($4)
+                    OR r.name = ANY($4) AND r.repository = ANY($5)
+                    OR r.name = ANY($4) AND {QUALIFIER_LAST} = ANY($6))
              ORDER BY r.repository, f.file_path, r.line
              LIMIT $3"
         ))
         .bind(&repos)
         .bind(names)
         .bind(limit)
+        .bind(narrowing.names)
+        .bind(narrowing.repositories)
+        .bind(narrowing.owners)
         .fetch_all(&self.pool)
         .await
         .map_err(q("looking up references"))?;
