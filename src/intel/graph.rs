@@ -1145,8 +1145,8 @@ impl<'s> Resolver<'s> {
         // A name with more definitions than a lookup loads is crowded: resolved by the name
         // alone, a call of it would be spread over an arbitrary few hundred of them (a
         // confidence near 0), so only its calls from a target's repository or on a qualifier
-        // naming a target's owner can reach one (step 1 to 4 of the resolution): only those are
-        // read. 16,518 calls of `new` at 100k chunks, most of them elsewhere.
+        // naming a target's owner can reach one (steps 1 to 4 of the resolution): only those
+        // are read. 16,518 calls of `new` at 100k chunks, most of them elsewhere.
         let crowded: BTreeSet<String> = targets
             .iter()
             .filter(|t| {
@@ -1662,14 +1662,14 @@ fn owner_last(qualified: &str) -> Option<&str> {
     Some(last_segment(owner))
 }
 
-/// Whether a definition answers to a qualified name: the name's parts are the last parts of
-/// the definition's module path (from its file path) followed by its qualified name.
 /// The segment before a qualified name's last (`Stack` of `Stack::new`), which a definition
 /// that [`qualifies`] holds in its qualified name or its path.
 fn owner_segment(segments: &[String]) -> Option<&str> {
     (segments.len() > 1).then(|| segments[segments.len() - 2].as_str())
 }
 
+/// Whether a definition answers to a qualified name: the name's parts are the last parts of
+/// the definition's module path (from its file path) followed by its qualified name.
 fn qualifies(d: &DefinitionRow, wanted: &[String]) -> bool {
     let path = d.file_path.as_str();
     let stem = path.rsplit_once('.').map_or(path, |(s, _)| s);
