@@ -292,7 +292,7 @@ impl Store {
 
     /// Chunks in the files whose path matches `path_regex` (if given) in `repositories` (if
     /// given).
-    async fn chunks_in_files(
+    pub(super) async fn chunks_in_files(
         &self,
         path_regex: Option<&str>,
         repositories: Option<&[String]>,

@@ -146,18 +146,7 @@ impl Store {
     /// The scope's chunk count, from the files' `chunk_count` (callers cache it per scope
     /// fingerprint).
     pub async fn scope_chunks(&self, scope: &Scope) -> Result<i64, StoreError> {
-        let mut qb = QueryBuilder::<Postgres>::new(
-            "SELECT coalesce(sum(chunk_count), 0)::int8 FROM indexed_files WHERE TRUE",
-        );
-        if let Some(r) = scope.restriction() {
-            qb.push(" AND repository = ANY(")
-                .push_bind(r.to_vec())
-                .push(")");
-        }
-        qb.build_query_scalar()
-            .fetch_one(&self.pool)
-            .await
-            .map_err(q("counting the workspace's chunks"))
+        self.chunks_in_files(None, scope.restriction()).await
     }
 
     /// The scope's file count (callers cache it per scope fingerprint).

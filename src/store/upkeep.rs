@@ -299,12 +299,8 @@ async fn wanted_ann_indexes(conn: &mut sqlx::PgConnection) -> Result<Vec<WantedA
     .await
     .map_err(q("counting vectors per model and workspace"))?;
     let mut wanted = Vec::new();
-    let mut i = 0;
-    while i < rows.len() {
-        let model = &rows[i].0;
-        let end = i + rows[i..].iter().take_while(|r| &r.0 == model).count();
-        let of_model = &rows[i..end];
-        i = end;
+    for of_model in rows.chunk_by(|a, b| a.0 == b.0) {
+        let model = &of_model[0].0;
         let Some(dim) = usize::try_from(of_model[0].2)
             .ok()
             .filter(|d| (1..=super::VECTOR_WIDTH).contains(d))

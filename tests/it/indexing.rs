@@ -418,16 +418,7 @@ async fn each_model_gets_its_own_half_precision_index_and_searches_walk_it() {
     .expect("old index");
     store.vacuum_analyze().await.expect("analyze");
     assert!(store.ensure_ann_index().await.expect("build"), "built");
-    let indexes = |pool: sqlx::PgPool| async move {
-        sqlx::query_as::<_, (String, String)>(
-            "SELECT indexname::text, indexdef FROM pg_indexes
-             WHERE tablename = 'codebase_index' AND indexdef LIKE '%hnsw%' ORDER BY 1",
-        )
-        .fetch_all(&pool)
-        .await
-        .expect("indexes")
-    };
-    let now = indexes(store.pool().clone()).await;
+    let now = hnsw_indexes(store.pool()).await;
     assert_eq!(now.len(), 2, "{now:?}");
     let (name, def) = &now[1];
     assert!(name.starts_with("idx_codebase_index_hnsw_"), "{now:?}");
@@ -440,15 +431,6 @@ async fn each_model_gets_its_own_half_precision_index_and_searches_walk_it() {
 
     // A search walks the model's index, and orders what it finds by the exact distance.
     let query = hash.embed_one("alpha beta 3 1");
-    let scans = |pool: sqlx::PgPool, name: String| async move {
-        sqlx::query_scalar::<_, i64>(
-            "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = $1",
-        )
-        .bind(name)
-        .fetch_one(&pool)
-        .await
-        .expect("index statistics")
-    };
     let hits = store
         .vector_search(&VectorQuery {
             embedding: &query,
@@ -469,26 +451,15 @@ async fn each_model_gets_its_own_half_precision_index_and_searches_walk_it() {
         let got = hit.similarity.expect("similarity");
         assert!((got - want).abs() < 1e-5, "{got} vs exact {want}");
     }
-    // Statistics reach the view when the searching backend goes idle (within a second).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while scans(store.pool().clone(), name.clone()).await == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the search did not use {name}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    assert_used(store.pool(), name).await;
 
     // Once it has been valid long enough, the next pass drops the old index.
-    sqlx::query(&format!("COMMENT ON INDEX {name} IS 'valid since 0'"))
-        .execute(store.pool())
-        .await
-        .expect("age the index");
+    age_index(store.pool(), name).await;
     assert!(
         !store.ensure_ann_index().await.expect("upkeep"),
         "nothing to build"
     );
-    let now = indexes(store.pool().clone()).await;
+    let now = hnsw_indexes(store.pool()).await;
     assert_eq!(now.len(), 1, "{now:?}");
     assert_eq!(&now[0].0, name);
 
@@ -496,7 +467,7 @@ async fn each_model_gets_its_own_half_precision_index_and_searches_walk_it() {
     let other = HashEmbedder::new(256);
     write_hash_files(&store, &other, "hash/other", HASH_FILES).await;
     assert!(store.ensure_ann_index().await.expect("build"), "built");
-    let now = indexes(store.pool().clone()).await;
+    let now = hnsw_indexes(store.pool()).await;
     assert_eq!(now.len(), 1, "{now:?}");
     assert!(
         now[0].1.contains("halfvec(256)") && now[0].1.contains("'hash/other'"),
@@ -513,6 +484,36 @@ async fn hnsw_indexes(pool: &sqlx::PgPool) -> Vec<(String, String)> {
     .fetch_all(pool)
     .await
     .expect("indexes")
+}
+
+/// Waits until the index statistics show a scan of index `name` (they reach the view when
+/// the searching backend goes idle, within a second).
+async fn assert_used(pool: &sqlx::PgPool, name: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let scans: i64 =
+            sqlx::query_scalar("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = $1")
+                .bind(name)
+                .fetch_one(pool)
+                .await
+                .expect("index statistics");
+        if scans > 0 {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the search did not use {name}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// Marks a vector index as valid long ago, as daemons would have seen it.
+async fn age_index(pool: &sqlx::PgPool, name: &str) {
+    sqlx::query(&format!("COMMENT ON INDEX {name} IS 'valid since 0'"))
+        .execute(pool)
+        .await
+        .expect("age the index");
 }
 
 #[tokio::test]
@@ -568,23 +569,7 @@ async fn several_workspaces_get_a_vector_index_each_and_searches_walk_their_own(
         let got = hit.similarity.expect("similarity");
         assert!((got - want).abs() < 1e-5, "{got} vs exact {want}");
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let scans: i64 =
-            sqlx::query_scalar("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = $1")
-                .bind(one_index)
-                .fetch_one(store.pool())
-                .await
-                .expect("index statistics");
-        if scans > 0 {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the search did not use {one_index}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    assert_used(store.pool(), one_index).await;
 
     // Repository b joins workspace one (a restart with it configured there): its rows move
     // with it, one index over every row is built, and the workspaces' indexes are dropped once
@@ -600,10 +585,7 @@ async fn several_workspaces_get_a_vector_index_each_and_searches_walk_their_own(
     let now = hnsw_indexes(store.pool()).await;
     assert_eq!(now.len(), 3, "the old ones stay a while: {now:?}");
     for (name, _) in &now {
-        sqlx::query(&format!("COMMENT ON INDEX {name} IS 'valid since 0'"))
-            .execute(store.pool())
-            .await
-            .expect("age the index");
+        age_index(store.pool(), name).await;
     }
     assert!(
         !store.ensure_ann_index().await.expect("upkeep"),
