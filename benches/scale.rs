@@ -30,7 +30,8 @@
 //! 4. with `BENCH_WORKSPACES=N`, search latency per mode with the repositories spread over N
 //!    workspaces, each search scoped to one (before part 3);
 //! 5. code intelligence latency (symbols, callers, a 3-level callers graph) for 400 functions
-//!    and methods (after part 2; `BENCH_ONLY_INTEL=1` runs this part alone).
+//!    and methods (after part 2; `BENCH_ONLY_INTEL=1` runs this part alone,
+//!    `BENCH_SKIP_INTEL=1` leaves it out).
 
 mod common;
 
@@ -514,7 +515,9 @@ async fn main() -> anyhow::Result<()> {
         );
     }
 
-    intelligence(&service).await?;
+    if std::env::var("BENCH_SKIP_INTEL").is_err() {
+        intelligence(&service).await?;
+    }
 
     if let Some(n) = std::env::var("BENCH_WORKSPACES")
         .ok()

@@ -134,6 +134,31 @@ struct Inner {
     chunk_estimate: IndexFigure<i64>,
     scope_chunks: IndexFigure<i64>,
     file_stats: IndexFigure<Arc<FileStats>>,
+    /// Per workspace, each query word's lexemes and their file counts.
+    file_terms: Mutex<HashMap<String, WordTerms>>,
+}
+
+/// How many query words' file counts are kept per workspace.
+const WORD_TERMS_CACHED: usize = 20_000;
+
+/// Query words' lexemes with their file counts in one workspace, reused like an
+/// [`IndexFigure`]: while the workspace is unchanged, and once it changed, for up to
+/// [`COLLECTION_STATS_TTL`] after the first was read. At 1M chunks a common term's count is
+/// a sum over 2,000 repositories' rows (about 1 ms); agents' queries share most of their words.
+struct WordTerms {
+    fingerprint: u64,
+    since: Instant,
+    words: LruCache<String, Arc<[(String, i64)]>>,
+}
+
+impl WordTerms {
+    fn new(fingerprint: u64) -> Self {
+        Self {
+            fingerprint,
+            since: Instant::now(),
+            words: LruCache::new(NonZeroUsize::new(WORD_TERMS_CACHED).unwrap_or(NonZeroUsize::MIN)),
+        }
+    }
 }
 
 /// A figure about one workspace, reused while the workspace is unchanged and, once it
@@ -187,6 +212,7 @@ impl SearchService {
                 chunk_estimate: IndexFigure::new(),
                 scope_chunks: IndexFigure::new(),
                 file_stats: IndexFigure::new(),
+                file_terms: Mutex::new(HashMap::new()),
             }),
             default_workspace: Arc::from(crate::config::DEFAULT_WORKSPACE),
         }
@@ -302,7 +328,8 @@ impl SearchService {
         };
         let depth = ((req.offset + req.limit) * 4).clamp(40, MAX_DEPTH) as i64;
         let model = inner.embedder.model_id();
-        let words = words(&req.query).collect::<Vec<_>>().join(" ");
+        let query_words = words(&req.query).collect::<Vec<_>>();
+        let words = query_words.join(" ");
         let chunk_list = || async {
             let (terms, avg_length) = self.chunk_term_weights(&words, &scope).await?;
             inner
@@ -323,10 +350,11 @@ impl SearchService {
                     Ok(Arc::new(inner.store.file_stats(&scope).await?))
                 })
                 .await?;
+            let terms = self.file_term_counts(&query_words, &scope).await?;
             inner
                 .store
                 .lexical_file_search(&FileQuery {
-                    text: &words,
+                    terms: &terms,
                     stats: &stats,
                     scope: &scope,
                     filters: &req.filters,
@@ -578,6 +606,60 @@ impl SearchService {
             lock(cache).put(query.to_owned(), v.clone());
         }
         Ok(v)
+    }
+
+    /// The distinct lexemes of the query's words with the number of the scope's files holding
+    /// each, the words read before from the cache ([`WordTerms`]).
+    async fn file_term_counts(
+        &self,
+        words: &[String],
+        scope: &Scope,
+    ) -> Result<Vec<(String, f64)>, StoreError> {
+        let (workspace, fingerprint) = (scope.workspace(), scope.fingerprint());
+        let mut known: Vec<Arc<[(String, i64)]>> = Vec::new();
+        let mut missing: Vec<String> = Vec::new();
+        {
+            let mut cache = lock(&self.inner.file_terms);
+            let entry = cache
+                .entry(workspace.to_owned())
+                .or_insert_with(|| WordTerms::new(fingerprint));
+            if entry.fingerprint != fingerprint && entry.since.elapsed() >= COLLECTION_STATS_TTL {
+                *entry = WordTerms::new(fingerprint);
+            }
+            for w in words {
+                match entry.words.get(w) {
+                    Some(terms) => known.push(terms.clone()),
+                    None if !missing.contains(w) => missing.push(w.clone()),
+                    None => {}
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let rows = self.inner.store.file_term_counts(&missing, scope).await?;
+            let mut read: HashMap<&str, Vec<(String, i64)>> =
+                missing.iter().map(|w| (w.as_str(), Vec::new())).collect();
+            for (word, lexeme, files) in rows {
+                if let Some(terms) = read.get_mut(word.as_str()) {
+                    terms.push((lexeme, files));
+                }
+            }
+            let mut cache = lock(&self.inner.file_terms);
+            let entry = cache
+                .entry(workspace.to_owned())
+                .or_insert_with(|| WordTerms::new(fingerprint));
+            for (word, terms) in read {
+                let terms: Arc<[(String, i64)]> = terms.into();
+                entry.words.put(word.to_owned(), terms.clone());
+                known.push(terms);
+            }
+        }
+        let mut terms: Vec<(String, f64)> = Vec::new();
+        for (lexeme, files) in known.iter().flat_map(|t| t.iter()) {
+            if !terms.iter().any(|(t, _)| t == lexeme) {
+                terms.push((lexeme.clone(), *files as f64));
+            }
+        }
+        Ok(terms)
     }
 
     /// BM25 weights of the query's terms over chunks, and the chunks' average length.

@@ -5,9 +5,7 @@ use std::collections::HashMap;
 
 use sqlx::{Postgres, QueryBuilder, Row};
 
-use super::{
-    BM25_B, BM25_K1, FILE_TEXT_SEARCH_CONFIG, FileStats, Scope, Store, StoreError, pad, q,
-};
+use super::{BM25_B, BM25_K1, FileStats, Scope, Store, StoreError, pad, q};
 
 /// Which rows of the scope a search may return. `None` (or an empty list) means no
 /// restriction. The workspace boundary is not a filter: it is the [`Scope`] every query takes.
@@ -121,9 +119,9 @@ pub struct DefinitionQuery<'a> {
 /// statement that scores the files: one round trip.
 #[derive(Debug, Clone)]
 pub struct FileQuery<'a> {
-    /// The query's words as code search sees them ([`crate::text::words`]), space-separated;
-    /// PostgreSQL's `english` configuration stems them and drops stop words.
-    pub text: &'a str,
+    /// The query's distinct terms (lexemes of its words, [`Store::file_term_counts`]), each
+    /// with the number of the scope's files holding it.
+    pub terms: &'a [(String, f64)],
     pub stats: &'a FileStats,
     /// The repositories the query may see.
     pub scope: &'a Scope,
@@ -363,9 +361,9 @@ impl Store {
         Ok(rows.iter().map(hit).collect())
     }
 
-    /// BM25 over whole files, from the postings of `file_terms`. The query's terms are its
-    /// text's lexemes; a term's file count is the sum of the scope's repositories' counts
-    /// (`repo_terms`), the number of files `query.stats`'. Each term contributes its
+    /// BM25 over whole files, from the postings of `file_terms`. The query's terms and their
+    /// file counts come with it ([`Store::file_term_counts`]), the number of files with
+    /// `query.stats`. Each term contributes its
     /// [`FILE_POSTINGS_PER_TERM`] best postings, so a query costs the same whatever the size
     /// of the index (a file outside a common term's best postings misses only that term's
     /// small share of its score). Filters apply to the file's chunks.
@@ -377,36 +375,29 @@ impl Store {
         let repositories = repository_filter(query.scope, query.filters);
         let on_chunks = query.filters.on_chunks();
         // q: the query's terms with their idf (Lucene's BM25 variant, positive for any term a
-        // file lacks), from the scope's document frequencies (`repo_terms`): another
-        // workspace's files never change a term's weight here. A term counted in more files
-        // than there are (a count lagging behind) is left out. `n` is materialized: inlined,
-        // its sum was computed four times per term (once per use of `files`), 1 to 3 ms of a
-        // file query at 100k chunks.
-        let mut qb = QueryBuilder::new(format!(
-            "WITH t AS (SELECT DISTINCT lexeme AS term
-                        FROM unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', "
-        ));
-        qb.push_bind(query.text.to_owned()).push(
-            "))),
-             n AS MATERIALIZED (SELECT t.term, (SELECT coalesce(sum(r.files), 0) FROM repo_terms r
-                                   WHERE r.term = t.term",
+        // file lacks), from the scope's document frequencies the caller read
+        // ([`Store::file_term_counts`]): another workspace's files never change a term's weight
+        // here. A term counted in more files than there are (a count lagging behind) is left
+        // out.
+        let (terms, files): (Vec<&str>, Vec<f64>) =
+            query.terms.iter().map(|(t, n)| (t.as_str(), *n)).unzip();
+        let mut qb = QueryBuilder::new(
+            "WITH q AS (SELECT term, quote_literal(term)::tsquery AS tq, ln(1 + (",
         );
-        if let Some(scope) = query.scope.restriction() {
-            qb.push(" AND r.repository = ANY(")
-                .push_bind(scope.to_vec())
-                .push(")");
-        }
-        qb.push(
-            ")::float8 AS files FROM t),
-             q AS (SELECT term, quote_literal(term)::tsquery AS tq, ln(1 + (",
-        )
-        .push_bind(query.stats.files.max(1) as f64)
-        .push(
-            "::float8 - files + 0.5) / (files + 0.5)) AS idf
-                   FROM n WHERE files > 0 AND files < ",
-        )
-        .push_bind(query.stats.files.max(1) as f64)
-        .push("::float8 + 0.5)");
+        qb.push_bind(query.stats.files.max(1) as f64)
+            .push(
+                "::float8 - files + 0.5) / (files + 0.5)) AS idf
+                 FROM unnest(",
+            )
+            .push_bind(terms)
+            .push("::text[], ")
+            .push_bind(files)
+            .push(
+                "::float8[]) AS n(term, files)
+                 WHERE files > 0 AND files < ",
+            )
+            .push_bind(query.stats.files.max(1) as f64)
+            .push("::float8 + 0.5)");
         // The postings are read best first within the scope's workspace (the index on
         // `file_terms` leads with it: a workspace's search never walks another's postings).
         // A read restricted to repositories with few files (the common case: an agent

@@ -3,7 +3,7 @@
 
 use sqlx::{Postgres, QueryBuilder, Row};
 
-use super::{Scope, Store, StoreError, TEXT_SEARCH_CONFIG, q};
+use super::{FILE_TEXT_SEARCH_CONFIG, Scope, Store, StoreError, TEXT_SEARCH_CONFIG, q};
 
 /// How common one query term is among chunks.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,8 +23,8 @@ pub struct CollectionStats {
     pub avg_length: f64,
 }
 
-/// The figure file-level BM25 needs about the scope besides each term's file count (which a
-/// file query reads from `repo_terms` itself): the number of files.
+/// The figure file-level BM25 needs about the scope besides each term's file count
+/// ([`Store::file_term_counts`]): the number of files.
 #[derive(Debug, Clone, Default)]
 pub struct FileStats {
     pub files: i64,
@@ -147,6 +147,42 @@ impl Store {
     /// fingerprint).
     pub async fn scope_chunks(&self, scope: &Scope) -> Result<i64, StoreError> {
         self.chunks_in_files(None, scope.restriction()).await
+    }
+
+    /// The lexemes of each of `words` under the file postings' configuration (each word
+    /// separately, as files' words are: a stop word has none), each with the number of the
+    /// scope's files holding it: the sum of its repositories' counts in `repo_terms`, an
+    /// index-only scan of the primary key (migration 0015). Rows: (word, lexeme, files); a
+    /// word with no lexeme is left out.
+    pub async fn file_term_counts(
+        &self,
+        words: &[String],
+        scope: &Scope,
+    ) -> Result<Vec<(String, String, i64)>, StoreError> {
+        let mut qb = QueryBuilder::<Postgres>::new(
+            "SELECT w.word, t.lexeme,
+               (SELECT coalesce(sum(r.files), 0) FROM repo_terms r WHERE r.term = t.lexeme",
+        );
+        if let Some(repositories) = scope.restriction() {
+            qb.push(" AND r.repository = ANY(")
+                .push_bind(repositories.to_vec())
+                .push(")");
+        }
+        qb.push(")::int8 AS files FROM unnest(")
+            .push_bind(words.to_vec())
+            .push(format!(
+                "::text[]) AS w(word)
+                 CROSS JOIN LATERAL unnest(to_tsvector('{FILE_TEXT_SEARCH_CONFIG}', w.word)) t"
+            ));
+        let rows = qb
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("counting the query terms' files"))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get("word"), r.get("lexeme"), r.get("files")))
+            .collect())
     }
 
     /// The scope's file count (callers cache it per scope fingerprint).
