@@ -33,6 +33,10 @@ use super::{go_import_key, path_keys};
 
 /// Most definitions one name may have before a lookup gives up resolving it by name.
 const MAX_DEFINITIONS_PER_NAME: i64 = 500;
+/// Calls from other repositories that only a name shared by many definitions could tie to a
+/// symbol (confidence below this: more than 10 definitions for a bare call) are not read for
+/// its callers; the answer says so (`Calls::name_only_unread`).
+pub const FAR_NAME_ONLY_FLOOR: f32 = 0.05;
 /// Most call sites read for one question's names.
 const MAX_REFERENCES: i64 = 20_000;
 /// Graph limits: depth and nodes, default and most.
@@ -198,6 +202,12 @@ pub struct Calls {
     pub calls: Vec<Call>,
     /// Some call sites were not read (more than the limit).
     pub truncated: bool,
+    /// Calls from other repositories that only the name could tie to the symbol were not
+    /// read: the name has so many definitions in the workspace that such a call would reach
+    /// this one with a confidence below [`FAR_NAME_ONLY_FLOOR`]. Calls naming its owner
+    /// (`Stack::new`) and every call in its own repository were read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub name_only_unread: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -508,7 +518,10 @@ impl IntelService {
     pub async fn callers(&self, t: Target, limit: usize) -> Result<Calls, IntelError> {
         let (scope, def) = self.target(&t).await?;
         let mut resolver = Resolver::new(self.store(), &scope);
-        let (edges, truncated) = resolver.callers_of(std::slice::from_ref(&def)).await?;
+        let read = resolver
+            .callers_of(std::slice::from_ref(&def), FAR_NAME_ONLY_FLOOR)
+            .await?;
+        let (edges, truncated) = (read.edges, read.truncated);
         let mut calls: Vec<Call> = edges
             .into_iter()
             .map(|(r, caller, _, resolution, confidence)| {
@@ -527,6 +540,7 @@ impl IntelService {
             symbol: Symbol::of(&def),
             calls,
             truncated,
+            name_only_unread: read.name_only_unread,
         })
     }
 
@@ -554,6 +568,7 @@ impl IntelService {
             symbol: Symbol::of(&def),
             calls,
             truncated,
+            name_only_unread: false,
         })
     }
 
@@ -581,7 +596,12 @@ impl IntelService {
                     break;
                 }
                 let edges = match direction {
-                    Direction::Callers => resolver.callers_of(&frontier).await?.0,
+                    // Edges under the minimum confidence are dropped: calls that could reach
+                    // the frontier by a crowded name alone need not be read.
+                    Direction::Callers => {
+                        let floor = req.min_confidence.max(FAR_NAME_ONLY_FLOOR);
+                        resolver.callers_of(&frontier, floor).await?.edges
+                    }
                     _ => resolver.callees_of(&frontier).await?,
                 };
                 frontier = walk.add(direction, edges, level, req.min_confidence);
@@ -901,6 +921,16 @@ struct Resolver<'s> {
 /// How many barrels deep a name is followed through `export … from`.
 const REEXPORT_DEPTH: usize = 3;
 
+/// What [`Resolver::callers_of`] read and resolved.
+struct CallersRead {
+    edges: Vec<Resolved>,
+    /// Call sites were left unread ([`MAX_REFERENCES`]).
+    truncated: bool,
+    /// Calls from outside the targets' repositories that could reach them by name alone were
+    /// not read (see [`Calls::name_only_unread`]).
+    name_only_unread: bool,
+}
+
 /// What one call resolves to: (definition, how, confidence), or nothing inside the index.
 enum Outcome {
     Targets(Vec<(DefinitionRow, Resolution, f32)>),
@@ -1127,11 +1157,13 @@ impl<'s> Resolver<'s> {
     }
 
     /// Call sites that resolve to any of `targets`: (site, caller, callee, how, confidence),
-    /// and whether call sites were left unread.
+    /// and what was left unread. Calls from other repositories that could reach a target by
+    /// its name alone with a confidence below `floor` are not read.
     async fn callers_of(
         &mut self,
         targets: &[DefinitionRow],
-    ) -> Result<(Vec<Resolved>, bool), StoreError> {
+        floor: f32,
+    ) -> Result<CallersRead, StoreError> {
         let names: Vec<String> = {
             let mut n: Vec<String> = targets.iter().map(|d| d.name.clone()).collect();
             n.sort();
@@ -1139,7 +1171,11 @@ impl<'s> Resolver<'s> {
             n
         };
         if names.is_empty() {
-            return Ok((Vec::new(), false));
+            return Ok(CallersRead {
+                edges: Vec::new(),
+                truncated: false,
+                name_only_unread: false,
+            });
         }
         self.load_names(names.clone()).await?;
         // A name with more definitions than a lookup loads is crowded: resolved by the name
@@ -1147,15 +1183,32 @@ impl<'s> Resolver<'s> {
         // confidence near 0), so only its calls from a target's repository or on a qualifier
         // naming a target's owner can reach one (steps 1 to 4 of the resolution): only those
         // are read. 16,518 calls of `new` at 100k chunks, most of them elsewhere.
-        let crowded: BTreeSet<String> = targets
-            .iter()
-            .filter(|t| {
-                self.by_name
-                    .get(&t.name)
-                    .is_some_and(|d| d.len() as i64 >= MAX_DEFINITIONS_PER_NAME)
-            })
-            .map(|t| called_as(t).into_owned())
-            .collect();
+        //
+        // A call from another repository reaches a target only through a qualifier naming its
+        // owner (step 1, read through the same narrowing) or by the name alone (step 5): every
+        // other step stays in the call's repository. By the name alone its confidence is at
+        // most 0.5 / n (0.45 / n on a receiver), n the definitions it would be spread over; a
+        // name whose every target would get less than `floor` that way is narrowed too: `max`
+        // has hundreds of definitions and tens of thousands of calls at 1M chunks.
+        let crowded_name = |t: &DefinitionRow| {
+            self.by_name
+                .get(&t.name)
+                .is_some_and(|d| d.len() as i64 >= MAX_DEFINITIONS_PER_NAME)
+        };
+        let far_below = |t: &DefinitionRow| {
+            let loaded = self.by_name.get(&t.name).map(Vec::as_slice).unwrap_or(&[]);
+            name_only_ceiling(t, loaded) < floor
+        };
+        let mut crowded: BTreeSet<String> = BTreeSet::new();
+        for name in targets.iter().map(|t| called_as(t)) {
+            let all_narrowed = targets
+                .iter()
+                .filter(|t| called_as(t) == name)
+                .all(|t| crowded_name(t) || far_below(t));
+            if all_narrowed {
+                crowded.insert(name.into_owned());
+            }
+        }
         // Such a name may leave a target out of the definitions loaded: it is put in, so that
         // the calls naming its owner reach it.
         for t in targets {
@@ -1202,6 +1255,7 @@ impl<'s> Resolver<'s> {
             )
             .await?;
         let truncated = refs.len() as i64 >= MAX_REFERENCES;
+        let name_only_unread = !crowded.is_empty();
         self.load_imports(refs.iter().map(|r| r.file_id)).await?;
         let wanted: HashSet<(i64, i32)> = targets.iter().map(|d| (d.file_id, d.ordinal)).collect();
         let target_rows: HashMap<(i64, i32), &DefinitionRow> = targets
@@ -1227,7 +1281,11 @@ impl<'s> Resolver<'s> {
                 out.push((r.clone(), caller, callee, how, confidence));
             }
         }
-        Ok((out, truncated))
+        Ok(CallersRead {
+            edges: out,
+            truncated,
+            name_only_unread,
+        })
     }
 
     /// The calls made in `sources`, each with what it resolves to (one entry per candidate;
@@ -1530,6 +1588,36 @@ impl<'s> Resolver<'s> {
             Resolution::NameOnly,
             if receiver { 0.3 } else { 0.5 },
         )
+    }
+}
+
+/// The most confidence a call from another repository can reach `target` with by its name
+/// alone (step 5 of the resolution), given the definitions of its name loaded: the step's
+/// base (0.5 for a bare call, 0.3 raised by half for a receiver resembling the owner) over the
+/// definitions the call would be spread over. Counted low (JavaScript methods of lowercase
+/// owners fit some receivers only, and are left out), so the ceiling is never under the truth.
+fn name_only_ceiling(target: &DefinitionRow, loaded: &[DefinitionRow]) -> f32 {
+    let method = target.kind == "method";
+    let lang = family(&target.file_path);
+    let always_fits = |d: &DefinitionRow| {
+        is_callable(&d.kind)
+            && family(&d.file_path) == lang
+            && (d.kind == "macro") == (target.kind == "macro")
+            && (d.kind == "method") == method
+            && !(method
+                && lang == "ecma"
+                && owner_last(&d.qualified).is_some_and(|o| o.starts_with(char::is_lowercase)))
+    };
+    let others = loaded
+        .iter()
+        .filter(|d| !(d.file_id == target.file_id && d.ordinal == target.ordinal))
+        .filter(|d| always_fits(d))
+        .count();
+    let n = (others + 1) as f32;
+    if method {
+        (0.45 / n).min(0.85)
+    } else {
+        0.5 / n
     }
 }
 

@@ -462,6 +462,50 @@ async fn a_qualified_name_is_found_among_more_definitions_of_its_name_than_a_loo
 }
 
 #[tokio::test]
+async fn calls_from_other_repositories_tied_only_by_a_crowded_name_are_said_unread() {
+    // `tidy` is defined in the first repository and called there; a third repository calls a
+    // `tidy` it does not define, which only the name ties to any of them.
+    let home: &[(&str, &str)] = &[
+        ("src/lib.rs", "mod user;\n\npub fn tidy() {}\n"),
+        (
+            "src/user.rs",
+            "pub fn run() {\n    crate::tidy();\n    super::tidy();\n}\n",
+        ),
+    ];
+    let caller: &[(&str, &str)] = &[("app/main.rs", "fn main() {\n    tidy();\n}\n")];
+    let others = |n: usize| -> Vec<(String, String)> {
+        (0..n)
+            .map(|i| (format!("lib/m{i}/mod.rs"), "pub fn tidy() {}\n".to_owned()))
+            .collect()
+    };
+    for (defined_elsewhere, far_listed) in [(3, true), (12, false)] {
+        let more = others(defined_elsewhere);
+        let more: Vec<(&str, &str)> = more.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let d = Daemon::start_repos(&[home, &more, caller], |_| {}).await;
+        let r = d
+            .ask(
+                "agog.codebase.callers",
+                json!({ "symbol": "tidy", "path": "src/lib.rs" }),
+            )
+            .await;
+        let found = callers(&r);
+        // The home repository's own call is always there.
+        assert!(found.iter().any(|c| c.0 == "src/user.rs"), "{r}");
+        let far = found.iter().find(|c| c.0 == "app/main.rs");
+        if far_listed {
+            // One of 4 definitions: confidence 0.125, listed by the name alone.
+            assert_eq!(far.map(|c| c.2.as_str()), Some("name_only"), "{r}");
+            assert!(r.get("nameOnlyUnread").is_none(), "{r}");
+        } else {
+            // One of 13: under the floor, not read, and the answer says so.
+            assert!(far.is_none(), "{r}");
+            assert_eq!(r["nameOnlyUnread"], json!(true), "{r}");
+        }
+        d.stop().await;
+    }
+}
+
+#[tokio::test]
 async fn typescript_barrels_private_methods_and_object_members_resolve_as_the_checker_does() {
     let d = Daemon::start(&[
         // A barrel: `set` is imported from `internal.ts`, which re-exports `utils/common.ts`.

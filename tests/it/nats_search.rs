@@ -8,11 +8,13 @@ use tokio::sync::oneshot;
 
 use crate::support::{self, Nats, TestDb, nats, test_db};
 
-/// A daemon serving one repository of `files`, indexed before it starts.
+/// A daemon serving one repository of `files` (or several), indexed before it starts.
 pub(crate) struct Daemon {
     pub(crate) nats: Nats,
     _db: TestDb,
     pub(crate) repo: tempfile::TempDir,
+    /// The other repositories of [`Daemon::start_repos`].
+    _others: Vec<tempfile::TempDir>,
     pub(crate) client: async_nats::Client,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
@@ -24,25 +26,36 @@ impl Daemon {
     }
 
     pub(crate) async fn start_with(files: &[(&str, &str)], tune: impl FnOnce(&mut Config)) -> Self {
+        Self::start_repos(&[files], tune).await
+    }
+
+    /// A daemon serving one repository per entry of `repos`, all in the default workspace;
+    /// `repo` is the first.
+    pub(crate) async fn start_repos(
+        repos: &[&[(&str, &str)]],
+        tune: impl FnOnce(&mut Config),
+    ) -> Self {
         let n = nats();
         let db = test_db().await;
         let mut cfg: Config = support::config(&db, &n.url);
         tune(&mut cfg);
-        let repo = support::repo(files);
+        let mut dirs: Vec<tempfile::TempDir> = repos.iter().map(|f| support::repo(f)).collect();
+        let paths: Vec<&std::path::Path> = dirs.iter().map(|d| d.path()).collect();
         // Index first, so the tests know the data is there; `serve` then finds it unchanged.
         let (store, embedder) = codesearch::daemon::open(&cfg).await.expect("open");
         codesearch::daemon::index(
             &cfg,
             store,
             embedder,
-            &support::repos(&cfg, &[repo.path()]),
+            &support::repos(&cfg, &paths),
             &Default::default(),
             false,
         )
         .await
         .expect("index");
         let (stop, stopped) = oneshot::channel::<()>();
-        let repos = support::repos(&cfg, &[repo.path()]);
+        let repos = support::repos(&cfg, &paths);
+        let repo = dirs.remove(0);
         let task = tokio::spawn(codesearch::daemon::serve(cfg, repos, async move {
             let _ = stopped.await;
         }));
@@ -51,6 +64,7 @@ impl Daemon {
             nats: n,
             _db: db,
             repo,
+            _others: dirs,
             client,
             stop: Some(stop),
             task,
