@@ -361,6 +361,7 @@ async fn intelligence(service: &SearchService) -> anyhow::Result<()> {
     };
     for kind in ["symbols", "callers", "graph"] {
         let (mut times, mut refused, mut found) = (Vec::new(), 0usize, 0usize);
+        let mut slowest: Vec<(f64, &str)> = Vec::new();
         for p in &picked {
             let started = Instant::now();
             let answered = match kind {
@@ -385,7 +386,9 @@ async fn intelligence(service: &SearchService) -> anyhow::Result<()> {
                     .await
                     .map(|g| g.edges.len()),
             };
-            times.push(started.elapsed().as_secs_f64() * 1000.0);
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            times.push(ms);
+            slowest.push((ms, &p.0));
             match answered {
                 Ok(n) => found += n,
                 Err(_) => refused += 1,
@@ -395,6 +398,13 @@ async fn intelligence(service: &SearchService) -> anyhow::Result<()> {
             "{}   ({found} rows in all, {refused} refused)",
             latency_row(kind, &mut times)
         );
+        slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let named: Vec<String> = slowest
+            .iter()
+            .take(8)
+            .map(|(ms, s)| format!("{s} {ms:.0} ms"))
+            .collect();
+        println!("           slowest: {}", named.join(", "));
     }
     Ok(())
 }
