@@ -960,12 +960,7 @@ impl<'s> Resolver<'s> {
         }
         let rows = self
             .store
-            .find_definitions(&DefinitionLookup::named(
-                self.scope,
-                None,
-                &missing,
-                MAX_DEFINITIONS_PER_NAME * missing.len() as i64,
-            ))
+            .definitions_named(self.scope, &missing, MAX_DEFINITIONS_PER_NAME)
             .await?;
         for n in missing {
             self.by_name.entry(n).or_default();

@@ -319,10 +319,22 @@ fn repositories(scope: &Scope, repository: Option<&str>) -> Vec<String> {
 }
 
 /// [`repositories`], or `None` when the lookup may read the whole database (no repository
-/// named, the scope is all of it), for a predicate `($1::text[] IS NULL OR x.repository =
-/// ANY($1))`: compared with a parameter (not hashed), 2,000 names cost 5 µs a row at 1M chunks.
+/// named, the scope is all of it): compared with a parameter (not hashed), 2,000 names cost
+/// 5 µs a row at 1M chunks.
 fn restriction(scope: &Scope, repository: Option<&str>) -> Option<Vec<String>> {
     (repository.is_some() || !scope.is_whole()).then(|| repositories(scope, repository))
+}
+
+/// The predicate [`restriction`] asks for, on `alias.repository` against `$1`: the comparison,
+/// or (none to make) a test of the parameter, true, which keeps it typed. A separate text for
+/// each, not `$1 IS NULL OR …`: a generic plan of the OR cannot use the repository as an index
+/// condition, and an ordered read of a name's definitions became a sort of all of them.
+fn restriction_sql(restricted: bool, alias: &str) -> String {
+    if restricted {
+        format!("{alias}.repository = ANY($1)")
+    } else {
+        "$1::text[] IS NULL".to_owned()
+    }
 }
 
 impl Store {
@@ -354,13 +366,14 @@ impl Store {
         let rows = sqlx::query(&format!(
             "SELECT {DEFINITION_COLUMNS}
              FROM {definitions} d JOIN indexed_files f ON f.id = d.file_id
-             WHERE ($1::text[] IS NULL OR d.repository = ANY($1)) AND {name_predicate}
+             WHERE {} AND {name_predicate}
                AND (cardinality($3::text[]) = 0 OR d.kind = ANY($3))
                AND ($4::text IS NULL OR f.language = $4)
                AND ($7::text IS NULL
                     OR strpos(d.qualified, $7) > 0 OR strpos(f.file_path, $7) > 0)
              ORDER BY d.name, d.repository, f.file_path, d.start_line
-             LIMIT $5 OFFSET $6"
+             LIMIT $5 OFFSET $6",
+            restriction_sql(repos.is_some(), "d")
         ))
         .bind(&repos)
         .bind(l.names)
@@ -369,6 +382,34 @@ impl Store {
         .bind(l.limit)
         .bind(l.offset)
         .bind(l.within)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("looking up definitions"))?;
+        Ok(rows.iter().map(definition).collect())
+    }
+
+    /// Up to `per_name` definitions of each of `names` (exactly, any kind), each name's in
+    /// repository, path and line order. One limit over all the names, in name order, let the
+    /// first crowded name take every row (`clone` before `len`, `new` and `shape`).
+    pub async fn definitions_named(
+        &self,
+        scope: &Scope,
+        names: &[String],
+        per_name: i64,
+    ) -> Result<Vec<DefinitionRow>, StoreError> {
+        let repos = restriction(scope, None);
+        let rows = sqlx::query(&format!(
+            "SELECT d.* FROM unnest($2::text[]) AS n(name) CROSS JOIN LATERAL (
+               SELECT {DEFINITION_COLUMNS}
+               FROM code_definitions d JOIN indexed_files f ON f.id = d.file_id
+               WHERE d.name = n.name AND {}
+               ORDER BY d.repository, f.file_path, d.start_line
+               LIMIT $3) d",
+            restriction_sql(repos.is_some(), "d")
+        ))
+        .bind(&repos)
+        .bind(names)
+        .bind(per_name)
         .fetch_all(&self.pool)
         .await
         .map_err(q("looking up definitions"))?;
@@ -428,20 +469,21 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<ReferenceRow>, StoreError> {
         let repos = restriction(scope, repository);
-        let rows = sqlx::query(
+        let rows = sqlx::query(&format!(
             "SELECT r.repository, r.file_id, r.file_path, r.name, r.qualifier, r.line,
                     r.enclosing, e.qualified AS enclosing_qualified
              FROM unnest($2::text[]) AS n(name) CROSS JOIN LATERAL (
                SELECT r.repository, r.file_id, f.file_path, r.name, r.qualifier, r.line,
                       r.enclosing
                FROM code_references r JOIN indexed_files f ON f.id = r.file_id
-               WHERE r.name = n.name AND ($1::text[] IS NULL OR r.repository = ANY($1))
+               WHERE r.name = n.name AND {}
                ORDER BY r.repository, f.file_path, r.line
                LIMIT $3) r
              LEFT JOIN code_definitions e ON e.file_id = r.file_id AND e.ordinal = r.enclosing
              ORDER BY r.repository, r.file_path, r.line
              LIMIT $3",
-        )
+            restriction_sql(repos.is_some(), "r")
+        ))
         .bind(&repos)
         .bind(names)
         .bind(limit)
@@ -486,9 +528,10 @@ impl Store {
                    (SELECT * FROM code_references r
                     WHERE r.name = ANY($4) AND {QUALIFIER_LAST} = ANY($6)
                       AND NOT r.repository = ANY($5) OFFSET 0)) r
-             WHERE $1::text[] IS NULL OR r.repository = ANY($1)
+             WHERE {}
              ORDER BY r.repository, file_path, r.line
-             LIMIT $3"
+             LIMIT $3",
+            restriction_sql(repos.is_some(), "r")
         ))
         .bind(&repos)
         .bind(&plain)

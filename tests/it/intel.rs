@@ -659,3 +659,41 @@ async fn java_c_ruby_and_csharp_callers_resolve_through_packages_includes_and_re
     );
     d.stop().await;
 }
+
+#[tokio::test]
+async fn each_name_gets_its_own_share_of_a_definitions_read() {
+    use std::sync::Arc;
+
+    use codesearch::embed::{Embedder, HashEmbedder};
+    use codesearch::pipeline::Indexer;
+    use codesearch::store::Store;
+    use tokio_util::sync::CancellationToken;
+
+    // Three `alpha`s and three `beta`s. Read two per name, the resolver gets two of each; one
+    // limit over both names in name order gave it `alpha`'s and no `beta` at all.
+    let files: Vec<(String, String)> = (0..3)
+        .map(|i| {
+            (
+                format!("src/m{i}.rs"),
+                "pub fn alpha() {}\n\npub fn beta() {}\n".to_owned(),
+            )
+        })
+        .collect();
+    let db = crate::support::test_db().await;
+    let cfg = crate::support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
+    let repo = crate::support::repo(&files);
+    Indexer::new(store.clone(), embedder, cfg.index.clone())
+        .expect("indexer")
+        .index_root(repo.path(), None, &CancellationToken::new())
+        .await
+        .expect("index");
+    let scope = store.scope("default").await.expect("scope");
+    let read = store
+        .definitions_named(&scope, &["alpha".into(), "beta".into()], 2)
+        .await
+        .expect("definitions");
+    let count = |name: &str| read.iter().filter(|d| d.name == name).count();
+    assert_eq!((count("alpha"), count("beta")), (2, 2), "{read:?}");
+}
