@@ -932,8 +932,10 @@ struct CallersRead {
 }
 
 /// What one call resolves to: (definition, how, confidence), or nothing inside the index.
-enum Outcome {
-    Targets(Vec<(DefinitionRow, Resolution, f32)>),
+/// The definitions are borrowed from the resolver: a call of a crowded name spreads over
+/// hundreds, of which a callers question keeps the one or two it asked about.
+enum Outcome<'a> {
+    Targets(Vec<(&'a DefinitionRow, Resolution, f32)>),
     External,
 }
 
@@ -1304,7 +1306,7 @@ impl<'s> Resolver<'s> {
             match self.resolve(&r) {
                 Outcome::Targets(hits) if !hits.is_empty() => {
                     for (d, how, confidence) in hits {
-                        out.push((r.clone(), caller.clone(), Some(d), how, confidence));
+                        out.push((r.clone(), caller.clone(), Some(d.clone()), how, confidence));
                     }
                 }
                 _ => out.push((r.clone(), caller.clone(), None, Resolution::External, 0.0)),
@@ -1334,10 +1336,12 @@ impl<'s> Resolver<'s> {
     }
 
     /// What one call site resolves to (see the module docs for the order).
-    fn resolve(&self, r: &ReferenceRow) -> Outcome {
-        let empty = Vec::new();
+    fn resolve(&self, r: &ReferenceRow) -> Outcome<'_> {
         let macro_call = r.name.ends_with('!');
-        let all = self.by_name.get(defined_as(&r.name)).unwrap_or(&empty);
+        let all: &[DefinitionRow] = self
+            .by_name
+            .get(defined_as(&r.name))
+            .map_or(&[], Vec::as_slice);
         let ref_lang = family(r.file_path.as_str());
         // A bare call never reaches a method; a call on a receiver reaches only methods (or
         // functions of a module named by the qualifier, found through the imports below). A
@@ -1347,14 +1351,6 @@ impl<'s> Resolver<'s> {
             .filter(|d| family(&d.file_path) == ref_lang)
             .filter(|d| is_callable(&d.kind) && (d.kind == "macro") == macro_call)
             .collect();
-        let spread = |hits: Vec<&DefinitionRow>, how: Resolution, base: f32| {
-            let n = hits.len() as f32;
-            Outcome::Targets(
-                hits.into_iter()
-                    .map(|d| (d.clone(), how, base / n))
-                    .collect(),
-            )
-        };
         // 1. The qualifier names the owner: `Stack::new`, `self.push` (rewritten as the type).
         if let Some(q) = &r.qualifier {
             let q_last = last_segment(q);
@@ -1479,7 +1475,7 @@ impl<'s> Resolver<'s> {
         };
         // A call on a receiver whose type is unknown (`token.cancel()`) is weaker evidence
         // than a bare call, unless the receiver's name resembles the method's owner.
-        let outcome = self.by_place(r, &callable, receiver, &fits, &spread);
+        let outcome = self.by_place(r, &callable, receiver, &fits);
         match (outcome, r.qualifier.as_deref()) {
             (Outcome::Targets(hits), Some(q)) => Outcome::Targets(
                 hits.into_iter()
@@ -1497,14 +1493,13 @@ impl<'s> Resolver<'s> {
 
     /// Steps 3 to 5 of the resolution: the same file, wildcard imports, the same directory,
     /// the name alone.
-    fn by_place(
-        &self,
+    fn by_place<'a>(
+        &'a self,
         r: &ReferenceRow,
-        callable: &[&DefinitionRow],
+        callable: &[&'a DefinitionRow],
         receiver: bool,
         fits: &dyn Fn(&&DefinitionRow) -> bool,
-        spread: &dyn Fn(Vec<&DefinitionRow>, Resolution, f32) -> Outcome,
-    ) -> Outcome {
+    ) -> Outcome<'a> {
         // Java, C#, C++ and Ruby call their own class's methods without `this.`/`self.`.
         let implicit_self =
             !receiver && matches!(family(&r.file_path), "java" | "csharp" | "c" | "ruby");
@@ -1584,6 +1579,12 @@ impl<'s> Resolver<'s> {
             if receiver { 0.3 } else { 0.5 },
         )
     }
+}
+
+/// Each of `hits` with an equal share of `base`.
+fn spread(hits: Vec<&DefinitionRow>, how: Resolution, base: f32) -> Outcome<'_> {
+    let n = hits.len() as f32;
+    Outcome::Targets(hits.into_iter().map(|d| (d, how, base / n)).collect())
 }
 
 /// The most confidence a call from another repository can reach `target` with by its name
