@@ -94,6 +94,12 @@ pub fn calls(c: &Calls, callers: bool) -> String {
     if c.truncated {
         out.push_str("(more: raise the limit)\n");
     }
+    if c.name_only_unread {
+        out.push_str(
+            "(calls from other repositories that only the name could tie to it, at a confidence \
+             under 0.05, were not read)\n",
+        );
+    }
     out
 }
 
