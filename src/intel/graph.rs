@@ -521,8 +521,8 @@ impl IntelService {
         let read = resolver
             .callers_of(std::slice::from_ref(&def), FAR_NAME_ONLY_FLOOR)
             .await?;
-        let (edges, truncated) = (read.edges, read.truncated);
-        let mut calls: Vec<Call> = edges
+        let mut calls: Vec<Call> = read
+            .edges
             .into_iter()
             .map(|(r, caller, _, resolution, confidence)| {
                 let caller = match &caller {
@@ -533,7 +533,7 @@ impl IntelService {
             })
             .collect();
         sort_calls(&mut calls);
-        let truncated = truncated || calls.len() > limit;
+        let truncated = read.truncated || calls.len() > limit;
         calls.truncate(limit);
         Ok(Calls {
             workspace: scope.workspace().to_owned(),

@@ -51,9 +51,8 @@ pub struct ImportRow {
 }
 
 /// The columns [`import`] reads, from `code_imports i` and its file `f`.
-const IMPORT_ROWS: &str =
-    "SELECT i.repository, i.file_id, f.file_path, i.specifier, i.name, i.line, i.candidates
-     FROM code_imports i JOIN indexed_files f ON f.id = i.file_id";
+const IMPORT_COLUMNS: &str =
+    "i.repository, i.file_id, f.file_path, i.specifier, i.name, i.line, i.candidates";
 
 /// How a name is matched in [`Store::find_definitions`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,12 +253,16 @@ pub(super) async fn delete_intel(
     Ok(())
 }
 
-/// The file of each definition `d`, looked up row by row. A plain join is planned from
+/// The file `f` of each row of `alias`, looked up row by row. A plain join is planned from
 /// estimates, and for a few thousand rows the planner hashed every file instead (27 of 38 ms
 /// of a callers lookup at 1M chunks); `OFFSET 0` keeps the subquery from being flattened into
 /// one.
-const FILE_PER_ROW: &str = "CROSS JOIN LATERAL (SELECT f.file_path, f.language FROM indexed_files f
-    WHERE f.id = d.file_id OFFSET 0) f";
+fn file_per_row(alias: &str) -> String {
+    format!(
+        "CROSS JOIN LATERAL (SELECT f.file_path, f.language FROM indexed_files f
+           WHERE f.id = {alias}.file_id OFFSET 0) f"
+    )
+}
 
 const DEFINITION_COLUMNS: &str = "d.repository, d.file_id, f.file_path, f.language, d.ordinal,
     d.name, d.qualified, d.kind, d.signature, d.start_line, d.end_line, d.parent";
@@ -429,7 +432,8 @@ impl Store {
             "SELECT {DEFINITION_COLUMNS}
              FROM unnest($1::int8[], $2::int4[]) AS k(file_id, ordinal)
              JOIN code_definitions d ON d.file_id = k.file_id AND d.ordinal = k.ordinal
-             {FILE_PER_ROW}"
+             {}",
+            file_per_row("d")
         ))
         .bind(keys.iter().map(|k| k.0).collect::<Vec<_>>())
         .bind(keys.iter().map(|k| k.1).collect::<Vec<_>>())
@@ -510,14 +514,13 @@ impl Store {
         // 190,000 calls of `new` through the name index to keep those naming the owner. The
         // calls of narrowed names are those in the targets' repositories, then those elsewhere
         // on a qualifier naming an owner. The file and the enclosing definition are looked up
-        // per call, as in `FILE_PER_ROW`.
+        // per call (`file_per_row`).
         let plain: Vec<&String> = names
             .iter()
             .filter(|n| !narrowing.names.contains(n))
             .collect();
         let rows = sqlx::query(&format!(
-            "SELECT r.repository, r.file_id, r.name, r.qualifier, r.line, r.enclosing,
-               (SELECT f.file_path FROM indexed_files f WHERE f.id = r.file_id) AS file_path,
+            "SELECT r.repository, r.file_id, f.file_path, r.name, r.qualifier, r.line, r.enclosing,
                (SELECT e.qualified FROM code_definitions e
                 WHERE e.file_id = r.file_id AND e.ordinal = r.enclosing) AS enclosing_qualified
              FROM ((SELECT * FROM code_references r WHERE r.name = ANY($2) OFFSET 0)
@@ -528,9 +531,11 @@ impl Store {
                    (SELECT * FROM code_references r
                     WHERE r.name = ANY($4) AND {QUALIFIER_LAST} = ANY($6)
                       AND NOT r.repository = ANY($5) OFFSET 0)) r
+             {}
              WHERE {}
-             ORDER BY r.repository, file_path, r.line
+             ORDER BY r.repository, f.file_path, r.line
              LIMIT $3",
+            file_per_row("r"),
             restriction_sql(repos.is_some(), "r")
         ))
         .bind(&repos)
@@ -571,13 +576,11 @@ impl Store {
 
     /// The imports of the given files.
     pub async fn imports_of(&self, file_ids: &[i64]) -> Result<Vec<ImportRow>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT i.repository, i.file_id, f.file_path, i.specifier, i.name, i.line, i.candidates
-             FROM code_imports i
-             CROSS JOIN LATERAL (SELECT f.file_path FROM indexed_files f
-                                 WHERE f.id = i.file_id OFFSET 0) f
+        let rows = sqlx::query(&format!(
+            "SELECT {IMPORT_COLUMNS} FROM code_imports i {}
              WHERE i.file_id = ANY($1) ORDER BY f.file_path, i.line",
-        )
+            file_per_row("i")
+        ))
         .bind(file_ids)
         .fetch_all(&self.pool)
         .await
@@ -592,7 +595,9 @@ impl Store {
         paths: &[String],
     ) -> Result<Vec<ImportRow>, StoreError> {
         let rows = sqlx::query(&format!(
-            "{IMPORT_ROWS} WHERE f.repository = $1 AND f.file_path = ANY($2)
+            "SELECT {IMPORT_COLUMNS}
+             FROM code_imports i JOIN indexed_files f ON f.id = i.file_id
+             WHERE f.repository = $1 AND f.file_path = ANY($2)
              ORDER BY f.file_path, i.line"
         ))
         .bind(repository)
@@ -611,7 +616,9 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<ImportRow>, StoreError> {
         let rows = sqlx::query(&format!(
-            "{IMPORT_ROWS} WHERE i.candidates && $2 AND i.repository = $1
+            "SELECT {IMPORT_COLUMNS}
+             FROM code_imports i JOIN indexed_files f ON f.id = i.file_id
+             WHERE i.candidates && $2 AND i.repository = $1
              ORDER BY f.file_path, i.line LIMIT $3"
         ))
         .bind(repository)
