@@ -1252,7 +1252,13 @@ impl<'s> Resolver<'s> {
             )
             .await?;
         let truncated = refs.len() as i64 >= MAX_REFERENCES;
-        let name_only_unread = !crowded.is_empty();
+        // Said only when the workspace has other repositories to leave unread.
+        let name_only_unread = !crowded.is_empty()
+            && self
+                .scope
+                .repositories()
+                .iter()
+                .any(|r| repositories.binary_search(r).is_err());
         self.load_imports(refs.iter().map(|r| r.file_id)).await?;
         let wanted: HashSet<(i64, i32)> = targets.iter().map(|d| (d.file_id, d.ordinal)).collect();
         let target_rows: HashMap<(i64, i32), &DefinitionRow> = targets

@@ -503,6 +503,20 @@ async fn calls_from_other_repositories_tied_only_by_a_crowded_name_are_said_unre
         }
         d.stop().await;
     }
+    // The same 13 definitions in one repository: every call is read, nothing to say.
+    let more = others(12);
+    let mut one: Vec<(&str, &str)> = more.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    one.extend_from_slice(home);
+    let d = Daemon::start(&one).await;
+    let r = d
+        .ask(
+            "agog.codebase.callers",
+            json!({ "symbol": "tidy", "path": "src/lib.rs" }),
+        )
+        .await;
+    assert!(callers(&r).iter().any(|c| c.0 == "src/user.rs"), "{r}");
+    assert!(r.get("nameOnlyUnread").is_none(), "{r}");
+    d.stop().await;
 }
 
 #[tokio::test]
