@@ -67,3 +67,9 @@ pub mod source;
 pub mod store;
 pub mod text;
 pub mod watch;
+
+/// Locks a cache; a panic while holding it cannot leave the cache inconsistent in a way that
+/// matters (at worst an entry is missing), so a poisoned lock is used as is.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -33,6 +33,7 @@ use tokio_util::task::AbortOnDropHandle;
 pub use self::request::{MAX_DEPTH, RawSearch, SearchRequest};
 use crate::config::{Fusion, SearchConfig, SearchMode};
 use crate::embed::{EmbedError, Embedder, InputKind};
+use crate::lock;
 use crate::store::{
     CollectionStats, DefinitionQuery, FileQuery, FileStats, Hit, LexicalQuery, Scope, Store,
     StoreError, TermWeight, VectorQuery,
@@ -713,12 +714,6 @@ fn query_deadline(cfg: &SearchConfig, model_id: &str) -> Duration {
 
 fn cache<K: std::hash::Hash + Eq, V>(entries: usize) -> Option<Mutex<LruCache<K, V>>> {
     NonZeroUsize::new(entries).map(|n| Mutex::new(LruCache::new(n)))
-}
-
-/// Locks a cache; a panic while holding it cannot leave the cache inconsistent in a way that
-/// matters (at worst an entry is missing), so a poisoned lock is used as is.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The ranked lists a search fuses, best first in each.

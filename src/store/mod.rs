@@ -143,6 +143,9 @@ pub struct Store {
     /// The valid per-model vector indexes, and when they were read: searches name the
     /// indexed expression only when its index exists.
     ann_indexes: std::sync::Arc<std::sync::Mutex<Option<AnnIndexList>>>,
+    /// The last scope read per workspace, with the signature it was read under
+    /// ([`scope::ScopeCache`]).
+    scopes: scope::ScopeCache,
 }
 
 /// The names of the valid per-model vector indexes, read at `read_at`.
@@ -202,6 +205,7 @@ impl Store {
             pool,
             index_build_memory_mb: cfg.index_build_memory_mb,
             ann_indexes: Default::default(),
+            scopes: Default::default(),
         })
     }
 
@@ -212,6 +216,7 @@ impl Store {
             pool,
             index_build_memory_mb: 1024,
             ann_indexes: Default::default(),
+            scopes: Default::default(),
         }
     }
 

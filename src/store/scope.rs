@@ -6,12 +6,14 @@
 //! repositories' generations: cached results and statistics of a workspace stay valid while
 //! it is unchanged, whatever happens in other workspaces.
 
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use sqlx::Row;
 
 use super::{Store, StoreError, q};
+use crate::lock;
 
 /// The repositories one read may see. Cheap to clone.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -89,10 +91,53 @@ impl Scope {
     }
 }
 
+/// The last scope read per workspace, with the [`Signature`] it was read under.
+pub(super) type ScopeCache = Arc<Mutex<HashMap<String, (Signature, Scope)>>>;
+
+/// What the database says of a workspace's repositories in one row, computed where they are:
+/// how many repositories there are, how many are the workspace's, and a sum of hashes of the
+/// workspace's names and generations. Reading it costs one short statement, where reading the
+/// scope itself fetches every repository's row (2,064 rows and about 1 ms at the 1M-chunk
+/// scale benchmark); the scope is read again only when it differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Signature {
+    total: i64,
+    mine: i64,
+    hashes: String,
+}
+
 impl Store {
     /// The scope of `workspace`: its repositories as recorded now. A workspace nobody has
     /// indexed into is an empty scope (reads find nothing).
     pub async fn scope(&self, workspace: &str) -> Result<Scope, StoreError> {
+        let row = sqlx::query(
+            "SELECT count(*) AS total, count(*) FILTER (WHERE workspace = $1) AS mine, \
+                    coalesce(sum(hashtextextended(name || '/' || generation, 0)) \
+                             FILTER (WHERE workspace = $1), 0)::text AS hashes \
+             FROM repositories",
+        )
+        .bind(workspace)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(q("reading the workspace's signature"))?;
+        let signature = Signature {
+            total: row.get("total"),
+            mine: row.get("mine"),
+            hashes: row.get("hashes"),
+        };
+        if let Some((known, scope)) = lock(&self.scopes).get(workspace)
+            && *known == signature
+        {
+            return Ok(scope.clone());
+        }
+        // Read after the signature: if the rows change in between, the scope cached here is
+        // newer than its signature, and the next read (whose signature differs) reads again.
+        let scope = self.read_scope(workspace).await?;
+        lock(&self.scopes).insert(workspace.to_owned(), (signature, scope.clone()));
+        Ok(scope)
+    }
+
+    async fn read_scope(&self, workspace: &str) -> Result<Scope, StoreError> {
         let rows = sqlx::query("SELECT name, workspace, generation FROM repositories")
             .fetch_all(&self.pool)
             .await

@@ -596,6 +596,52 @@ async fn several_workspaces_get_a_vector_index_each_and_searches_walk_their_own(
     assert!(!now[0].1.contains("workspace"), "{now:?}");
 }
 
+/// A daemon keeps each workspace's scope and reads it again only when the database says it
+/// changed: a write, a repository claimed into or out of the workspace, another daemon's
+/// write. A stale scope would serve cached results of rows that are gone.
+#[tokio::test]
+async fn a_workspace_scope_is_read_again_whenever_its_repositories_change() {
+    let db = test_db().await;
+    let cfg = support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    let other_daemon = Store::connect(&cfg.database).await.expect("connect");
+    let hash = HashEmbedder::new(384);
+    let scope = |store: &Store, workspace: &'static str| {
+        let store = store.clone();
+        async move { store.scope(workspace).await.expect("scope") }
+    };
+    assert!(scope(&store, "one").await.is_empty());
+    support::claim(&store, "a", "one").await;
+    support::claim(&store, "b", "two").await;
+    let first = scope(&store, "one").await;
+    assert_eq!(first.repositories(), ["a"]);
+    assert!(!first.is_whole());
+    assert_eq!(scope(&store, "one").await, first, "unchanged, cached");
+
+    // Another workspace's write leaves this one's scope as it was.
+    write_hash_files_to(&other_daemon, "b", &hash, "hash/v1", 1).await;
+    assert_eq!(scope(&store, "one").await, first);
+
+    // A write by another daemon into this workspace changes its fingerprint.
+    write_hash_files_to(&other_daemon, "a", &hash, "hash/v1", 1).await;
+    let written = scope(&store, "one").await;
+    assert_eq!(written.repositories(), ["a"]);
+    assert_ne!(written.fingerprint(), first.fingerprint());
+
+    // b joins the workspace: it holds every repository now.
+    support::claim(&other_daemon, "b", "one").await;
+    let joined = scope(&store, "one").await;
+    assert_eq!(joined.repositories(), ["a", "b"]);
+    assert!(joined.is_whole());
+    assert!(scope(&store, "two").await.is_empty());
+
+    // A repository added elsewhere makes it partial again, without changing its rows.
+    support::claim(&other_daemon, "c", "two").await;
+    let partial = scope(&store, "one").await;
+    assert_eq!(partial.repositories(), ["a", "b"]);
+    assert!(!partial.is_whole());
+}
+
 #[tokio::test]
 async fn with_the_hnsw_index_filtered_searches_still_return_limit_rows() {
     use codesearch::store::{Filters, VectorQuery};
