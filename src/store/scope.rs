@@ -96,9 +96,9 @@ pub(super) type ScopeCache = Arc<Mutex<HashMap<String, (Signature, Scope)>>>;
 
 /// What the database says of a workspace's repositories in one row, computed where they are:
 /// how many repositories there are, how many are the workspace's, and a sum of hashes of the
-/// workspace's names and generations. Reading it costs one short statement, where reading the
-/// scope itself fetches every repository's row (2,064 rows and about 1 ms at the 1M-chunk
-/// scale benchmark); the scope is read again only when it differs.
+/// workspace's names and generations. The scope itself is read again only when it differs:
+/// at the 2,064 repositories of the 1M-chunk scale benchmark, the signature's statement takes
+/// 0.21 ms (pgbench), the rows' 0.50 ms before they are decoded, sorted and hashed here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Signature {
     total: i64,
@@ -112,7 +112,7 @@ impl Store {
     pub async fn scope(&self, workspace: &str) -> Result<Scope, StoreError> {
         let row = sqlx::query(
             "SELECT count(*) AS total, count(*) FILTER (WHERE workspace = $1) AS mine, \
-                    coalesce(sum(hashtextextended(name || '/' || generation, 0)) \
+                    coalesce(sum(hashtextextended(name, generation)) \
                              FILTER (WHERE workspace = $1), 0)::text AS hashes \
              FROM repositories",
         )
