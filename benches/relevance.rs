@@ -182,10 +182,11 @@ async fn main() -> anyhow::Result<()> {
     };
     let mut per_corpus: Vec<(String, [Score; 4])> = Vec::new();
     // The same figures by kind of query: (name, scores).
-    let mut groups: Vec<(&str, [Score; 4])> = ["tuning", "held out", "exact", "commits"]
-        .into_iter()
-        .map(|g| (g, [Score::default(); 4]))
-        .collect();
+    let mut groups: Vec<(&str, [Score; 4])> =
+        ["tuning", "held out", "exact", "commits", "validation"]
+            .into_iter()
+            .map(|g| (g, [Score::default(); 4]))
+            .collect();
     let mut misses: Vec<String> = Vec::new();
     // Queries where hybrid ranks the first relevant file below the baseline.
     let mut behind: Vec<String> = Vec::new();
@@ -278,6 +279,7 @@ async fn main() -> anyhow::Result<()> {
             scores[3].add(&baseline, &q.relevant);
             let group = match (q.exact, c.held_out) {
                 _ if c.set == "commits" => 3,
+                _ if c.set == "validation" => 4,
                 (true, _) => 2,
                 (false, true) => 1,
                 (false, false) => 0,
@@ -312,7 +314,7 @@ async fn main() -> anyhow::Result<()> {
     }
     print_table("all", &total);
     println!(
-        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings), commits (commit subjects over whole repositories, commits.toml)"
+        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings), commits (commit subjects over whole repositories, commits.toml), validation (the same from eight other repositories, validation.toml)"
     );
     for (name, scores) in &groups {
         print_table(name, scores);

@@ -527,17 +527,20 @@ impl SearchService {
         };
         let mut hits = fuse(lists, mode, &inner.cfg);
         if mode != SearchMode::Vector {
-            let test = if asks_for_tests(&words) {
-                1.0
-            } else {
-                inner.cfg.test_weight
+            let kinds = KindWeights {
+                test: if asks_for_tests(&words) {
+                    1.0
+                } else {
+                    inner.cfg.test_weight
+                },
+                changelog: if asks_for_changes(&words) {
+                    1.0
+                } else {
+                    inner.cfg.changelog_weight
+                },
+                project_file: inner.cfg.project_file_weight,
             };
-            let changelog = if asks_for_changes(&words) {
-                1.0
-            } else {
-                inner.cfg.changelog_weight
-            };
-            weigh_kinds(&mut hits, test, changelog);
+            weigh_kinds(&mut hits, &kinds, &words);
         }
         if let Some(min) = req.min_similarity {
             hits.retain(|h| h.hit.similarity.is_some_and(|s| s >= min));
@@ -883,17 +886,77 @@ pub fn is_changelog(path: &str) -> bool {
     ) && matches!(ext, "" | "md" | "markdown" | "rst" | "txt" | "adoc" | "org")
 }
 
-/// Multiplies the fused score of tests (`component_type` "test") by `test` and of changelogs
-/// ([`is_changelog`]) by `changelog`, and re-sorts, keeping the order among equals.
-fn weigh_kinds(hits: &mut [ScoredHit], test: f64, changelog: f64) {
+/// Whether a path is one of the project's process files: anything under `.github/`,
+/// `.gitlab/` or `.circleci/`, or a community file (CODE_OF_CONDUCT, SECURITY, SUPPORT,
+/// GOVERNANCE, MAINTAINERS, FUNDING, AI_POLICY) in prose or without an extension, at any
+/// depth, whatever the case. `src/security.rs` is code. CONTRIBUTING is not one, wherever it
+/// is: it says how to build, test and change the code, which questions about the code ask.
+pub fn is_project_file(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let mut segments = lower.split('/');
+    let name = segments.next_back().unwrap_or_default();
+    let (stem, ext) = name.split_once('.').unwrap_or((name, ""));
+    let stem = stem.replace('-', "_");
+    if stem == "contributing" {
+        return false;
+    }
+    if segments.any(|d| matches!(d, ".github" | ".gitlab" | ".circleci")) {
+        return true;
+    }
+    matches!(
+        stem.as_str(),
+        "code_of_conduct"
+            | "conduct"
+            | "security"
+            | "support"
+            | "governance"
+            | "maintainers"
+            | "funding"
+            | "ai_policy"
+    ) && matches!(ext, "" | "md" | "markdown" | "rst" | "txt" | "adoc" | "org")
+}
+
+/// Whether a query (its [`words`]) names a file: shares a word with the file's name, less its
+/// extensions (`.github/workflows/ci.yml` is named by "ci", `CONTRIBUTING.md` by
+/// "contribution"). Words of five letters or more match on their first five.
+fn names_file(words: &str, path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split('.').find(|s| !s.is_empty()).unwrap_or(name);
+    let same = |a: &str, b: &str| {
+        if a.len() >= 5 && b.len() >= 5 {
+            a.as_bytes()[..5] == b.as_bytes()[..5]
+        } else {
+            a == b
+        }
+    };
+    crate::text::words(stem).any(|f| words.split(' ').any(|w| same(w, &f.to_lowercase())))
+}
+
+/// What [`weigh_kinds`] multiplies each kind of result's fused score by.
+struct KindWeights {
+    /// Tests (`component_type` "test").
+    test: f64,
+    /// Changelogs ([`is_changelog`]).
+    changelog: f64,
+    /// Process files ([`is_project_file`]) the query does not name ([`names_file`]).
+    project_file: f64,
+}
+
+/// Multiplies the fused score of tests, changelogs and process files by their
+/// [`KindWeights`], and re-sorts, keeping the order among equals.
+fn weigh_kinds(hits: &mut [ScoredHit], kinds: &KindWeights, words: &str) {
     let mut changed = false;
     for h in hits.iter_mut() {
         let mut w = 1.0;
         if h.hit.component_type.as_deref() == Some("test") {
-            w *= test;
+            w *= kinds.test;
         }
-        if is_changelog(&h.hit.file_path) {
-            w *= changelog;
+        let path = &h.hit.file_path;
+        if is_changelog(path) {
+            w *= kinds.changelog;
+        }
+        if kinds.project_file != 1.0 && is_project_file(path) && !names_file(words, path) {
+            w *= kinds.project_file;
         }
         if w != 1.0 {
             h.score *= w;
@@ -1029,7 +1092,12 @@ mod tests {
             scored("src/abort.rs", None, 1.80),
             scored("tests/pool.rs", Some("test"), 1.00),
         ];
-        weigh_kinds(&mut hits, 0.9, 1.0);
+        let kinds = KindWeights {
+            test: 0.9,
+            changelog: 1.0,
+            project_file: 1.0,
+        };
+        weigh_kinds(&mut hits, &kinds, "abort");
         let order: Vec<&str> = hits.iter().map(|h| h.hit.file_path.as_str()).collect();
         assert_eq!(
             order,
@@ -1076,13 +1144,85 @@ mod tests {
                 ..ScoredHit::new(hit("src/cli.rs", 0, "min_depth"))
             },
         ];
-        weigh_kinds(&mut hits, 0.8, 0.6);
+        let kinds = KindWeights {
+            test: 0.8,
+            changelog: 0.6,
+            project_file: 0.6,
+        };
+        weigh_kinds(&mut hits, &kinds, "min depth");
         assert_eq!(hits[0].hit.file_path, "src/cli.rs");
         assert!((hits[1].score - 0.9).abs() < 1e-9);
         let asks = |q: &str| asks_for_changes(&words(q).collect::<Vec<_>>().join(" "));
         assert!(asks("what changed in the 2.0 release"));
         assert!(asks("changelog entry for min depth"));
         assert!(!asks("change the default depth"));
+    }
+
+    #[test]
+    fn process_files_rank_below_the_code_unless_the_query_names_them() {
+        for name in [
+            ".github/workflows/ci.yml",
+            ".github/ISSUE_TEMPLATE/bug_report.yaml",
+            ".github/AI_POLICY.md",
+            "CODE_OF_CONDUCT.md",
+            "code-of-conduct.md",
+            "SECURITY",
+        ] {
+            assert!(is_project_file(name), "{name}");
+        }
+        for name in [
+            "CONTRIBUTING.md",
+            ".github/CONTRIBUTING.md",
+            "docs/dev/contributing.rst",
+            "src/security.rs",
+            "lib/support.js",
+            "docs/api.md",
+            "README.md",
+            "github/client.py",
+        ] {
+            assert!(!is_project_file(name), "{name}");
+        }
+        let names = |q: &str, path: &str| names_file(&words(q).collect::<Vec<_>>().join(" "), path);
+        assert!(names("how do I report a security issue", "SECURITY.md"));
+        assert!(names("security policy", ".github/SECURITY.md"));
+        assert!(names(
+            "run the CI workflow on macOS",
+            ".github/workflows/ci.yml"
+        ));
+        assert!(!names("docs: update the md guide", "docs/SECURITY.md"));
+        assert!(!names(
+            "add tests for the pool limits",
+            ".github/workflows/ci.yml"
+        ));
+
+        let kinds = KindWeights {
+            test: 1.0,
+            changelog: 1.0,
+            project_file: 0.6,
+        };
+        let ranked = |query: &str| {
+            let mut hits = vec![
+                ScoredHit {
+                    score: 1.5,
+                    ..ScoredHit::new(hit(".github/workflows/tests.yml", 0, "run the tests"))
+                },
+                ScoredHit {
+                    score: 1.0,
+                    ..ScoredHit::new(hit("src/pool.rs", 0, "limits"))
+                },
+            ];
+            weigh_kinds(
+                &mut hits,
+                &kinds,
+                &words(query).collect::<Vec<_>>().join(" "),
+            );
+            hits[0].hit.file_path.clone()
+        };
+        assert_eq!(ranked("add limits to the pool"), "src/pool.rs");
+        assert_eq!(
+            ranked("the workflow that runs the tests"),
+            ".github/workflows/tests.yml"
+        );
     }
 
     #[test]
