@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
+use std::rc::Rc;
 
 use thiserror::Error;
 
@@ -1267,8 +1268,9 @@ impl<'s> Resolver<'s> {
             .collect();
         let callers = self.enclosing(&refs).await?;
         let mut out = Vec::new();
+        let mut callables = Callables::default();
         for r in refs {
-            let Outcome::Targets(hits) = self.resolve(&r) else {
+            let Outcome::Targets(hits) = self.resolve(&r, &mut callables) else {
                 continue;
             };
             for (d, how, confidence) in hits {
@@ -1304,12 +1306,13 @@ impl<'s> Resolver<'s> {
             .map(|d| ((d.file_id, d.ordinal), d))
             .collect();
         let mut out = Vec::new();
+        let mut callables = Callables::default();
         for r in refs {
             let caller = r
                 .enclosing
                 .and_then(|o| by_key.get(&(r.file_id, o)))
                 .map(|d| (*d).clone());
-            match self.resolve(&r) {
+            match self.resolve(&r, &mut callables) {
                 Outcome::Targets(hits) if !hits.is_empty() => {
                     for (d, how, confidence) in hits {
                         out.push((r.clone(), caller.clone(), Some(d.clone()), how, confidence));
@@ -1341,42 +1344,35 @@ impl<'s> Resolver<'s> {
             .collect())
     }
 
-    /// What one call site resolves to (see the module docs for the order).
-    fn resolve(&self, r: &ReferenceRow) -> Outcome<'_> {
+    /// What one call site resolves to (see the module docs for the order). `callables` keeps
+    /// the candidates of each name between the call sites of one question: a crowded name's
+    /// hundreds of definitions were filtered again for each of its thousands of calls.
+    fn resolve<'a>(&'a self, r: &ReferenceRow, callables: &mut Callables<'a>) -> Outcome<'a> {
         let macro_call = r.name.ends_with('!');
-        let all: &[DefinitionRow] = self
-            .by_name
-            .get(defined_as(&r.name))
-            .map_or(&[], Vec::as_slice);
         let ref_lang = family(r.file_path.as_str());
-        // A bare call never reaches a method; a call on a receiver reaches only methods (or
-        // functions of a module named by the qualifier, found through the imports below). A
-        // macro's call (`name!`) reaches only macros, and nothing else does.
-        let callable: Vec<&DefinitionRow> = all
-            .iter()
-            .filter(|d| family(&d.file_path) == ref_lang)
-            .filter(|d| is_callable(&d.kind) && (d.kind == "macro") == macro_call)
-            .collect();
+        let candidates: Rc<Candidates<'_>> = match self.by_name.get_key_value(defined_as(&r.name)) {
+            None => Rc::default(),
+            Some((name, all)) => Rc::clone(
+                callables
+                    .entry((name.as_str(), ref_lang, macro_call))
+                    .or_insert_with(|| Rc::new(Candidates::new(all, ref_lang, macro_call))),
+            ),
+        };
+        let callable = candidates.all.as_slice();
         // 1. The qualifier names the owner: `Stack::new`, `self.push` (rewritten as the type).
-        if let Some(q) = &r.qualifier {
-            let q_last = last_segment(q);
-            let owned: Vec<&DefinitionRow> = callable
+        if let Some(q) = &r.qualifier
+            && let Some(owned) = candidates.by_owner.get(last_segment(q))
+        {
+            let local: Vec<&DefinitionRow> = owned
                 .iter()
                 .copied()
-                .filter(|d| owner_last(&d.qualified) == Some(q_last))
+                .filter(|d| d.file_id == r.file_id)
                 .collect();
-            if !owned.is_empty() {
-                let local: Vec<&DefinitionRow> = owned
-                    .iter()
-                    .copied()
-                    .filter(|d| d.file_id == r.file_id)
-                    .collect();
-                return if local.is_empty() {
-                    spread(owned, Resolution::Qualified, 0.85)
-                } else {
-                    spread(local, Resolution::SameFile, 0.9)
-                };
-            }
+            return if local.is_empty() {
+                spread(owned.clone(), Resolution::Qualified, 0.85)
+            } else {
+                spread(local, Resolution::SameFile, 0.9)
+            };
         }
         // 2. The file's imports.
         let imports = self
@@ -1481,7 +1477,7 @@ impl<'s> Resolver<'s> {
         };
         // A call on a receiver whose type is unknown (`token.cancel()`) is weaker evidence
         // than a bare call, unless the receiver's name resembles the method's owner.
-        let outcome = self.by_place(r, &callable, receiver, &fits);
+        let outcome = self.by_place(r, callable, receiver, &fits);
         match (outcome, r.qualifier.as_deref()) {
             (Outcome::Targets(hits), Some(q)) => Outcome::Targets(
                 hits.into_iter()
@@ -1588,6 +1584,38 @@ impl<'s> Resolver<'s> {
 }
 
 /// Each of `hits` with an equal share of `base`.
+/// A name's [`Candidates`] for calls of one language family, and whether the call is a
+/// macro's ([`Resolver::resolve`]).
+type Callables<'a> = HashMap<(&'a str, &'static str, bool), Rc<Candidates<'a>>>;
+
+/// The definitions of one name a call can reach, in the order they were loaded.
+#[derive(Default)]
+struct Candidates<'a> {
+    all: Vec<&'a DefinitionRow>,
+    /// The same, by the last segment of their owner ([`owner_last`]).
+    by_owner: HashMap<&'a str, Vec<&'a DefinitionRow>>,
+}
+
+impl<'a> Candidates<'a> {
+    /// A bare call never reaches a method; a call on a receiver reaches only methods (or
+    /// functions of a module named by the qualifier, found through the imports). A macro's
+    /// call (`name!`) reaches only macros, and nothing else does.
+    fn new(loaded: &'a [DefinitionRow], lang: &str, macro_call: bool) -> Self {
+        let all: Vec<&DefinitionRow> = loaded
+            .iter()
+            .filter(|d| family(&d.file_path) == lang)
+            .filter(|d| is_callable(&d.kind) && (d.kind == "macro") == macro_call)
+            .collect();
+        let mut by_owner: HashMap<&str, Vec<&DefinitionRow>> = HashMap::new();
+        for d in &all {
+            if let Some(owner) = owner_last(&d.qualified) {
+                by_owner.entry(owner).or_default().push(d);
+            }
+        }
+        Self { all, by_owner }
+    }
+}
+
 fn spread(hits: Vec<&DefinitionRow>, how: Resolution, base: f32) -> Outcome<'_> {
     let n = hits.len() as f32;
     Outcome::Targets(hits.into_iter().map(|d| (d, how, base / n)).collect())
