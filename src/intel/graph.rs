@@ -1462,6 +1462,7 @@ impl<'s> Resolver<'s> {
         }
         let receiver = r.qualifier.is_some();
         let q_last = r.qualifier.as_deref().map(last_segment).unwrap_or_default();
+        let q_norm = normalized(q_last);
         let fits = |d: &&DefinitionRow| {
             if receiver {
                 // JavaScript's `result.once = function` belongs to that object, not to a type:
@@ -1469,7 +1470,8 @@ impl<'s> Resolver<'s> {
                 d.kind == "method"
                     && (ref_lang != "ecma"
                         || owner_last(&d.qualified).is_none_or(|o| {
-                            !o.starts_with(|c: char| c.is_lowercase()) || resembles(q_last, o)
+                            !o.starts_with(|c: char| c.is_lowercase())
+                                || candidates.resembles(&q_norm, o)
                         }))
             } else {
                 d.kind != "method"
@@ -1478,12 +1480,12 @@ impl<'s> Resolver<'s> {
         // A call on a receiver whose type is unknown (`token.cancel()`) is weaker evidence
         // than a bare call, unless the receiver's name resembles the method's owner.
         let outcome = self.by_place(r, callable, receiver, &fits);
-        match (outcome, r.qualifier.as_deref()) {
-            (Outcome::Targets(hits), Some(q)) => Outcome::Targets(
+        match (outcome, r.qualifier.is_some()) {
+            (Outcome::Targets(hits), true) => Outcome::Targets(
                 hits.into_iter()
                     .map(|(d, how, c)| {
-                        let boost =
-                            owner_last(&d.qualified).is_some_and(|o| resembles(last_segment(q), o));
+                        let boost = owner_last(&d.qualified)
+                            .is_some_and(|o| candidates.resembles(&q_norm, o));
                         let c = if boost { (c * 1.5).min(0.85) } else { c };
                         (d, how, c)
                     })
@@ -1594,6 +1596,8 @@ struct Candidates<'a> {
     all: Vec<&'a DefinitionRow>,
     /// The same, by the last segment of their owner ([`owner_last`]).
     by_owner: HashMap<&'a str, Vec<&'a DefinitionRow>>,
+    /// Those owners, [`normalized`].
+    owners: HashMap<&'a str, String>,
 }
 
 impl<'a> Candidates<'a> {
@@ -1612,7 +1616,21 @@ impl<'a> Candidates<'a> {
                 by_owner.entry(owner).or_default().push(d);
             }
         }
-        Self { all, by_owner }
+        let owners = by_owner.keys().map(|o| (*o, normalized(o))).collect();
+        Self {
+            all,
+            by_owner,
+            owners,
+        }
+    }
+
+    /// [`resembles`], for a receiver already [`normalized`] and an owner of these candidates
+    /// (normalized once for them all).
+    fn resembles(&self, receiver: &str, owner: &str) -> bool {
+        match self.owners.get(owner) {
+            Some(o) => resembles(receiver, o),
+            None => resembles(receiver, &normalized(owner)),
+        }
     }
 }
 
@@ -1652,11 +1670,14 @@ fn name_only_ceiling(target: &DefinitionRow, loaded: &[DefinitionRow]) -> f32 {
 }
 
 /// Whether a receiver's name suggests the type: `token` and `CancellationToken`, `param`
-/// and `Parameter`, `repo` and `UserRepository`.
+/// and `Parameter`, `repo` and `UserRepository`. Both names are [`normalized`].
 fn resembles(receiver: &str, owner: &str) -> bool {
-    let norm = |s: &str| s.replace('_', "").to_lowercase();
-    let (r, o) = (norm(receiver), norm(owner));
-    r.len() >= 3 && (o.contains(&r) || r.contains(&o))
+    receiver.len() >= 3 && (owner.contains(receiver) || receiver.contains(owner))
+}
+
+/// A name as [`resembles`] compares it: lower case, without underscores.
+fn normalized(name: &str) -> String {
+    name.replace('_', "").to_lowercase()
 }
 
 fn read_go_module(go_mod: std::path::PathBuf) -> Option<String> {
@@ -1871,6 +1892,17 @@ mod tests {
         assert_eq!(owner_last("Stack::push"), Some("Stack"));
         assert_eq!(owner_last("a.B.c"), Some("B"));
         assert_eq!(owner_last("push"), None);
+    }
+
+    #[test]
+    fn receivers_resemble_the_types_they_hold() {
+        let alike = |r: &str, o: &str| resembles(&normalized(r), &normalized(o));
+        assert!(alike("token", "CancellationToken"));
+        assert!(alike("user_repo", "UserRepository"));
+        assert!(alike("repo", "UserRepository"));
+        assert!(alike("param", "Parameter"));
+        assert!(!alike("db", "Database"), "too short to say");
+        assert!(!alike("reader", "Writer"));
     }
 
     #[test]
