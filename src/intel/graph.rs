@@ -1585,7 +1585,6 @@ impl<'s> Resolver<'s> {
     }
 }
 
-/// Each of `hits` with an equal share of `base`.
 /// A name's [`Candidates`] for calls of one language family, and whether the call is a
 /// macro's ([`Resolver::resolve`]).
 type Callables<'a> = HashMap<(&'a str, &'static str, bool), Rc<Candidates<'a>>>;
@@ -1634,6 +1633,7 @@ impl<'a> Candidates<'a> {
     }
 }
 
+/// Each of `hits` with an equal share of `base`.
 fn spread(hits: Vec<&DefinitionRow>, how: Resolution, base: f32) -> Outcome<'_> {
     let n = hits.len() as f32;
     Outcome::Targets(hits.into_iter().map(|d| (d, how, base / n)).collect())
