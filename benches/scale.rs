@@ -19,7 +19,8 @@
 //! 2. search latency in process, per mode: [`SearchService::search`] as the daemon runs it
 //!    (index generation, query embedding — microseconds with the hash embedder —, retrievers
 //!    and fusion), over 400 distinct queries, a quarter of them filtered to one repository,
-//!    result cache off;
+//!    result cache off; then hybrid search with every query under one kind of filter
+//!    (repository, file type, path glob, language, module), kind by kind;
 //! 3. recall@10 of the vector retriever through HNSW against an exact scan of the same rows
 //!    (the 10 best of the 40 rows it reads for a search of limit 10, as the service does),
 //!    unfiltered and with filters of several selectivities, at several `hnsw.ef_search`
@@ -523,6 +524,53 @@ async fn main() -> anyhow::Result<()> {
             named.len(),
             named[0]
         );
+    }
+
+    // Hybrid search under each kind of filter, every query filtered the same way: a filter
+    // must not cost more than the unfiltered search's p95 (issue #20).
+    println!(
+        "\n[hybrid search per kind of filter at {total} chunks: the same {} queries, each filtered]",
+        queries.len()
+    );
+    type Filter<'a> = (&'a str, Box<dyn Fn(&mut RawSearch, usize) + 'a>);
+    let kinds: Vec<Filter<'_>> = vec![
+        ("none", Box::new(|_, _| {})),
+        (
+            "repository (one of the middle quarter)",
+            Box::new(|raw, i| raw.repository = Some(mid[i % mid.len()].clone())),
+        ),
+        (
+            "fileTypes [md]",
+            Box::new(|raw, _| raw.file_types = Some(vec!["md".into()])),
+        ),
+        (
+            "pathGlob **/tests/**",
+            Box::new(|raw, _| raw.path_glob = Some("**/tests/**".into())),
+        ),
+        (
+            "languages [c]",
+            Box::new(|raw, _| raw.languages = Some(vec!["c".into()])),
+        ),
+        (
+            "languages [rust]",
+            Box::new(|raw, _| raw.languages = Some(vec!["rust".into()])),
+        ),
+        (
+            "modules [tests]",
+            Box::new(|raw, _| raw.modules = Some(vec!["tests".into()])),
+        ),
+    ];
+    for (name, filter) in &kinds {
+        let mut times = Vec::with_capacity(queries.len());
+        for (i, q) in queries.iter().enumerate() {
+            let mut raw = RawSearch::query(q);
+            filter(&mut raw, i);
+            let req = SearchRequest::new(raw, &cfg.search)?;
+            let started = Instant::now();
+            service.search(&req).await?;
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        println!("{}   ({name})", latency_row("hybrid", &mut times));
     }
 
     if std::env::var("BENCH_SKIP_INTEL").is_err() {
