@@ -412,12 +412,7 @@ impl Store {
             .push_bind(repositories.clone())
             .push(")");
             if on_chunks {
-                qb.push(
-                    " AND EXISTS (SELECT 1 FROM codebase_index x
-                       WHERE x.repository = f.repository AND x.file_path = f.file_path",
-                );
-                push_chunk_filters(&mut qb, query.filters);
-                qb.push(")");
+                push_file_filters(&mut qb, query.filters);
             }
             qb.push(" LIMIT ")
                 .push_bind(FEW_FILES + 1)
@@ -454,12 +449,7 @@ impl Store {
                     .push(") AND NOT (SELECT yes FROM few)");
             }
             if on_chunks {
-                qb.push(
-                    " AND EXISTS (SELECT 1 FROM codebase_index x
-                       WHERE x.repository = f.repository AND x.file_path = f.file_path",
-                );
-                push_chunk_filters(&mut qb, query.filters);
-                qb.push(")");
+                push_file_filters(&mut qb, query.filters);
             }
         } else {
             qb.push(" WHERE p.term = q.term AND p.workspace = ")
@@ -689,6 +679,96 @@ fn push_chunk_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
     }
 }
 
+/// The chunk filters as conditions on the `indexed_files` row `f` of a file: true when some
+/// chunk of the file passes them. A file's language, file type (its path's extension) and
+/// path are its chunks', so they are checked on the row itself; modules and component types,
+/// and a language the row does not record (files indexed before it did), through the file's
+/// chunks. Checking a file's chunks costs an index probe and a read of its rows, for every
+/// posting a filtered file query walks: 120 ms a search under `fileTypes: ["md"]` at 100k
+/// chunks, against 2 ms unfiltered (docs/BENCHMARKS.md).
+fn push_file_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
+    let listed = |l: &Option<Vec<String>>| l.clone().filter(|l| !l.is_empty());
+    let chunks_pass = |qb: &mut QueryBuilder<'_, Postgres>, rest: &Filters| {
+        qb.push(
+            "EXISTS (SELECT 1 FROM codebase_index x
+               WHERE x.repository = f.repository AND x.file_path = f.file_path",
+        );
+        push_chunk_filters(qb, rest);
+        qb.push(")");
+    };
+    if let Some(languages) = listed(&f.languages) {
+        qb.push(" AND (f.language = ANY(")
+            .push_bind(languages.clone())
+            .push(") OR f.language IS NULL AND ");
+        chunks_pass(
+            qb,
+            &Filters {
+                languages: Some(languages),
+                ..Filters::default()
+            },
+        );
+        qb.push(")");
+    }
+    let mut rest = Filters {
+        modules: f.modules.clone(),
+        component_types: f.component_types.clone(),
+        ..Filters::default()
+    };
+    if let Some(types) = listed(&f.file_types) {
+        match extension_regex(&types) {
+            Some(re) => {
+                qb.push(" AND f.file_path ~ ").push_bind(re);
+            }
+            None => rest.file_types = Some(types),
+        }
+    }
+    if let Some(re) = &f.path_regex {
+        qb.push(" AND f.file_path ~ ").push_bind(re.clone());
+    }
+    if rest.on_chunks() {
+        qb.push(" AND ");
+        chunks_pass(qb, &rest);
+    }
+}
+
+/// A regular expression a path matches when its file type ([`crate::scan::file_type_of`]: the
+/// extension after a non-empty stem, in ASCII lower case) is one of `types`; `None` when a
+/// type is not a plain extension (empty, or other than letters, digits, `_`, `-` and `+`),
+/// left to the chunks' own column.
+fn extension_regex(types: &[String]) -> Option<String> {
+    let plain = |t: &String| {
+        !t.is_empty()
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+'))
+    };
+    if !types.iter().all(plain) {
+        return None;
+    }
+    // Stored types are lower case: an upper-case one matches no chunk.
+    let alternatives: Vec<String> = types
+        .iter()
+        .filter(|t| !t.chars().any(|c| c.is_ascii_uppercase()))
+        .map(|t| {
+            t.chars()
+                .map(|c| {
+                    let lower = c.to_ascii_lowercase();
+                    if c.is_ascii_alphabetic() {
+                        format!("[{lower}{}]", c.to_ascii_uppercase())
+                    } else if c == '+' {
+                        "\\+".to_owned()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    if alternatives.is_empty() {
+        return Some("$^".to_owned());
+    }
+    Some(format!("[^/]\\.({})$", alternatives.join("|")))
+}
+
 /// An indexed file, as the file-context reader needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexedFile {
@@ -796,5 +876,45 @@ impl Store {
                 content: r.get("chunk_content"),
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The file-type condition on a file's path agrees with the type its chunks record.
+    #[test]
+    fn file_types_are_checked_on_the_path_as_the_scanner_names_them() {
+        let paths = [
+            "README.md",
+            "docs/Guide.MD",
+            "src/a.rs",
+            "lib/x.test.md",
+            ".md",
+            "docs/.md",
+            "Makefile",
+            "notes.",
+            "a.md/b.rs",
+            "c++/x.c++",
+            "md",
+        ];
+        for types in [
+            vec!["md"],
+            vec!["md", "rs"],
+            vec!["c++"],
+            vec!["MD"],
+            vec!["x-y"],
+        ] {
+            let types: Vec<String> = types.into_iter().map(str::to_owned).collect();
+            let re =
+                regex::Regex::new(&extension_regex(&types).expect("plain types")).expect("valid");
+            for path in paths {
+                let want = types.contains(&crate::scan::file_type_of(path));
+                assert_eq!(re.is_match(path), want, "{types:?} on {path}");
+            }
+        }
+        assert_eq!(extension_regex(&[String::new()]), None);
+        assert_eq!(extension_regex(&["d.ts".to_owned()]), None);
     }
 }

@@ -357,6 +357,47 @@ async fn filters_and_paging_hold_in_every_mode() {
             .hits;
         assert_eq!(hits.len(), 1, "{mode}");
 
+        // File types and languages are checked on the file's row in the file-level list
+        // (its path's extension, its recorded language): the same files as their chunks say.
+        let hits = f
+            .search(q(RawSearch {
+                file_types: Some(vec!["ts".into(), "md".into()]),
+                ..base()
+            }))
+            .await
+            .hits;
+        let mut paths: Vec<&str> = hits.iter().map(|h| h.hit.file_path.as_str()).collect();
+        paths.sort();
+        paths.dedup();
+        assert_eq!(
+            paths,
+            [
+                "docs/billing.md",
+                "src/billing/invoice.service.ts",
+                "src/users/repo.ts"
+            ],
+            "{mode}"
+        );
+        if mode != "vector" {
+            // Found by the file-level list too, not only by the chunks' lists.
+            let by_file: Vec<&str> = hits
+                .iter()
+                .filter(|h| h.file_lexical_rank.is_some())
+                .map(|h| h.hit.file_path.as_str())
+                .collect();
+            assert_eq!(by_file.len(), 3, "{mode}: {by_file:?}");
+        }
+        let hits = f
+            .search(q(RawSearch {
+                languages: Some(vec!["typescript".into(), "sql".into()]),
+                file_types: Some(vec!["sql".into()]),
+                ..base()
+            }))
+            .await
+            .hits;
+        let paths: Vec<&str> = hits.iter().map(|h| h.hit.file_path.as_str()).collect();
+        assert_eq!(paths, ["migrations/001_users.sql"], "{mode}");
+
         // An unknown repository is the caller's error, naming the ones there are.
         let req = SearchRequest::new(
             q(RawSearch {
