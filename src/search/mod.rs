@@ -917,8 +917,8 @@ pub fn is_project_file(path: &str) -> bool {
 }
 
 /// Whether a query (its [`words`]) names a file: shares a word with the file's name, less its
-/// extensions (`.github/workflows/ci.yml` is named by "ci", `CONTRIBUTING.md` by
-/// "contribution"). Words of five letters or more match on their first five.
+/// extensions (`.github/workflows/ci.yml` is named by "ci", `SECURITY.md` by "secure").
+/// Words of five letters or more match on their first five.
 fn names_file(words: &str, path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name.split('.').find(|s| !s.is_empty()).unwrap_or(name);

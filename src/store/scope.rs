@@ -133,7 +133,10 @@ impl Store {
         // Read after the signature: if the rows change in between, the scope cached here is
         // newer than its signature, and the next read (whose signature differs) reads again.
         let scope = self.read_scope(workspace).await?;
-        lock(&self.scopes).insert(workspace.to_owned(), (signature, scope.clone()));
+        // Only workspaces that hold repositories are kept: a request may name any workspace.
+        if signature.mine > 0 {
+            lock(&self.scopes).insert(workspace.to_owned(), (signature, scope.clone()));
+        }
         Ok(scope)
     }
 
