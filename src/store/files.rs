@@ -335,14 +335,16 @@ impl Store {
         let file_id: i64 = sqlx::query_scalar(
             "INSERT INTO indexed_files (repository, file_path, file_hash, chunker_version,
                embedding_model, chunk_count, size_bytes, error, indexed_at, lexical_length,
-               language, line_count)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), $9, nullif($10, ''), $11)
+               language, line_count, module, component_type, attributes_recorded)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), $9, nullif($10, ''), $11, $12, $13,
+                     true)
              ON CONFLICT (repository, file_path) DO UPDATE SET
                file_hash = EXCLUDED.file_hash, chunker_version = EXCLUDED.chunker_version,
                embedding_model = EXCLUDED.embedding_model, chunk_count = EXCLUDED.chunk_count,
                size_bytes = EXCLUDED.size_bytes, error = EXCLUDED.error, indexed_at = now(),
                lexical_length = EXCLUDED.lexical_length, language = EXCLUDED.language,
-               line_count = EXCLUDED.line_count
+               line_count = EXCLUDED.line_count, module = EXCLUDED.module,
+               component_type = EXCLUDED.component_type, attributes_recorded = true
              RETURNING id",
         )
         .bind(f.repository)
@@ -356,6 +358,8 @@ impl Store {
         .bind(f.terms.length)
         .bind(f.language)
         .bind(f.line_count)
+        .bind(f.module)
+        .bind(f.component_type)
         .fetch_one(&mut *tx)
         .await
         .map_err(q("recording a file"))?;

@@ -680,54 +680,56 @@ fn push_chunk_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
 }
 
 /// The chunk filters as conditions on the `indexed_files` row `f` of a file: true when some
-/// chunk of the file passes them. A file's language, file type (its path's extension) and
-/// path are its chunks', so they are checked on the row itself; modules and component types,
-/// and a language the row does not record (files indexed before it did), through the file's
-/// chunks. Checking a file's chunks costs an index probe and a read of its rows, for every
+/// chunk of the file passes them. A file's language, file type (its path's extension), path,
+/// module and component type are its chunks' (all functions of its path), so they are checked
+/// on the row itself. A row that does not record its language, module and component type
+/// (files indexed before migration 0017, without chunks to copy them from) is checked through
+/// its chunks. Checking a file's chunks costs an index probe and a read of its rows for every
 /// posting a filtered file query walks: 120 ms a search under `fileTypes: ["md"]` at 100k
 /// chunks, against 2 ms unfiltered (docs/BENCHMARKS.md).
 fn push_file_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
     let listed = |l: &Option<Vec<String>>| l.clone().filter(|l| !l.is_empty());
-    let chunks_pass = |qb: &mut QueryBuilder<'_, Postgres>, rest: &Filters| {
-        qb.push(
-            "EXISTS (SELECT 1 FROM codebase_index x
-               WHERE x.repository = f.repository AND x.file_path = f.file_path",
-        );
-        push_chunk_filters(qb, rest);
-        qb.push(")");
-    };
-    if let Some(languages) = listed(&f.languages) {
-        qb.push(" AND (f.language = ANY(")
-            .push_bind(languages.clone())
-            .push(") OR f.language IS NULL AND ");
-        chunks_pass(
-            qb,
-            &Filters {
-                languages: Some(languages),
-                ..Filters::default()
-            },
-        );
-        qb.push(")");
+    let on_row = [
+        ("language", listed(&f.languages), "f.language IS NULL"),
+        ("module", listed(&f.modules), "NOT f.attributes_recorded"),
+        (
+            "component_type",
+            listed(&f.component_types),
+            "NOT f.attributes_recorded",
+        ),
+    ];
+    for (column, list, unrecorded) in on_row {
+        let Some(list) = list else {
+            continue;
+        };
+        qb.push(format!(" AND (f.{column} = ANY("))
+            .push_bind(list.clone())
+            .push(format!(
+                ") OR {unrecorded} AND EXISTS (SELECT 1 FROM codebase_index x
+                   WHERE x.repository = f.repository AND x.file_path = f.file_path
+                     AND x.{column} = ANY("
+            ))
+            .push_bind(list)
+            .push(")))");
     }
-    let mut rest = Filters {
-        modules: f.modules.clone(),
-        component_types: f.component_types.clone(),
-        ..Filters::default()
-    };
     if let Some(types) = listed(&f.file_types) {
         match extension_regex(&types) {
             Some(re) => {
                 qb.push(" AND f.file_path ~ ").push_bind(re);
             }
-            None => rest.file_types = Some(types),
+            None => {
+                qb.push(
+                    " AND EXISTS (SELECT 1 FROM codebase_index x
+                       WHERE x.repository = f.repository AND x.file_path = f.file_path
+                         AND x.file_type = ANY(",
+                )
+                .push_bind(types)
+                .push("))");
+            }
         }
     }
     if let Some(re) = &f.path_regex {
         qb.push(" AND f.file_path ~ ").push_bind(re.clone());
-    }
-    if rest.on_chunks() {
-        qb.push(" AND ");
-        chunks_pass(qb, &rest);
     }
 }
 

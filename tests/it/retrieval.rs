@@ -387,6 +387,51 @@ async fn filters_and_paging_hold_in_every_mode() {
                 .collect();
             assert_eq!(by_file.len(), 3, "{mode}: {by_file:?}");
         }
+        // Modules and component types too (migration 0017), and through the chunks for a row
+        // that does not record them (written before it).
+        if mode == "hybrid" {
+            let written: (Option<String>, Option<String>, bool) = sqlx::query_as(
+                "SELECT module, component_type, attributes_recorded FROM indexed_files
+                 WHERE file_path = 'src/billing/invoice.service.ts'",
+            )
+            .fetch_one(f.store.pool())
+            .await
+            .expect("row");
+            assert_eq!(
+                written,
+                (Some("src".to_owned()), Some("service".to_owned()), true),
+                "as the writer records them"
+            );
+        }
+        for recorded in [true, false] {
+            sqlx::query(
+                "UPDATE indexed_files SET attributes_recorded = $1,
+                   module = CASE WHEN $1 THEN 'src' END,
+                   component_type = CASE WHEN $1 THEN 'service' END
+                 WHERE file_path = 'src/billing/invoice.service.ts'",
+            )
+            .bind(recorded)
+            .execute(f.store.pool())
+            .await
+            .expect("update");
+            let hits = f
+                .search(q(RawSearch {
+                    modules: Some(vec!["src".into()]),
+                    component_types: Some(vec!["service".into()]),
+                    ..base()
+                }))
+                .await
+                .hits;
+            let paths: Vec<&str> = hits.iter().map(|h| h.hit.file_path.as_str()).collect();
+            assert_eq!(
+                paths,
+                ["src/billing/invoice.service.ts"],
+                "{mode} {recorded}"
+            );
+            if mode != "vector" {
+                assert!(hits[0].file_lexical_rank.is_some(), "{mode} {recorded}");
+            }
+        }
         let hits = f
             .search(q(RawSearch {
                 languages: Some(vec!["typescript".into(), "sql".into()]),
