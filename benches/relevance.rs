@@ -1,7 +1,11 @@
 //! Relevance on real code: Recall@5, Recall@10 and MRR@10 at file level for lexical, vector
 //! and hybrid search, next to a plain file-level BM25 baseline. Run with
 //! `scripts/bench.sh relevance` (it starts the services); the queries and their labels are in
-//! `benches/relevance/queries.toml`.
+//! `benches/relevance/*.toml`, chosen by `RELEVANCE_SETS` (default `queries,commits`):
+//! `queries` (intent queries written for small packages), `commits` (commit subjects over whole
+//! repositories, read while choosing the defaults) and `validation` (the same from eight other
+//! repositories, only ever scored). All the sets run share one workspace, so its BM25
+//! statistics, and the figures, depend on which sets are run together.
 //!
 //! The corpora are indexed incrementally into the database given by `DATABASE_URL` (one
 //! repository per corpus), so a second run re-uses the vectors and takes seconds. The embedder
