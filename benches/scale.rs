@@ -231,13 +231,10 @@ async fn workspaces(
                     .search(&request(i, &format!("warm up {i}"))?)
                     .await?;
             }
-            let mut times = Vec::with_capacity(queries.len());
-            for (i, q) in queries.iter().enumerate() {
-                let req = request(i, q)?;
-                let started = Instant::now();
-                service.search(&req).await?;
-                times.push(started.elapsed().as_secs_f64() * 1000.0);
-            }
+            let mut times = time_searches(&service, queries.len(), |i| {
+                Ok(request(i, &queries[i])?)
+            })
+            .await?;
             println!("{}", latency_row(mode.as_str(), &mut times));
         }
         // Recall of the workspace's vector search (its own index, the default ef_search)
@@ -410,6 +407,23 @@ async fn intelligence(service: &SearchService) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The time of each of `n` searches, `request(i)` in turn, in milliseconds (the request is
+/// made before the clock starts).
+async fn time_searches(
+    service: &SearchService,
+    n: usize,
+    request: impl Fn(usize) -> anyhow::Result<SearchRequest>,
+) -> anyhow::Result<Vec<f64>> {
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let req = request(i)?;
+        let started = Instant::now();
+        service.search(&req).await?;
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    Ok(times)
+}
+
 /// `label p50 … p95 … p99 …` of search times in milliseconds (sorted here).
 fn latency_row(label: &str, times: &mut [f64]) -> String {
     times.sort_by(f64::total_cmp);
@@ -489,13 +503,7 @@ async fn main() -> anyhow::Result<()> {
                 .search(&SearchRequest::new(raw, &cfg.search)?)
                 .await?;
         }
-        let mut times = Vec::with_capacity(queries.len());
-        for i in 0..queries.len() {
-            let req = request(i)?;
-            let started = Instant::now();
-            service.search(&req).await?;
-            times.push(started.elapsed().as_secs_f64() * 1000.0);
-        }
+        let mut times = time_searches(&service, queries.len(), |i| Ok(request(i)?)).await?;
         println!("{}", latency_row(mode.as_str(), &mut times));
     }
 
@@ -511,13 +519,13 @@ async fn main() -> anyhow::Result<()> {
     if named.is_empty() {
         println!("  (no chunk records its definitions: the corpus predates chunker version 4)");
     } else {
-        let mut times = Vec::with_capacity(named.len());
-        for q in &named {
-            let req = SearchRequest::new(RawSearch::query(q.clone()), &cfg.search)?;
-            let started = Instant::now();
-            service.search(&req).await?;
-            times.push(started.elapsed().as_secs_f64() * 1000.0);
-        }
+        let mut times = time_searches(&service, named.len(), |i| {
+            Ok(SearchRequest::new(
+                RawSearch::query(named[i].clone()),
+                &cfg.search,
+            )?)
+        })
+        .await?;
         println!(
             "{}   ({} queries naming a definition, e.g. {:?})",
             latency_row("hybrid", &mut times),
@@ -561,15 +569,12 @@ async fn main() -> anyhow::Result<()> {
         ),
     ];
     for (name, filter) in &kinds {
-        let mut times = Vec::with_capacity(queries.len());
-        for (i, q) in queries.iter().enumerate() {
-            let mut raw = RawSearch::query(q);
+        let mut times = time_searches(&service, queries.len(), |i| {
+            let mut raw = RawSearch::query(&queries[i]);
             filter(&mut raw, i);
-            let req = SearchRequest::new(raw, &cfg.search)?;
-            let started = Instant::now();
-            service.search(&req).await?;
-            times.push(started.elapsed().as_secs_f64() * 1000.0);
-        }
+            Ok(SearchRequest::new(raw, &cfg.search)?)
+        })
+        .await?;
         println!("{}   ({name})", latency_row("hybrid", &mut times));
     }
 

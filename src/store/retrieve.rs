@@ -689,6 +689,16 @@ fn push_chunk_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
 /// chunks, against 2 ms unfiltered (docs/BENCHMARKS.md).
 fn push_file_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
     let listed = |l: &Option<Vec<String>>| l.clone().filter(|l| !l.is_empty());
+    // Whether a chunk of the file has `column` in `list`.
+    let chunks_have = |qb: &mut QueryBuilder<'_, Postgres>, column: &str, list: Vec<String>| {
+        qb.push(format!(
+            "EXISTS (SELECT 1 FROM codebase_index x
+               WHERE x.repository = f.repository AND x.file_path = f.file_path
+                 AND x.{column} = ANY("
+        ))
+        .push_bind(list)
+        .push("))");
+    };
     let on_row = [
         ("language", listed(&f.languages), "f.language IS NULL"),
         ("module", listed(&f.modules), "NOT f.attributes_recorded"),
@@ -704,13 +714,9 @@ fn push_file_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
         };
         qb.push(format!(" AND (f.{column} = ANY("))
             .push_bind(list.clone())
-            .push(format!(
-                ") OR {unrecorded} AND EXISTS (SELECT 1 FROM codebase_index x
-                   WHERE x.repository = f.repository AND x.file_path = f.file_path
-                     AND x.{column} = ANY("
-            ))
-            .push_bind(list)
-            .push(")))");
+            .push(format!(") OR {unrecorded} AND "));
+        chunks_have(qb, column, list);
+        qb.push(")");
     }
     if let Some(types) = listed(&f.file_types) {
         match extension_regex(&types) {
@@ -718,13 +724,8 @@ fn push_file_filters(qb: &mut QueryBuilder<'_, Postgres>, f: &Filters) {
                 qb.push(" AND f.file_path ~ ").push_bind(re);
             }
             None => {
-                qb.push(
-                    " AND EXISTS (SELECT 1 FROM codebase_index x
-                       WHERE x.repository = f.repository AND x.file_path = f.file_path
-                         AND x.file_type = ANY(",
-                )
-                .push_bind(types)
-                .push("))");
+                qb.push(" AND ");
+                chunks_have(qb, "file_type", types);
             }
         }
     }
@@ -753,9 +754,8 @@ fn extension_regex(types: &[String]) -> Option<String> {
         .map(|t| {
             t.chars()
                 .map(|c| {
-                    let lower = c.to_ascii_lowercase();
                     if c.is_ascii_alphabetic() {
-                        format!("[{lower}{}]", c.to_ascii_uppercase())
+                        format!("[{c}{}]", c.to_ascii_uppercase())
                     } else if c == '+' {
                         "\\+".to_owned()
                     } else {
