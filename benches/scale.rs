@@ -20,7 +20,8 @@
 //!    (index generation, query embedding — microseconds with the hash embedder —, retrievers
 //!    and fusion), over 400 distinct queries, a quarter of them filtered to one repository,
 //!    result cache off; then hybrid search with every query under one kind of filter
-//!    (repository, file type, path glob, language, module), kind by kind;
+//!    (repository, file type, path glob, language, module), kind by kind
+//!    (`BENCH_ONLY_FILTERS=1` runs only this, in each mode);
 //! 3. recall@10 of the vector retriever through HNSW against an exact scan of the same rows
 //!    (the 10 best of the 40 rows it reads for a search of limit 10, as the service does),
 //!    unfiltered and with filters of several selectivities, at several `hnsw.ef_search`
@@ -323,6 +324,62 @@ fn recall_counts(truth: &[Hit], ann: &[Hit]) -> (usize, usize, usize) {
 /// definition pinned by path and line, and a 3-level callers graph, for 400 functions and
 /// methods picked at random. Lookups the service refuses (a name it finds ambiguous) are
 /// counted and timed too: an agent waits for them as well.
+/// Search under each kind of filter, every query filtered the same way: a filter must not cost
+/// more than the unfiltered search's p95 (issue #20).
+async fn filtered(
+    service: &SearchService,
+    cfg: &Config,
+    mid: &[String],
+    queries: &[String],
+    mode: SearchMode,
+    total: i64,
+) -> anyhow::Result<()> {
+    println!(
+        "\n[{} search per kind of filter at {total} chunks: the same {} queries, each filtered]",
+        mode.as_str(),
+        queries.len()
+    );
+    type Filter<'a> = (&'a str, Box<dyn Fn(&mut RawSearch, usize) + 'a>);
+    let kinds: Vec<Filter<'_>> = vec![
+        ("none", Box::new(|_, _| {})),
+        (
+            "repository (one of the middle quarter)",
+            Box::new(|raw, i| raw.repository = Some(mid[i % mid.len()].clone())),
+        ),
+        (
+            "fileTypes [md]",
+            Box::new(|raw, _| raw.file_types = Some(vec!["md".into()])),
+        ),
+        (
+            "pathGlob **/tests/**",
+            Box::new(|raw, _| raw.path_glob = Some("**/tests/**".into())),
+        ),
+        (
+            "languages [c]",
+            Box::new(|raw, _| raw.languages = Some(vec!["c".into()])),
+        ),
+        (
+            "languages [rust]",
+            Box::new(|raw, _| raw.languages = Some(vec!["rust".into()])),
+        ),
+        (
+            "modules [tests]",
+            Box::new(|raw, _| raw.modules = Some(vec!["tests".into()])),
+        ),
+    ];
+    for (name, filter) in &kinds {
+        let mut times = time_searches(service, queries.len(), |i| {
+            let mut raw = RawSearch::query(&queries[i]);
+            raw.mode = Some(mode.as_str().to_owned());
+            filter(&mut raw, i);
+            Ok(SearchRequest::new(raw, &cfg.search)?)
+        })
+        .await?;
+        println!("{}   ({name})", latency_row(mode.as_str(), &mut times));
+    }
+    Ok(())
+}
+
 async fn intelligence(service: &SearchService) -> anyhow::Result<()> {
     use codesearch::intel::graph::{
         DEFAULT_MAX_NODES, Direction, GraphRequest, IntelService, SymbolsRequest, Target,
@@ -482,6 +539,12 @@ async fn main() -> anyhow::Result<()> {
     // Mid-sized repositories for the filtered queries (around 1 % of the rows each).
     let mid = &repositories[repositories.len() / 4..repositories.len() / 2];
     let queries = search_queries();
+    if std::env::var("BENCH_ONLY_FILTERS").is_ok() {
+        for mode in [SearchMode::Hybrid, SearchMode::Vector, SearchMode::Lexical] {
+            filtered(&service, &cfg, mid, &queries, mode, total).await?;
+        }
+        return Ok(());
+    }
     println!(
         "\n[search latency at {total} chunks, in process: {} distinct queries, 1 in 4 filtered to one repository]",
         queries.len()
@@ -534,49 +597,7 @@ async fn main() -> anyhow::Result<()> {
         );
     }
 
-    // Hybrid search under each kind of filter, every query filtered the same way: a filter
-    // must not cost more than the unfiltered search's p95 (issue #20).
-    println!(
-        "\n[hybrid search per kind of filter at {total} chunks: the same {} queries, each filtered]",
-        queries.len()
-    );
-    type Filter<'a> = (&'a str, Box<dyn Fn(&mut RawSearch, usize) + 'a>);
-    let kinds: Vec<Filter<'_>> = vec![
-        ("none", Box::new(|_, _| {})),
-        (
-            "repository (one of the middle quarter)",
-            Box::new(|raw, i| raw.repository = Some(mid[i % mid.len()].clone())),
-        ),
-        (
-            "fileTypes [md]",
-            Box::new(|raw, _| raw.file_types = Some(vec!["md".into()])),
-        ),
-        (
-            "pathGlob **/tests/**",
-            Box::new(|raw, _| raw.path_glob = Some("**/tests/**".into())),
-        ),
-        (
-            "languages [c]",
-            Box::new(|raw, _| raw.languages = Some(vec!["c".into()])),
-        ),
-        (
-            "languages [rust]",
-            Box::new(|raw, _| raw.languages = Some(vec!["rust".into()])),
-        ),
-        (
-            "modules [tests]",
-            Box::new(|raw, _| raw.modules = Some(vec!["tests".into()])),
-        ),
-    ];
-    for (name, filter) in &kinds {
-        let mut times = time_searches(&service, queries.len(), |i| {
-            let mut raw = RawSearch::query(&queries[i]);
-            filter(&mut raw, i);
-            Ok(SearchRequest::new(raw, &cfg.search)?)
-        })
-        .await?;
-        println!("{}   ({name})", latency_row("hybrid", &mut times));
-    }
+    filtered(&service, &cfg, mid, &queries, SearchMode::Hybrid, total).await?;
 
     if std::env::var("BENCH_SKIP_INTEL").is_err() {
         intelligence(&service).await?;
@@ -625,6 +646,14 @@ async fn main() -> anyhow::Result<()> {
                 ..Filters::default()
             }),
             "file_type = 'md'".into(),
+        ),
+        (
+            "modules tests",
+            Box::new(|_| Filters {
+                modules: Some(vec!["tests".into()]),
+                ..Filters::default()
+            }),
+            "module = 'tests'".into(),
         ),
     ];
     let probes: Vec<Vec<f32>> = embedder
