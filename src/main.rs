@@ -187,6 +187,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Index { paths, repository } => {
             let config = load_config(&cli.global, repository.as_deref())?;
             let repos = codesearch::repository::resolve(&config, &paths)?;
+            if repos.is_empty() {
+                anyhow::bail!(
+                    "nothing to index: no PATH was given, no [[repositories]] are configured, and \
+                     the working directory is not a git repository (it has no .git); name the \
+                     directory to index: codesearch index PATH"
+                );
+            }
             let (store, embedder) = codesearch::daemon::open(&config).await?;
             let cancel = CancellationToken::new();
             let on_signal = cancel.clone();
@@ -218,6 +225,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve { paths, repository } => {
             let config = load_config(&cli.global, repository.as_deref())?;
             let repos = codesearch::repository::resolve(&config, &paths)?;
+            if repos.is_empty() {
+                tracing::warn!(
+                    "no PATH was given, no [[repositories]] are configured, and the working \
+                     directory is not a git repository: indexing nothing from here, serving the \
+                     repositories requested earlier and new requests (codesearch repo add)"
+                );
+            }
             codesearch::daemon::serve(config, repos, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)
         }

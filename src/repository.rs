@@ -121,8 +121,8 @@ pub fn default_name(root: &Path) -> String {
 
 /// The repositories of this run: the command-line `paths` (named by `index.repository` when
 /// there is one path, else by their directories) and the configured `[[repositories]]`, in
-/// the default workspace unless configured otherwise. With neither, the working directory.
-/// Refuses two roots that would share a name, and `index.repository` for several paths.
+/// the default workspace unless configured otherwise. With neither, the working directory if it
+/// is a git repository's root (it holds `.git`), else none. Refuses two roots that would share a name, and `index.repository` for several paths.
 pub fn resolve(config: &Config, paths: &[PathBuf]) -> Result<Vec<Repository>, RepositoryError> {
     let default_ws = &config.workspaces.default;
     let mut out: Vec<Repository> = Vec::new();
@@ -136,8 +136,15 @@ pub fn resolve(config: &Config, paths: &[PathBuf]) -> Result<Vec<Repository>, Re
             paths.len()
         )));
     }
+    // With nothing named, the working directory when it is a git repository's root: a daemon
+    // started elsewhere (in /tmp, in a home directory) would index whatever lies there into
+    // the shared index.
     let cli_paths: Vec<PathBuf> = if paths.is_empty() && config.repositories.is_empty() {
-        vec![PathBuf::from(".")]
+        if Path::new(".git").exists() {
+            vec![PathBuf::from(".")]
+        } else {
+            Vec::new()
+        }
     } else {
         paths.to_vec()
     };

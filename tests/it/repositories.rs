@@ -772,3 +772,47 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
     assert_eq!(again["error"]["code"], "not_found", "{again}");
     daemon.stop().await;
 }
+
+/// With no PATH and no configured repositories, the working directory is indexed only when it
+/// is a git repository: `codesearch index` elsewhere (a home directory, /tmp) refuses instead
+/// of indexing whatever lies there into the shared index.
+#[tokio::test]
+async fn the_working_directory_is_indexed_only_when_it_is_a_git_repository() {
+    let db = test_db().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "src/lib.rs", "pub fn settle_invoice() {}\n");
+    let index = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_codesearch"))
+            .arg("index")
+            .current_dir(dir.path())
+            .env("DATABASE_URL", &db.url)
+            .env("CODESEARCH_EMBEDDER", "hash")
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("run codesearch index")
+    };
+    let refused = index();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success(),
+        "indexed a directory that is not a repository"
+    );
+    assert!(stderr.contains("nothing to index"), "{stderr}");
+    let pool = sqlx::PgPool::connect(&db.url).await.expect("connect");
+    let files = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM indexed_files")
+            .fetch_one(&pool)
+            .await
+            .unwrap_or(0)
+    };
+    assert_eq!(files().await, 0);
+
+    std::fs::create_dir(dir.path().join(".git")).expect("mkdir .git");
+    let done = index();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert_eq!(files().await, 1);
+}
