@@ -173,10 +173,12 @@ pub async fn serve(
             }
         }
     };
+    let given = repos.len();
     for repo in repos {
         roots.start(repo).await;
     }
     match roots.restore_requested().await {
+        Ok(0) if given == 0 => metrics.nothing_to_index(),
         Ok(0) => {}
         Ok(n) => tracing::info!(repositories = n, "requested repositories restored"),
         Err(e) => tracing::error!(error = %e, "cannot restore requested repositories"),

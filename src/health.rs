@@ -208,6 +208,15 @@ impl Metrics {
         }
     }
 
+    /// The daemon was given no repository to index: `ready` at once, not `starting` forever
+    /// (a request that adds one makes it `indexing`).
+    pub fn nothing_to_index(&self) {
+        let mut s = self.lock();
+        if s.index_state.is_none() && s.passes_running == 0 {
+            s.index_state = Some(IndexState::Ready);
+        }
+    }
+
     pub fn index_state(&self) -> IndexState {
         self.lock().index_state.unwrap_or(IndexState::Starting)
     }
@@ -668,5 +677,26 @@ pub async fn publish_heartbeats(
                 _ => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_daemon_with_nothing_to_index_is_ready_unless_a_pass_began() {
+        let idle = Metrics::new();
+        assert_eq!(idle.index_state(), IndexState::Starting);
+        idle.nothing_to_index();
+        assert_eq!(idle.index_state(), IndexState::Ready);
+
+        // A repository request that arrived first keeps the daemon indexing.
+        let busy = Metrics::new();
+        busy.pass_started();
+        busy.nothing_to_index();
+        assert_eq!(busy.index_state(), IndexState::Indexing);
+        busy.pass_finished();
+        assert_eq!(busy.index_state(), IndexState::Ready);
     }
 }
