@@ -94,7 +94,7 @@ pub(super) fn imports_of(
             let name = node
                 .child_by_field_name("name")
                 .map(|n| text[n.byte_range()].to_owned())
-                .unwrap_or_else(|| path.rsplit('/').next().unwrap_or_default().to_owned());
+                .unwrap_or_else(|| go_package_name(&path).to_owned());
             let candidates = vec![format!("go:{path}")];
             add(path, name, candidates);
         }
@@ -627,9 +627,39 @@ fn flatten_use(
     }
 }
 
+/// The name a Go import path binds when it is not renamed: its last element, but the one
+/// before a major version (`github.com/go-chi/chi/v5` is `chi`) and without gopkg.in's version
+/// (`gopkg.in/yaml.v3` is `yaml`).
+fn go_package_name(path: &str) -> &str {
+    let mut parts = path.rsplit('/');
+    let last = parts.next().unwrap_or_default();
+    let versioned = |s: &str| {
+        s.strip_prefix('v')
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    };
+    if versioned(last)
+        && let Some(before) = parts.next()
+    {
+        return before;
+    }
+    match last.rsplit_once('.') {
+        Some((name, v)) if path.starts_with("gopkg.in/") && versioned(v) => name,
+        _ => last,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn go_imports_bind_the_package_name_not_its_version() {
+        assert_eq!(go_package_name("github.com/go-chi/chi/v5"), "chi");
+        assert_eq!(go_package_name("gopkg.in/yaml.v3"), "yaml");
+        assert_eq!(go_package_name("net/http"), "http");
+        assert_eq!(go_package_name("example.com/v2api"), "v2api");
+        assert_eq!(go_package_name("fmt"), "fmt");
+    }
 
     #[test]
     fn path_keys_are_the_path_and_its_suffixes() {
