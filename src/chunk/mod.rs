@@ -35,10 +35,10 @@ use tree_sitter::Tree;
 /// since version 9 the names of every definition a merged chunk holds, since version 10 Java,
 /// C#, C, C++ and Ruby cut at definitions and extracted, since version 11 a comment on a
 /// definition's closing line kept with it and C++'s declared types and export macros, since
-/// version 12 calls of JavaScript's and TypeScript's `#private` methods); part of every file's
-/// skip key, so a change
-/// re-processes files (vectors are reused where a chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 12;
+/// version 12 calls of JavaScript's and TypeScript's `#private` methods, since version 13 Go's
+/// declared types of receivers, parameters and locals); part of every file's skip key, so a
+/// change re-processes files (vectors are reused where a chunk's text is unchanged).
+pub const CHUNKER_VERSION: i32 = 13;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

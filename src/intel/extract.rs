@@ -90,6 +90,9 @@ struct Binding {
 /// C++'s query captures only named types, whatever their case (`string_view`); a type of the
 /// standard library keeps its `std::`, so the call is known to leave the index.
 fn declared_type(lang: CodeLanguage, written: &str) -> Option<String> {
+    if lang == CodeLanguage::Go {
+        return go_type(written);
+    }
     let written = if lang == CodeLanguage::Rust {
         rust_pointee(written)?
     } else {
@@ -107,6 +110,45 @@ fn declared_type(lang: CodeLanguage, written: &str) -> Option<String> {
         return class_like.then(|| format!("std::{last}"));
     }
     class_like.then(|| last.to_owned())
+}
+
+/// The named type a Go variable calls methods on, with its package if it names one: `*Mux`,
+/// `*http.Request` and `List[T]` are `Mux`, `http.Request` and `List` (the resolver finds the
+/// package through the file's imports). Unexported types are lowercase (`node`), so case says
+/// nothing; builtin types, slices, maps, channels and functions have no methods in the index.
+fn go_type(written: &str) -> Option<String> {
+    const BUILTIN: &[&str] = &[
+        "any",
+        "bool",
+        "byte",
+        "comparable",
+        "complex64",
+        "complex128",
+        "error",
+        "float32",
+        "float64",
+        "int",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "rune",
+        "string",
+        "uint",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "uintptr",
+    ];
+    let t = written.trim().trim_start_matches('*').trim_start();
+    let t = t.split('[').next().unwrap_or(t);
+    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_alphanumeric() || c == '_');
+    let named = match t.split_once('.') {
+        Some((package, ty)) => word(package) && word(ty),
+        None => word(t) && !BUILTIN.contains(&t),
+    };
+    named.then(|| t.to_owned())
 }
 
 /// Where the expression a call belongs to starts, for its line: the call itself, but in a
@@ -164,7 +206,7 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
             if n.kind().ends_with("_declaration")
                 || matches!(
                     n.kind(),
-                    "function_definition" | "function_item" | "closure_expression"
+                    "function_definition" | "function_item" | "closure_expression" | "func_literal"
                 )
                 || n.kind().starts_with("lambda")
                 || n.kind() == "local_function_statement"
@@ -176,6 +218,16 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
     }
     if decl.kind() == "enhanced_for_statement" {
         return (decl.start_byte(), decl.end_byte());
+    }
+    if decl.kind() == "var_spec" {
+        // Go's `var x T` sits in a `var` statement (or group): its block, or its file.
+        let mut up = decl.parent();
+        while let Some(n) = up {
+            if matches!(n.kind(), "block" | "source_file") {
+                return (decl.start_byte(), n.end_byte());
+            }
+            up = n.parent();
+        }
     }
     let parent = decl.parent().unwrap_or(decl);
     let field = matches!(decl.kind(), "field_declaration" | "property_declaration")

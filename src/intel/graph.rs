@@ -1363,13 +1363,21 @@ impl<'s> Resolver<'s> {
         if let Some(q) = &r.qualifier
             && let Some(owned) = candidates.by_owner.get(last_segment(q))
         {
+            let owned = if ref_lang == "go" {
+                match self.go_owned(r, q, owned) {
+                    Some(owned) => owned,
+                    None => return Outcome::External,
+                }
+            } else {
+                owned.clone()
+            };
             let local: Vec<&DefinitionRow> = owned
                 .iter()
                 .copied()
                 .filter(|d| d.file_id == r.file_id)
                 .collect();
             return if local.is_empty() {
-                spread(owned.clone(), Resolution::Qualified, 0.85)
+                spread(owned, Resolution::Qualified, 0.85)
             } else {
                 spread(local, Resolution::SameFile, 0.9)
             };
@@ -1493,6 +1501,50 @@ impl<'s> Resolver<'s> {
             ),
             (outcome, _) => outcome,
         }
+    }
+
+    /// Go: which of `owned` (the methods of types named like the qualifier's last part) a
+    /// call on a value of type `q` reaches. `pkg.T`'s are those of the package the file imports
+    /// as `pkg`, and none in the index (`None`) when that package is outside it; `T`'s are
+    /// those of the call's own package (its directory) if it has some. A qualifier that is no
+    /// type (`mx.routes`, a field) keeps them all.
+    fn go_owned<'a>(
+        &self,
+        r: &ReferenceRow,
+        q: &str,
+        owned: &[&'a DefinitionRow],
+    ) -> Option<Vec<&'a DefinitionRow>> {
+        if let Some((package, _)) = q.split_once('.') {
+            let bound: Vec<&(ImportRow, Vec<String>)> = self
+                .imports
+                .get(&r.file_id)
+                .map(Vec::as_slice)
+                .unwrap_or(&[])
+                .iter()
+                .filter(|(row, _)| row.name == package)
+                .collect();
+            if bound.is_empty() {
+                return Some(owned.to_vec());
+            }
+            let via: Vec<&String> = bound.iter().flat_map(|(_, targets)| targets).collect();
+            let reached: Vec<&DefinitionRow> = owned
+                .iter()
+                .copied()
+                .filter(|d| d.repository == r.repository && via.contains(&&d.file_path))
+                .collect();
+            return (!reached.is_empty()).then_some(reached);
+        }
+        let dir = parent_dir(&r.file_path);
+        let own_package: Vec<&DefinitionRow> = owned
+            .iter()
+            .copied()
+            .filter(|d| d.repository == r.repository && parent_dir(&d.file_path) == dir)
+            .collect();
+        Some(if own_package.is_empty() {
+            owned.to_vec()
+        } else {
+            own_package
+        })
     }
 
     /// Steps 3 to 5 of the resolution: the same file, wildcard imports, the same directory,

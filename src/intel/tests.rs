@@ -363,7 +363,8 @@ func New() *Server { return &Server{} }
     );
     let c = calls(&x);
     let start = Some("Server.Start".to_owned());
-    assert!(c.contains(&("listen".into(), Some("s".into()), start.clone())));
+    // The receiver is declared a `*Server`.
+    assert!(c.contains(&("listen".into(), Some("Server".into()), start.clone())));
     assert!(c.contains(&("Open".into(), Some("st".into()), start.clone())));
     let find = |name: &str| x.imports.iter().find(|i| i.name == name).expect(name);
     assert_eq!(find("st").candidates, ["go:example.com/app/pkg/store"]);
@@ -486,6 +487,54 @@ fn calls_on_declared_variables_are_calls_on_their_types() {
             call("Read", Some("Reader"), "B.Run"),
             call("Save", Some("Store"), "B.Run"),
             call("Go", Some("x"), "B.Run"),
+        ]
+    );
+}
+
+#[test]
+fn go_calls_on_declared_receivers_parameters_and_locals_name_their_types() {
+    let x = run(
+        "mux.go",
+        r#"package chi
+
+import "net/http"
+
+func (mx *Mux) Handle(pattern string, h http.Handler) {
+	mx.handle(pattern, h)
+	tr := &node{}
+	tr.InsertRoute(pattern)
+	var ctx Context
+	ctx.Reset()
+	items := []string{}
+	mx.routes.Walk(items)
+	r := NewRouter()
+	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Write(nil)
+		r.Context()
+	})
+	r.Post("/")
+	var err error
+	err.Error()
+}
+"#,
+    );
+    let handle = "Mux.Handle";
+    assert_eq!(
+        calls(&x),
+        [
+            call("handle", Some("Mux"), handle),
+            call("InsertRoute", Some("node"), handle),
+            call("Reset", Some("Context"), handle),
+            // A field's type is not followed.
+            call("Walk", Some("mx.routes"), handle),
+            call("NewRouter", None, handle),
+            // What `NewRouter` returns is not known; the closure's `r` is another variable.
+            call("Get", Some("r"), handle),
+            call("Write", Some("http.ResponseWriter"), handle),
+            call("Context", Some("http.Request"), handle),
+            call("Post", Some("r"), handle),
+            // A builtin type names no definition.
+            call("Error", Some("err"), handle),
         ]
     );
 }

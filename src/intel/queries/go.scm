@@ -22,4 +22,16 @@
 (call_expression
   function: (selector_expression operand: (_) @qualifier field: (field_identifier) @name)) @call
 
+; Declared types of receivers, parameters and locals (@var with @var.name and @var.type): a call
+; on the name is a call on the type. `x := &T{}` and `x := T{}` declare a `T`.
+(parameter_declaration name: (identifier) @var.name type: (_) @var.type) @var
+(var_spec name: (identifier) @var.name type: (_) @var.type) @var
+(short_var_declaration
+  left: (expression_list . (identifier) @var.name .)
+  right: (expression_list .
+    [
+      (composite_literal type: (_) @var.type)
+      (unary_expression operand: (composite_literal type: (_) @var.type))
+    ] .)) @var
+
 (import_spec path: (_) @import.path) @import
