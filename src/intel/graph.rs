@@ -910,8 +910,11 @@ struct Resolver<'s> {
     scope: &'s Scope,
     /// Definitions by name in the scope.
     by_name: HashMap<String, Vec<DefinitionRow>>,
-    /// Each file's imports, resolved: (row, target paths).
+    /// Each file's imports read so far, resolved: (row, target paths).
     imports: HashMap<i64, Vec<(ImportRow, Vec<String>)>>,
+    /// The (file, bound name) pairs whose imports are in `imports`: a call needs only those
+    /// binding its name, its qualifier's first part, and wildcards ([`import_names`]).
+    imports_read: HashSet<(i64, String)>,
     /// A repository's Go module path (from its root's go.mod), when it has one.
     go_modules: HashMap<String, Option<String>>,
     /// JavaScript and TypeScript modules' re-exports, by (repository, path): the files their
@@ -947,6 +950,7 @@ impl<'s> Resolver<'s> {
             scope,
             by_name: HashMap::new(),
             imports: HashMap::new(),
+            imports_read: HashSet::new(),
             go_modules: HashMap::new(),
             reexports: HashMap::new(),
         }
@@ -974,20 +978,41 @@ impl<'s> Resolver<'s> {
         Ok(())
     }
 
-    /// Reads and resolves the imports of files not read yet.
-    async fn load_imports(
-        &mut self,
-        file_ids: impl IntoIterator<Item = i64>,
-    ) -> Result<(), StoreError> {
-        let missing = not_loaded(file_ids, &self.imports);
-        if missing.is_empty() {
+    /// Reads and resolves the imports that resolving `refs` looks at, those not read yet.
+    /// A file's other imports are left unread: a crowded name's calls sit in hundreds of
+    /// files, whose every import used to be read and resolved (400 rows a question at 1M
+    /// chunks).
+    async fn load_imports(&mut self, refs: &[ReferenceRow]) -> Result<(), StoreError> {
+        let mut files: BTreeSet<i64> = BTreeSet::new();
+        let mut names: BTreeSet<&str> = BTreeSet::new();
+        for r in refs {
+            for n in import_names(r) {
+                if !self.imports_read.contains(&(r.file_id, n.to_owned())) {
+                    files.insert(r.file_id);
+                    names.insert(n);
+                }
+            }
+        }
+        if files.is_empty() {
             return Ok(());
         }
-        let rows = self.store.imports_of(&missing).await?;
-        let targets = self.resolve_imports(&rows).await?;
-        for f in missing {
-            self.imports.entry(f).or_default();
+        let files: Vec<i64> = files.into_iter().collect();
+        let names: Vec<String> = names.into_iter().map(str::to_owned).collect();
+        // The statement reads every pair of those files and names: keep the pairs not read
+        // before, then count them all as read.
+        let rows: Vec<ImportRow> = self
+            .store
+            .imports_named(&files, &names)
+            .await?
+            .into_iter()
+            .filter(|row| !self.imports_read.contains(&(row.file_id, row.name.clone())))
+            .collect();
+        for f in &files {
+            for n in &names {
+                self.imports_read.insert((*f, n.clone()));
+            }
         }
+        let targets = self.resolve_imports(&rows).await?;
         let mut imported: HashSet<(String, String)> = HashSet::new();
         for (row, t) in rows.into_iter().zip(targets) {
             if family(&row.file_path) == "ecma" {
@@ -1260,7 +1285,7 @@ impl<'s> Resolver<'s> {
                 .repositories()
                 .iter()
                 .any(|r| repositories.binary_search(r).is_err());
-        self.load_imports(refs.iter().map(|r| r.file_id)).await?;
+        self.load_imports(&refs).await?;
         let wanted: HashSet<(i64, i32)> = targets.iter().map(|d| (d.file_id, d.ordinal)).collect();
         let target_rows: HashMap<(i64, i32), &DefinitionRow> = targets
             .iter()
@@ -1300,7 +1325,7 @@ impl<'s> Resolver<'s> {
         let refs = self.store.references_in(&keys).await?;
         self.load_names(refs.iter().map(|r| defined_as(&r.name).to_owned()))
             .await?;
-        self.load_imports(refs.iter().map(|r| r.file_id)).await?;
+        self.load_imports(&refs).await?;
         let by_key: HashMap<(i64, i32), &DefinitionRow> = sources
             .iter()
             .map(|d| ((d.file_id, d.ordinal), d))
@@ -1840,6 +1865,14 @@ fn not_loaded<K: Ord + std::hash::Hash, V>(
 
 fn last_segment(s: &str) -> &str {
     s.rsplit(['.', ':']).next().unwrap_or(s)
+}
+
+/// The names whose imports resolving `r` looks at ([`Resolver::resolve`]): its own, its
+/// qualifier's first part (a module, a package, a namespace), and wildcards.
+fn import_names(r: &ReferenceRow) -> impl Iterator<Item = &str> {
+    ["*", r.name.as_str()]
+        .into_iter()
+        .chain(r.qualifier.as_deref().map(first_segment))
 }
 
 fn first_segment(s: &str) -> &str {

@@ -588,6 +588,25 @@ impl Store {
         Ok(rows.iter().map(import).collect())
     }
 
+    /// The imports of `file_ids` that bind one of `names`.
+    pub async fn imports_named(
+        &self,
+        file_ids: &[i64],
+        names: &[String],
+    ) -> Result<Vec<ImportRow>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {IMPORT_COLUMNS} FROM code_imports i {}
+             WHERE i.file_id = ANY($1) AND i.name = ANY($2) ORDER BY f.file_path, i.line",
+            file_per_row("i")
+        ))
+        .bind(file_ids)
+        .bind(names)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading imports"))?;
+        Ok(rows.iter().map(import).collect())
+    }
+
     /// The imports of the files at `paths` of `repository`.
     pub async fn imports_at(
         &self,
