@@ -912,9 +912,9 @@ struct Resolver<'s> {
     by_name: HashMap<String, Vec<DefinitionRow>>,
     /// Each file's imports read so far, resolved: (row, target paths).
     imports: HashMap<i64, Vec<(ImportRow, Vec<String>)>>,
-    /// The (file, bound name) pairs whose imports are in `imports`: a call needs only those
-    /// binding its name, its qualifier's first part, and wildcards ([`import_names`]).
-    imports_read: HashSet<(i64, String)>,
+    /// The names whose imports are in `imports`, by file: a call needs only those binding
+    /// its name, its qualifier's first part, and wildcards ([`import_names`]).
+    imports_read: HashMap<i64, HashSet<String>>,
     /// A repository's Go module path (from its root's go.mod), when it has one.
     go_modules: HashMap<String, Option<String>>,
     /// JavaScript and TypeScript modules' re-exports, by (repository, path): the files their
@@ -950,7 +950,7 @@ impl<'s> Resolver<'s> {
             scope,
             by_name: HashMap::new(),
             imports: HashMap::new(),
-            imports_read: HashSet::new(),
+            imports_read: HashMap::new(),
             go_modules: HashMap::new(),
             reexports: HashMap::new(),
         }
@@ -983,34 +983,42 @@ impl<'s> Resolver<'s> {
     /// files, whose every import used to be read and resolved (400 rows a question at 1M
     /// chunks).
     async fn load_imports(&mut self, refs: &[ReferenceRow]) -> Result<(), StoreError> {
-        let mut files: BTreeSet<i64> = BTreeSet::new();
-        let mut names: BTreeSet<&str> = BTreeSet::new();
+        let mut wanted: HashSet<(i64, &str)> = HashSet::new();
         for r in refs {
+            let read = self.imports_read.get(&r.file_id);
             for n in import_names(r) {
-                if !self.imports_read.contains(&(r.file_id, n.to_owned())) {
-                    files.insert(r.file_id);
-                    names.insert(n);
+                if !read.is_some_and(|names| names.contains(n)) {
+                    wanted.insert((r.file_id, n));
                 }
             }
         }
-        if files.is_empty() {
+        if wanted.is_empty() {
             return Ok(());
         }
-        let files: Vec<i64> = files.into_iter().collect();
-        let names: Vec<String> = names.into_iter().map(str::to_owned).collect();
-        // The statement reads every pair of those files and names: keep the pairs not read
-        // before, then count them all as read.
+        let files: Vec<i64> = wanted
+            .iter()
+            .map(|(f, _)| *f)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let names: Vec<String> = wanted
+            .iter()
+            .map(|(_, n)| *n)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        // The statement reads every pair of those files and names; the pairs not wanted are
+        // left for a later question to read, so that none is read twice.
         let rows: Vec<ImportRow> = self
             .store
             .imports_named(&files, &names)
             .await?
             .into_iter()
-            .filter(|row| !self.imports_read.contains(&(row.file_id, row.name.clone())))
+            .filter(|row| wanted.contains(&(row.file_id, row.name.as_str())))
             .collect();
-        for f in &files {
-            for n in &names {
-                self.imports_read.insert((*f, n.clone()));
-            }
+        for (f, n) in wanted {
+            self.imports_read.entry(f).or_default().insert(n.to_owned());
         }
         let targets = self.resolve_imports(&rows).await?;
         let mut imported: HashSet<(String, String)> = HashSet::new();
