@@ -122,7 +122,8 @@ pub fn default_name(root: &Path) -> String {
 /// The repositories of this run: the command-line `paths` (named by `index.repository` when
 /// there is one path, else by their directories) and the configured `[[repositories]]`, in
 /// the default workspace unless configured otherwise. With neither, the working directory if it
-/// is a git repository's root (it holds `.git`), else none. Refuses two roots that would share a name, and `index.repository` for several paths.
+/// is a git repository's root (it holds `.git`), else none. Refuses two roots that would share
+/// a name, and `index.repository` for several paths.
 pub fn resolve(config: &Config, paths: &[PathBuf]) -> Result<Vec<Repository>, RepositoryError> {
     let default_ws = &config.workspaces.default;
     let mut out: Vec<Repository> = Vec::new();

@@ -268,7 +268,8 @@ impl Store {
                 ))
                 .push_bind(pgvector::Vector::from(query.embedding.to_vec()))
                 .push(format!("::halfvec({dim})")),
-            // The full-precision distance, which no index orders by: an exact scan.
+            // The full-precision distance: an exact scan (the old index over the whole
+            // column, from before per-model indexes, could serve it while it exists).
             None => qb.push(" ORDER BY distance"),
         };
         qb.push(" LIMIT ").push_bind(query.limit).push(
@@ -285,6 +286,8 @@ impl Store {
             .begin_with(format!(
                 "BEGIN; SET LOCAL plan_cache_mode = force_custom_plan;
                  SET LOCAL hnsw.ef_search = {}",
+                // Without a walk of the model's index, the old index over the whole column
+                // may still be walked while it exists.
                 walk.unwrap_or_else(|| ef_search_for(
                     query.ef_search,
                     query.table_chunks,
