@@ -12,19 +12,16 @@ javac resolves to it are compared with the callers codesearch reports (`new Foo(
 call of the class `Foo`), at every confidence and at >= 0.35 (the graph's default). Callers
 outside the SOURCE_DIRs (tests that were not compiled) are left out of both sides.
 """
-import collections, os, subprocess, sys
+import os, subprocess, sys
 
-from intel_compare import compare, definitions, report
+from intel_compare import call_sites_by_location, compare_by_location, definitions
 
 root, repo, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
 here = os.path.dirname(os.path.abspath(__file__))
 calls = subprocess.run(["java", os.path.join(here, "intel-vs-javac", "CallSites.java"), root]
                        + [os.path.join(root, d) for d in dirs],
                        capture_output=True, text=True, check=True).stdout
-truth = collections.defaultdict(set)  # (target path, target line) -> {(call path, call line)}
-for line in calls.splitlines():
-    cp, cl, tp, tl = line.split("\t")
-    truth[(tp, int(tl))].add((cp, int(cl)))
+truth = call_sites_by_location(calls)
 
 
 def inside(path):
@@ -32,11 +29,4 @@ def inside(path):
 
 
 defs = [d for d in definitions(repo, ["function", "method", "class", "enum"]) if inside(d[0])]
-compared, skipped, counts = compare(
-    repo, defs, lambda path, name, line: truth.get((path, line), set()), inside)
-listed = {(path, line) for path, _, line in defs}
-unmatched = sum(len(v) for k, v in truth.items() if k not in listed)
-print(f"{compared} definitions compared ({skipped} skipped); javac resolved "
-      f"{sum(len(v) for v in truth.values())} calls, {unmatched} of them to declarations "
-      f"codesearch does not list (counted as missed)")
-report(counts, unmatched)
+compare_by_location(repo, defs, truth, "javac", inside)

@@ -1,6 +1,6 @@
-"""What `intel-vs-jedi.py` and `intel-vs-javac.py` share: asking a running daemon for the
+"""What the `intel-vs-*.py` scripts share: asking a running daemon for the
 callers of each definition and counting them against a type-aware tool's call sites."""
-import json, os, subprocess
+import collections, json, os, subprocess
 
 THRESHOLDS = (0.0, 0.35)  # every confidence, and the graph's default
 # INTEL_SHOW=1 prints each extra and missed call site at the graph's threshold.
@@ -111,3 +111,26 @@ def report(counts, missed_elsewhere=0):
         r = true / max(1, true + missed)
         print(f"confidence >= {t}: precision {p:.3f}, recall {r:.3f} "
               f"(true {true}, extra {extra}, missed {missed})")
+
+
+def call_sites_by_location(tsv):
+    """A checker's call sites from lines "call path<TAB>call line<TAB>target path<TAB>target
+    line": (target path, target line) -> {(call path, call line)}."""
+    truth = collections.defaultdict(set)
+    for line in tsv.splitlines():
+        cp, cl, tp, tl = line.split("\t")
+        truth[(tp, int(tl))].add((cp, int(cl)))
+    return truth
+
+
+def compare_by_location(repo, defs, truth, checker, inside=lambda path: True):
+    """`compare` with `truth` keyed by the definition's (path, first line), then the summary
+    and `report`; call sites of declarations codesearch does not list count as missed."""
+    compared, skipped, counts = compare(
+        repo, defs, lambda path, name, line: truth.get((path, line), set()), inside)
+    listed = {(path, line) for path, _, line in defs}
+    unmatched = sum(len(v) for k, v in truth.items() if k not in listed)
+    print(f"{compared} definitions compared ({skipped} skipped); {checker} resolved "
+          f"{sum(len(v) for v in truth.values())} calls, {unmatched} of them to declarations "
+          f"codesearch does not list (counted as missed)")
+    report(counts, unmatched)
