@@ -716,7 +716,7 @@ impl IntelService {
         let mut resolver = Resolver::new(self.store(), &scope);
         let mut imports = Vec::new();
         if direction != RelatedDirection::ImportedBy {
-            let rows = self.store().imports_of(&[file_id]).await?;
+            let rows = self.store().imports_of(&[file_id], None).await?;
             let resolved = resolver.resolve_imports(&rows).await?;
             imports = group_related(rows.iter().zip(resolved).flat_map(|(row, targets)| {
                 if targets.is_empty() {
@@ -1012,7 +1012,7 @@ impl<'s> Resolver<'s> {
         // left for a later question to read, so that none is read twice.
         let rows: Vec<ImportRow> = self
             .store
-            .imports_named(&files, &names)
+            .imports_of(&files, Some(&names))
             .await?
             .into_iter()
             .filter(|row| wanted.contains(&(row.file_id, row.name.as_str())))

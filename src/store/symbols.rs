@@ -574,36 +574,31 @@ impl Store {
         Ok(rows.iter().map(reference).collect())
     }
 
-    /// The imports of the given files.
-    pub async fn imports_of(&self, file_ids: &[i64]) -> Result<Vec<ImportRow>, StoreError> {
-        let rows = sqlx::query(&format!(
-            "SELECT {IMPORT_COLUMNS} FROM code_imports i {}
-             WHERE i.file_id = ANY($1) ORDER BY f.file_path, i.line",
-            file_per_row("i")
-        ))
-        .bind(file_ids)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(q("reading imports"))?;
-        Ok(rows.iter().map(import).collect())
-    }
-
-    /// The imports of `file_ids` that bind one of `names`.
-    pub async fn imports_named(
+    /// The imports of the given files; with `names`, only those binding one of them.
+    pub async fn imports_of(
         &self,
         file_ids: &[i64],
-        names: &[String],
+        names: Option<&[String]>,
     ) -> Result<Vec<ImportRow>, StoreError> {
-        let rows = sqlx::query(&format!(
+        // Two statements, not `$2 IS NULL OR ...`, which a generic plan could not narrow.
+        let sql = format!(
             "SELECT {IMPORT_COLUMNS} FROM code_imports i {}
-             WHERE i.file_id = ANY($1) AND i.name = ANY($2) ORDER BY f.file_path, i.line",
-            file_per_row("i")
-        ))
-        .bind(file_ids)
-        .bind(names)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(q("reading imports"))?;
+             WHERE i.file_id = ANY($1) {} ORDER BY f.file_path, i.line",
+            file_per_row("i"),
+            if names.is_some() {
+                "AND i.name = ANY($2)"
+            } else {
+                ""
+            }
+        );
+        let mut query = sqlx::query(&sql).bind(file_ids);
+        if let Some(names) = names {
+            query = query.bind(names);
+        }
+        let rows = query
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("reading imports"))?;
         Ok(rows.iter().map(import).collect())
     }
 
