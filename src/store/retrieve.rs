@@ -185,8 +185,14 @@ impl Store {
         let in_files = repositories
             .as_deref()
             .or_else(|| query.scope.restriction());
-        let exact = if path_regex.is_some() || repositories.is_some() {
-            self.chunks_in_files(path_regex, in_files).await? <= EXACT_SCAN_CHUNKS
+        // A path filter's files, listed once: their keys serve the exact scan below.
+        let mut path_keys = None;
+        let exact = if let Some(re) = path_regex {
+            let (chunks, keys) = self.files_matching(re, in_files).await?;
+            path_keys = keys;
+            chunks <= EXACT_SCAN_CHUNKS
+        } else if repositories.is_some() {
+            self.chunks_in_files(in_files).await? <= EXACT_SCAN_CHUNKS
         } else if query.filters.on_chunks() {
             self.chunks_passing(query.scope, query.filters).await? <= EXACT_SCAN_CHUNKS
         } else {
@@ -223,43 +229,53 @@ impl Store {
         // distance per row scanned (5 ms of a 16-ms exact scan of 7,000 rows), and keep an
         // iterative scan walking for rows that cannot pass.
         let vector = pad(query.embedding);
-        let mut qb = QueryBuilder::new(format!(
-            "WITH nearest AS MATERIALIZED (
-               SELECT {HIT_COLUMNS}, embedding <=> "
-        ));
-        qb.push_bind(vector.clone()).push(" AS distance FROM ");
-        let by_file = exact && (path_regex.is_some() || repositories.is_some());
-        if by_file {
-            // The matching files' chunks, through the (repository, file_path) key.
+        let mut qb = QueryBuilder::new("WITH ");
+        // Without a walk, every passing row is read: their narrow copies (migration 0018), in
+        // half precision at the model's dimensions, a quarter of what the chunks' own rows
+        // hold. The rows kept are then ordered below by their full-precision distance, with
+        // the filters checked again on the chunks themselves (a file key may, in theory,
+        // collide).
+        let narrow = walk.is_none();
+        if narrow {
             qb.push(
-                "(SELECT x.* FROM indexed_files m JOIN codebase_index x
-                    ON x.repository = m.repository AND x.file_path = m.file_path
-                  WHERE TRUE",
-            );
-            if let Some(re) = path_regex {
-                qb.push(" AND m.file_path ~ ").push_bind(re.to_owned());
+                "kept AS MATERIALIZED (SELECT chunk_id FROM chunk_vectors WHERE embedding_model = ",
+            )
+            .push_bind(query.model.to_owned())
+            .push(" AND vector_dims(embedding) = ")
+            .push_bind(dim as i32);
+            if let Some(keys) = path_keys {
+                qb.push(" AND file_key = ANY(").push_bind(keys).push(")");
+            } else if let Some(re) = path_regex {
+                // Too many files to list (no walk yet: the model's index is still to come).
+                qb.push(
+                    " AND file_key = ANY(ARRAY(SELECT chunk_file_key(repository, file_path)
+                       FROM indexed_files WHERE file_path ~ ",
+                )
+                .push_bind(re.to_owned())
+                .push("))");
             }
-            if let Some(repositories) = in_files {
-                qb.push(" AND m.repository = ANY(")
-                    .push_bind(repositories.to_vec())
-                    .push(")");
-            }
-            qb.push(") AS codebase_index");
-        } else {
-            qb.push("codebase_index");
-        }
-        qb.push(" WHERE embedding IS NOT NULL AND embedding_model = ")
-            .push_bind(query.model.to_owned());
-        if by_file && path_regex.is_some() {
-            // The files' paths matched it: not again on each of their chunks.
             let rest = Filters {
                 path_regex: None,
                 ..query.filters.clone()
             };
             push_filters(&mut qb, query.scope, &rest);
-        } else {
-            push_filters(&mut qb, query.scope, query.filters);
+            qb.push(" ORDER BY embedding <=> ")
+                .push_bind(pgvector::Vector::from(query.embedding.to_vec()))
+                .push("::halfvec LIMIT ")
+                .push_bind(query.limit)
+                .push("), ");
         }
+        qb.push(format!(
+            "nearest AS MATERIALIZED (SELECT {HIT_COLUMNS}, embedding <=> "
+        ));
+        qb.push_bind(vector.clone())
+            .push(" AS distance FROM codebase_index WHERE ");
+        if narrow {
+            qb.push("id IN (SELECT chunk_id FROM kept) AND ");
+        }
+        qb.push("embedding IS NOT NULL AND embedding_model = ")
+            .push_bind(query.model.to_owned());
+        push_filters(&mut qb, query.scope, query.filters);
         match walk {
             // The expression of the indexes `ensure_ann_index` builds, exactly.
             Some(_) => qb
@@ -268,8 +284,7 @@ impl Store {
                 ))
                 .push_bind(pgvector::Vector::from(query.embedding.to_vec()))
                 .push(format!("::halfvec({dim})")),
-            // The full-precision distance: an exact scan (the old index over the whole
-            // column, from before per-model indexes, could serve it while it exists).
+            // The full-precision distance of the rows the narrow scan kept.
             None => qb.push(" ORDER BY distance"),
         };
         qb.push(" LIMIT ").push_bind(query.limit).push(
@@ -281,20 +296,17 @@ impl Store {
             .push(" ORDER BY distance");
         // A plan for these filters' values: an HNSW scan, or an exact scan of the few rows a
         // selective filter lets through (see `connect`).
-        let mut tx = self
-            .pool
-            .begin_with(format!(
+        let settings = match walk {
+            Some(ef) => format!(
                 "BEGIN; SET LOCAL plan_cache_mode = force_custom_plan;
                  SET LOCAL hnsw.ef_search = {}",
-                // Without a walk of the model's index, the old index over the whole column
-                // may still be walked while it exists.
-                walk.unwrap_or_else(|| ef_search_for(
-                    query.ef_search,
-                    query.table_chunks,
-                    !query.filters.is_empty() || workspace.is_some()
-                ))
-                .clamp(1, 1000)
-            ))
+                ef.clamp(1, 1000)
+            ),
+            None => "BEGIN; SET LOCAL plan_cache_mode = force_custom_plan".to_owned(),
+        };
+        let mut tx = self
+            .pool
+            .begin_with(settings)
             .await
             .map_err(q("searching vectors"))?;
         let rows = qb
@@ -306,22 +318,17 @@ impl Store {
         Ok(rows.iter().map(hit).collect())
     }
 
-    /// Chunks in the files whose path matches `path_regex` (if given) in `repositories` (if
-    /// given).
+    /// Chunks in the files of `repositories` (if given; else all).
     pub(super) async fn chunks_in_files(
         &self,
-        path_regex: Option<&str>,
         repositories: Option<&[String]>,
     ) -> Result<i64, StoreError> {
         // Built per case: with generic plans, `$1 IS NULL OR ...` would never use an index.
         let mut qb = QueryBuilder::<Postgres>::new(
-            "SELECT coalesce(sum(chunk_count), 0)::int8 FROM indexed_files WHERE TRUE",
+            "SELECT coalesce(sum(chunk_count), 0)::int8 FROM indexed_files",
         );
-        if let Some(re) = path_regex {
-            qb.push(" AND file_path ~ ").push_bind(re.to_owned());
-        }
         if let Some(repositories) = repositories {
-            qb.push(" AND repository = ANY(")
+            qb.push(" WHERE repository = ANY(")
                 .push_bind(repositories.to_vec())
                 .push(")");
         }
@@ -329,6 +336,37 @@ impl Store {
             .fetch_one(&self.pool)
             .await
             .map_err(q("counting the chunks a filter lets through"))
+    }
+
+    /// The chunks of the files whose path matches `path_regex` (in `repositories`, if given),
+    /// and the files' keys in `chunk_vectors` when they hold at most [`EXACT_SCAN_CHUNKS`]:
+    /// the regular expression is matched once for both the choice of an exact scan and the
+    /// scan.
+    async fn files_matching(
+        &self,
+        path_regex: &str,
+        repositories: Option<&[String]>,
+    ) -> Result<(i64, Option<Vec<i64>>), StoreError> {
+        let mut qb = QueryBuilder::<Postgres>::new(
+            "SELECT coalesce(sum(chunk_count), 0)::int8 AS chunks,
+                    CASE WHEN coalesce(sum(chunk_count), 0) <= ",
+        );
+        qb.push_bind(EXACT_SCAN_CHUNKS).push(
+            " THEN coalesce(array_agg(chunk_file_key(repository, file_path)), '{}') END AS keys
+             FROM indexed_files WHERE file_path ~ ",
+        );
+        qb.push_bind(path_regex.to_owned());
+        if let Some(repositories) = repositories {
+            qb.push(" AND repository = ANY(")
+                .push_bind(repositories.to_vec())
+                .push(")");
+        }
+        let row = qb
+            .build()
+            .fetch_one(&self.pool)
+            .await
+            .map_err(q("listing the files a path filter lets through"))?;
+        Ok((row.get("chunks"), row.get("keys")))
     }
 
     /// The chunks of the scope that pass the filters on the chunks' columns, counted up to one

@@ -146,7 +146,7 @@ impl Store {
     /// The scope's chunk count, from the files' `chunk_count` (callers cache it per scope
     /// fingerprint).
     pub async fn scope_chunks(&self, scope: &Scope) -> Result<i64, StoreError> {
-        self.chunks_in_files(None, scope.restriction()).await
+        self.chunks_in_files(scope.restriction()).await
     }
 
     /// The lexemes of each of `words` under the file postings' configuration (each word

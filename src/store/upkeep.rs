@@ -224,7 +224,7 @@ impl Store {
     ///   p50 90 ms before, 6 ms after);
     /// - the visibility map, without which the postings' index-only scans visit the heap.
     pub async fn vacuum_analyze(&self) -> Result<(), StoreError> {
-        sqlx::query("VACUUM (ANALYZE) codebase_index, indexed_files, file_terms")
+        sqlx::query("VACUUM (ANALYZE) codebase_index, chunk_vectors, indexed_files, file_terms")
             .execute(&self.pool)
             .await
             .map_err(q("vacuuming the index"))?;
@@ -235,8 +235,8 @@ impl Store {
     /// TRUNCATE would keep, making the next cold index pay for HNSW inserts). For benchmarks.
     pub async fn clear(&self) -> Result<(), StoreError> {
         sqlx::query(
-            "TRUNCATE codebase_index, indexed_files, file_terms, repositories, code_definitions,
-               code_references, code_imports",
+            "TRUNCATE codebase_index, chunk_vectors, indexed_files, file_terms, repositories,
+               code_definitions, code_references, code_imports",
         )
         .execute(&self.pool)
         .await

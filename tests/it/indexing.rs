@@ -897,3 +897,113 @@ async fn oversized_generated_and_unstorable_files_are_each_that_files_problem() 
     .expect("reason");
     assert!(reason.starts_with("cannot be stored: model"), "{reason}");
 }
+
+/// Rows of `chunk_vectors` (migration 0018) that differ from the copy `codebase_index` calls
+/// for, counted both ways: a missing, stale or extra copy each count.
+async fn narrow_copies_out_of_step(store: &Store) -> i64 {
+    rows(
+        store,
+        "WITH expected AS (
+           SELECT id, chunk_file_key(repository, file_path), repository, workspace, module,
+                  language, file_type, component_type, embedding_model,
+                  subvector(embedding, 1, embedding_dim)::halfvec::text
+           FROM codebase_index WHERE embedding IS NOT NULL AND embedding_model IS NOT NULL),
+         actual AS (
+           SELECT chunk_id, file_key, repository, workspace, module, language, file_type,
+                  component_type, embedding_model, embedding::text
+           FROM chunk_vectors)
+         SELECT (SELECT count(*) FROM (SELECT * FROM expected EXCEPT SELECT * FROM actual) a)
+              + (SELECT count(*) FROM (SELECT * FROM actual EXCEPT SELECT * FROM expected) b)",
+    )
+    .await
+}
+
+#[tokio::test]
+async fn narrow_vector_copies_follow_every_write() {
+    let (repo, store, indexer) = setup(&[
+        ("backend/src/invoice/invoice.service.ts", SERVICE),
+        (
+            "docs/guide.md",
+            "# Guide\n\nHow invoices work.\n\n## Payment\n\nBy transfer.\n",
+        ),
+        ("frontend/app.py", "def main():\n    print('hi')\n"),
+    ])
+    .await;
+    let cancel = CancellationToken::new();
+    let copies = || rows(&store, "SELECT count(*) FROM chunk_vectors");
+    let vectors = || {
+        rows(
+            &store,
+            "SELECT count(*) FROM codebase_index WHERE embedding IS NOT NULL",
+        )
+    };
+    indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("index");
+    assert!(copies().await > 0);
+    assert_eq!(copies().await, vectors().await);
+    assert_eq!(narrow_copies_out_of_step(&store).await, 0, "after indexing");
+
+    // An edit, a deletion and a new file.
+    support::write(
+        repo.path(),
+        "docs/guide.md",
+        "# Guide\n\nInvoices, rewritten.\n",
+    );
+    std::fs::remove_file(repo.path().join("frontend/app.py")).expect("delete");
+    support::write(
+        repo.path(),
+        "tests/test_app.py",
+        "def test_main():\n    assert True\n",
+    );
+    indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("index");
+    assert_eq!(narrow_copies_out_of_step(&store).await, 0, "after edits");
+
+    // A vector pending (the embedder was down), then filled by the backfill.
+    let (id, model): (uuid::Uuid, String) = sqlx::query_as(
+        "UPDATE codebase_index SET embedding = NULL, embedding_model = NULL, embedding_dim = NULL
+         WHERE id = (SELECT id FROM codebase_index WHERE file_path = 'docs/guide.md' LIMIT 1)
+         RETURNING id, (SELECT max(embedding_model) FROM codebase_index)",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("a pending vector");
+    assert_eq!(narrow_copies_out_of_step(&store).await, 0, "while pending");
+    let before = copies().await;
+    let filled = store
+        .fill_vectors(&model, 384, &[(id, vec![0.5; 384])], &[])
+        .await
+        .expect("fill");
+    assert_eq!(filled, 1);
+    assert_eq!(copies().await, before + 1);
+    assert_eq!(
+        narrow_copies_out_of_step(&store).await,
+        0,
+        "after the backfill"
+    );
+
+    // The repository moves to another workspace, then is removed.
+    let name: String = sqlx::query_scalar("SELECT name FROM repositories")
+        .fetch_one(store.pool())
+        .await
+        .expect("the repository");
+    store
+        .move_to_workspace(&name, "elsewhere")
+        .await
+        .expect("move");
+    assert_eq!(narrow_copies_out_of_step(&store).await, 0, "after the move");
+    assert_eq!(
+        rows(
+            &store,
+            "SELECT count(*) FROM chunk_vectors WHERE workspace <> 'elsewhere'"
+        )
+        .await,
+        0
+    );
+    assert!(store.remove_repository(&name).await.expect("remove"));
+    assert_eq!(copies().await, 0);
+}
