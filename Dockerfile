@@ -16,7 +16,7 @@ WORKDIR /src
 # The release profile keeps line tables for backtraces (200 MB); the image does without.
 ENV CARGO_PROFILE_RELEASE_DEBUG=false \
     CARGO_PROFILE_RELEASE_STRIP=symbols
-COPY Cargo.toml Cargo.lock ./
+COPY Cargo.toml Cargo.lock build.rs ./
 COPY src src
 COPY migrations migrations
 COPY config config
