@@ -227,6 +227,22 @@ pub async fn stats(config: &Config, as_json: bool) -> anyhow::Result<bool> {
     for r in &replies {
         let id = r["id"].as_str().unwrap_or("?");
         for e in r["endpoints"].as_array().into_iter().flatten() {
+            let name = e["name"].as_str().unwrap_or("?");
+            if e["data"].is_null() {
+                // Only the service API's own count (error replies count as answers there).
+                println!(
+                    "{:<34} {:<8} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
+                    id,
+                    name,
+                    e["num_requests"].as_u64().unwrap_or(0),
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-"
+                );
+                continue;
+            }
             let f: EndpointFigures = serde_json::from_value(e["data"].clone()).unwrap_or_default();
             let hit_rate = if f.requests == 0 {
                 0.0
@@ -235,14 +251,7 @@ pub async fn stats(config: &Config, as_json: bool) -> anyhow::Result<bool> {
             };
             println!(
                 "{:<34} {:<8} {:>9} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>8.1}%",
-                id,
-                e["name"].as_str().unwrap_or("?"),
-                f.requests,
-                f.errors,
-                f.p50_ms,
-                f.p95_ms,
-                f.p99_ms,
-                hit_rate
+                id, name, f.requests, f.errors, f.p50_ms, f.p95_ms, f.p99_ms, hit_rate
             );
             for (code, n) in &f.errors_by_code {
                 println!("{:<34} {:<8} {:>9} {:>7}  {code}", "", "", "", n);

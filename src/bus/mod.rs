@@ -374,9 +374,17 @@ pub async fn serve(
         .service_builder()
         .description("Semantic code search over indexed repositories")
         // Error replies carry a JSON body (the contract), which the service API counts as
-        // successes: our own figures, errors included, go in each endpoint's `data`.
-        .stats_handler(move |_endpoint, _stats| {
-            serde_json::to_value(figures.search_figures()).unwrap_or_default()
+        // successes: our own figures, errors included, go in the search endpoints' `data`
+        // (one set for searches on both subjects). The other endpoints have the service
+        // API's own counts only.
+        .stats_handler(move |endpoint, _stats| {
+            if endpoint == Kind::Search.endpoint_name()
+                || endpoint == format!("workspace-{}", Kind::Search.endpoint_name())
+            {
+                serde_json::to_value(figures.search_figures()).unwrap_or_default()
+            } else {
+                serde_json::Value::Null
+            }
         })
         .queue_group(&cfg.queue_group)
         .start(SERVICE_NAME, env!("CARGO_PKG_VERSION"))

@@ -201,6 +201,14 @@ async fn heartbeats_metrics_and_stats_tell_the_truth() {
     assert_eq!(search["data"]["errors"], 2, "{stats}");
     assert_eq!(search["data"]["errors_by_code"]["bad_request"], 2);
     assert!(search["data"]["p95_ms"].as_f64().is_some_and(|p| p > 0.0));
+    // The search figures are the search endpoints' alone: the others, asked nothing here,
+    // carry none.
+    let callers = stats["endpoints"]
+        .as_array()
+        .and_then(|e| e.iter().find(|e| e["name"] == "callers"))
+        .expect("the callers endpoint");
+    assert!(callers["data"].is_null(), "{stats}");
+    assert_eq!(callers["num_requests"], 0);
 
     let health: Value = http
         .get(format!("{base}/health"))
