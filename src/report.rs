@@ -221,17 +221,20 @@ pub async fn stats(config: &Config, as_json: bool) -> anyhow::Result<bool> {
         return Ok(false);
     }
     println!(
-        "{:<34} {:<8} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
+        "{:<34} {:<18} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
         "daemon", "endpoint", "requests", "errors", "p50 ms", "p95 ms", "p99 ms", "cache hit"
     );
     for r in &replies {
         let id = r["id"].as_str().unwrap_or("?");
-        for e in r["endpoints"].as_array().into_iter().flatten() {
+        let mut endpoints: Vec<&serde_json::Value> =
+            r["endpoints"].as_array().into_iter().flatten().collect();
+        endpoints.sort_by_key(|e| e["name"].as_str().unwrap_or("?"));
+        for e in endpoints {
             let name = e["name"].as_str().unwrap_or("?");
             if e["data"].is_null() {
                 // Only the service API's own count (error replies count as answers there).
                 println!(
-                    "{:<34} {:<8} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
+                    "{:<34} {:<18} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
                     id,
                     name,
                     e["num_requests"].as_u64().unwrap_or(0),
@@ -250,11 +253,11 @@ pub async fn stats(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                 100.0 * f.cache_hits as f64 / f.requests as f64
             };
             println!(
-                "{:<34} {:<8} {:>9} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>8.1}%",
+                "{:<34} {:<18} {:>9} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>8.1}%",
                 id, name, f.requests, f.errors, f.p50_ms, f.p95_ms, f.p99_ms, hit_rate
             );
             for (code, n) in &f.errors_by_code {
-                println!("{:<34} {:<8} {:>9} {:>7}  {code}", "", "", "", n);
+                println!("{:<34} {:<18} {:>9} {:>7}  {code}", "", "", "", n);
             }
         }
     }
