@@ -477,13 +477,20 @@ impl Store {
         // searching its own repository) reads the postings of those files only. Otherwise
         // each term's postings are read best first and each file checked against the
         // restriction, which costs more the fewer files it lets through.
-        if let Some(repositories) = &repositories {
-            qb.push(
-                ", allowed AS MATERIALIZED (
-                   SELECT f.id FROM indexed_files f WHERE f.repository = ANY(",
-            )
-            .push_bind(repositories.clone())
-            .push(")");
+        // A path filter is read the same way: `**/tests/**` lets 1,000 of 6,650 files through
+        // at 100k chunks, and walking each term's postings to find those is most of a
+        // filtered file query (docs/BENCHMARKS.md).
+        let few_files = repositories.is_some() || query.filters.path_regex.is_some();
+        if few_files {
+            qb.push(", allowed AS MATERIALIZED (SELECT f.id FROM indexed_files f WHERE TRUE");
+            if let Some(in_scope) = repositories
+                .as_deref()
+                .or_else(|| query.scope.restriction())
+            {
+                qb.push(" AND f.repository = ANY(")
+                    .push_bind(in_scope.to_vec())
+                    .push(")");
+            }
             if on_chunks {
                 push_file_filters(&mut qb, query.filters);
             }
@@ -503,7 +510,7 @@ impl Store {
                SELECT p.file_id, sum(q.idf * p.impact) AS score
                FROM q CROSS JOIN LATERAL (",
         );
-        if repositories.is_some() {
+        if few_files {
             qb.push(
                 "SELECT p.file_id, p.impact FROM allowed a
                    JOIN file_terms p ON p.file_id = a.id AND p.term = q.term
@@ -519,7 +526,10 @@ impl Store {
             if let Some(repositories) = &repositories {
                 qb.push(" AND f.repository = ANY(")
                     .push_bind(repositories.clone())
-                    .push(") AND NOT (SELECT yes FROM few)");
+                    .push(")");
+            }
+            if few_files {
+                qb.push(" AND NOT (SELECT yes FROM few)");
             }
             if on_chunks {
                 push_file_filters(&mut qb, query.filters);
@@ -530,7 +540,7 @@ impl Store {
         }
         qb.push(" ORDER BY p.impact DESC LIMIT ")
             .push_bind(FILE_POSTINGS_PER_TERM);
-        if repositories.is_some() {
+        if few_files {
             qb.push(")");
         }
         qb.push(") p GROUP BY p.file_id ORDER BY score DESC LIMIT ")
