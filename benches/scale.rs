@@ -329,20 +329,8 @@ async fn exact_top10(
         .into_iter()
         .map(|(id, similarity)| Hit {
             id,
-            repository: String::new(),
-            file_path: String::new(),
-            chunk_index: 0,
-            content: String::new(),
             similarity: Some(similarity),
-            lexical: None,
-            module: None,
-            component_type: None,
-            file_type: None,
-            language: None,
-            symbol: None,
-            symbols: Vec::new(),
-            start_line: None,
-            end_line: None,
+            ..Hit::default()
         })
         .collect())
 }

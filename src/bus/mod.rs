@@ -378,8 +378,8 @@ pub async fn serve(
         // (one set for searches on both subjects). The other endpoints have the service
         // API's own counts only.
         .stats_handler(move |endpoint, _stats| {
-            if endpoint == Kind::Search.endpoint_name()
-                || endpoint == format!("workspace-{}", Kind::Search.endpoint_name())
+            if endpoint.strip_prefix("workspace-").unwrap_or(&endpoint)
+                == Kind::Search.endpoint_name()
             {
                 serde_json::to_value(figures.search_figures()).unwrap_or_default()
             } else {

@@ -1065,15 +1065,7 @@ mod tests {
             chunk_index: chunk,
             content: content.into(),
             similarity: Some(0.5),
-            lexical: None,
-            module: None,
-            component_type: None,
-            file_type: None,
-            language: None,
-            symbol: None,
-            symbols: Vec::new(),
-            start_line: None,
-            end_line: None,
+            ..Hit::default()
         }
     }
 

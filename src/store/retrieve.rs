@@ -143,7 +143,7 @@ pub struct TermWeight {
 
 /// One search hit. `similarity` is the cosine similarity to the query (absent when the chunk
 /// has no vector of the query's model yet); `lexical` the BM25 score when it matched lexically.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Hit {
     pub id: uuid::Uuid,
     pub repository: String,
