@@ -7,23 +7,31 @@ THRESHOLDS = (0.0, 0.35)  # every confidence, and the graph's default
 SHOW = bool(os.environ.get("INTEL_SHOW"))
 
 
-def definitions(repo, kinds):
-    """(path, name, start line) of `repo`'s definitions of `kinds`, from DATABASE_URL."""
-    sql = ("SELECT f.file_path, d.name, d.start_line FROM code_definitions d "
-           "JOIN indexed_files f ON f.id = d.file_id WHERE d.repository = '%s' "
-           "AND d.kind IN (%s) ORDER BY f.file_path, d.start_line"
-           % (repo, ",".join("'%s'" % k for k in kinds)))
+def query(sql):
+    """The rows of `sql` on DATABASE_URL, as lists of strings."""
     psql = os.path.join(os.environ.get("CODESEARCH_PG_BIN", ""), "psql")
     rows = subprocess.run([psql if os.path.exists(psql) else "psql", os.environ["DATABASE_URL"],
                            "-AtF", "\t", "-c", sql], capture_output=True, text=True,
                           check=True).stdout
-    return [(p, n, int(l)) for p, n, l in (r.split("\t") for r in rows.split("\n") if r)]
+    return [r.split("\t") for r in rows.split("\n") if r]
 
 
-def compare(repo, defs, truth_of, inside=lambda path: True):
+def definitions(repo, kinds, end=False):
+    """(path, name, start line) of `repo`'s definitions of `kinds`, from DATABASE_URL; with
+    `end`, (path, name, start line, end line)."""
+    rows = query("SELECT f.file_path, d.name, d.start_line, d.end_line FROM code_definitions d "
+                 "JOIN indexed_files f ON f.id = d.file_id WHERE d.repository = '%s' "
+                 "AND d.kind IN (%s) ORDER BY f.file_path, d.start_line"
+                 % (repo, ",".join("'%s'" % k for k in kinds)))
+    return [(p, n, int(s), int(e)) if end else (p, n, int(s)) for p, n, s, e in rows]
+
+
+def compare(repo, defs, truth_of, inside=lambda path: True, ran=None):
     """Counts, per threshold, the callers codesearch reports for each of `defs` against
     `truth_of(path, name, line)` (a set of (path, line) call sites, or None to skip the
-    definition). Call sites outside `inside` are left out; a definition whose callers codesearch
+    definition). Call sites outside `inside` are left out, and so are codesearch's call sites
+    on lines outside `ran` (a set of (path, line)) when it is given: a checker that watched a
+    program run knows only the lines that ran. A definition whose callers codesearch
     cannot give (an error reply) is skipped with its call sites counted as missed. Returns
     (compared, skipped, counts) with counts[threshold] = [true, extra, missed]."""
     counts = {t: [0, 0, 0] for t in THRESHOLDS}
@@ -49,7 +57,8 @@ def compare(repo, defs, truth_of, inside=lambda path: True):
         compared += 1
         for t in THRESHOLDS:
             ours = {(c["path"], c["line"]) for c in reply["calls"]
-                    if c["confidence"] >= t and inside(c["path"])}
+                    if c["confidence"] >= t and inside(c["path"])
+                    and (ran is None or (c["path"], c["line"]) in ran)}
             if SHOW and t == THRESHOLDS[-1]:
                 for p, l in sorted(ours - truth):
                     print(f"extra\t{path}:{line} {name}\t<- {p}:{l}")
@@ -123,11 +132,11 @@ def call_sites_by_location(tsv):
     return truth
 
 
-def compare_by_location(repo, defs, truth, checker, inside=lambda path: True):
+def compare_by_location(repo, defs, truth, checker, inside=lambda path: True, ran=None):
     """`compare` with `truth` keyed by the definition's (path, first line), then the summary
     and `report`; call sites of declarations codesearch does not list count as missed."""
     compared, skipped, counts = compare(
-        repo, defs, lambda path, name, line: truth.get((path, line), set()), inside)
+        repo, defs, lambda path, name, line: truth.get((path, line), set()), inside, ran)
     listed = {(path, line) for path, _, line in defs}
     unmatched = sum(len(v) for k, v in truth.items() if k not in listed)
     print(f"{compared} definitions compared ({skipped} skipped); {checker} resolved "
