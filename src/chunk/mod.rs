@@ -36,9 +36,10 @@ use tree_sitter::Tree;
 /// C#, C, C++ and Ruby cut at definitions and extracted, since version 11 a comment on a
 /// definition's closing line kept with it and C++'s declared types and export macros, since
 /// version 12 calls of JavaScript's and TypeScript's `#private` methods, since version 13 Go's
-/// declared types of receivers, parameters and locals); part of every file's skip key, so a
-/// change re-processes files (vectors are reused where a chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 13;
+/// declared types of receivers, parameters and locals, since version 14 Ruby's calls written as
+/// a bare name); part of every file's skip key, so a change re-processes files (vectors are
+/// reused where a chunk's text is unchanged).
+pub const CHUNKER_VERSION: i32 = 14;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

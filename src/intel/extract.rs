@@ -200,6 +200,24 @@ fn rust_pointee(written: &str) -> Option<&str> {
 /// Where a declaration's name can be used: a parameter in its whole method (or lambda), a
 /// field in its whole class body, a local from its declaration to the end of its block.
 fn binding_scope(decl: Node<'_>) -> (usize, usize) {
+    if decl.kind() == "assignment" {
+        // Ruby's `x = Foo.new` types `x` to the end of its method, `@x = Foo.new` its class.
+        let ivar = decl
+            .child_by_field_name("left")
+            .is_some_and(|l| l.kind() == "instance_variable");
+        let mut up = decl.parent();
+        while let Some(n) = up {
+            match n.kind() {
+                "class" | "module" if ivar => return (n.start_byte(), n.end_byte()),
+                "method" | "singleton_method" if !ivar => {
+                    return (decl.start_byte(), n.end_byte());
+                }
+                "program" => return (decl.start_byte(), n.end_byte()),
+                _ => {}
+            }
+            up = n.parent();
+        }
+    }
     if decl.kind().contains("parameter") {
         let mut up = decl.parent();
         while let Some(n) = up {
@@ -280,13 +298,13 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
     }
 }
 
-struct RawCall {
-    start: usize,
+pub(super) struct RawCall {
+    pub(super) start: usize,
     /// Calls that start together (`load().parse()`) are ordered outer first.
-    end: usize,
-    line: u32,
-    name: String,
-    qualifier: Option<String>,
+    pub(super) end: usize,
+    pub(super) line: u32,
+    pub(super) name: String,
+    pub(super) qualifier: Option<String>,
 }
 
 /// What `tree` (parsed from `text`, the file at `rel_path`) defines, calls and imports.
@@ -376,7 +394,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         }),
                     };
                     if lang == CodeLanguage::Ruby {
-                        ruby_constructor(&mut call);
+                        super::ruby::constructor(&mut call);
                     }
                     call
                 };
@@ -442,6 +460,10 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
     defs.sort_by_key(|d| (d.start, std::cmp::Reverse(d.end), d.pattern));
     let (definitions, slots) = nest(lang, &defs);
 
+    if lang == CodeLanguage::Ruby {
+        let room = MAX_REFERENCES.saturating_sub(calls.len());
+        calls.extend(super::ruby::bare_calls(tree, text, room));
+    }
     let mut calls: Vec<RawCall> = calls.into_values().collect();
     calls.sort_by_key(|c| (c.start, std::cmp::Reverse(c.end)));
     if !bindings.is_empty() {
@@ -614,31 +636,16 @@ fn kind_of(capture: &str) -> &'static str {
     }
 }
 
-/// Ruby's `Stack.new(...)` constructs a `Stack`: it becomes a call of `Stack`, like `new
-/// Stack()` elsewhere (`Acme::Stack.new` a call of `Stack` qualified by `Acme`).
-fn ruby_constructor(call: &mut RawCall) {
-    if call.name != "new" {
-        return;
-    }
-    let Some(q) = call.qualifier.as_deref() else {
-        return;
-    };
-    let (scope, class) = match q.rsplit_once("::") {
-        Some((scope, class)) => (Some(scope.to_owned()), class),
-        None => (None, q),
-    };
-    if class.starts_with(|c: char| c.is_ascii_uppercase()) {
-        call.name = class.to_owned();
-        call.qualifier = scope;
-    }
-}
-
 /// A receiver or path as written, when it is a plain path (`self`, `os.path`, `Stack`,
 /// `crate::store`); `None` for an expression (`foo().bar`, `items[0]`).
 fn plain_path(s: &str) -> Option<String> {
-    let plain = !s.is_empty()
+    // Ruby's instance and class variables: `@app`, `@@count`.
+    let bare = s.trim_start_matches('@');
+    let plain = !bare.is_empty()
+        && s.len() - bare.len() <= 2
         && s.len() <= 120
-        && s.chars()
+        && bare
+            .chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.' | ':'));
     plain.then(|| s.to_owned())
 }

@@ -1760,9 +1760,10 @@ fn resembles(receiver: &str, owner: &str) -> bool {
     receiver.len() >= 3 && (owner.contains(receiver) || receiver.contains(owner))
 }
 
-/// A name as [`resembles`] compares it: lower case, without underscores.
+/// A name as [`resembles`] compares it: lower case, without underscores (nor the `@` of a
+/// Ruby instance variable).
 fn normalized(name: &str) -> String {
-    name.replace('_', "").to_lowercase()
+    name.replace(['_', '@'], "").to_lowercase()
 }
 
 fn read_go_module(go_mod: std::path::PathBuf) -> Option<String> {

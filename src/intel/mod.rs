@@ -15,6 +15,7 @@ mod extract;
 pub mod graph;
 mod imports;
 pub mod render;
+mod ruby;
 
 pub use extract::{extract, query_source};
 pub use imports::{go_import_key, path_keys};

@@ -754,3 +754,65 @@ fn ruby_modules_classes_methods_and_requires() {
     );
     assert_eq!(x.definitions[1].signature, "class Order");
 }
+
+#[test]
+fn ruby_bare_names_are_calls_unless_a_local_is_bound() {
+    let text = "class Task\n  def invoke(*args)\n    chain = build_chain\n    chain.run\n    \
+                options[:trace] = true if trace?\n    items.each do |item|\n      count = item\n      \
+                count\n      prepare\n    end\n    count\n    x = x\n    begin\n      sync\n    \
+                rescue => error\n      error\n    end\n    loop { tick }\n  end\n\n  \
+                def other(a, b = default_b, c: 1)\n    a + b + c + chain\n  end\nend\n";
+    let x = run("lib/task.rb", text);
+    let found = calls(&x);
+    let bare: Vec<&str> = found
+        .iter()
+        .filter(|(_, q, _)| q.is_none())
+        .map(|(n, _, _)| n.as_str())
+        .collect();
+    // Every name read before anything binds it is a call; parameters, assignments' targets,
+    // block parameters and rescued errors bind locals; a block's locals end with the block,
+    // and `def` starts afresh (`chain` in `other` is a call again).
+    assert_eq!(
+        bare,
+        [
+            "build_chain",
+            "options",
+            "trace?",
+            "items",
+            "prepare",
+            "count",
+            "sync",
+            "loop",
+            "tick",
+            "default_b",
+            "chain"
+        ]
+    );
+    has(
+        &found,
+        &[
+            call("build_chain", None, "Task::invoke"),
+            call("chain", None, "Task::other"),
+        ],
+    );
+}
+
+#[test]
+fn ruby_variables_assigned_a_new_object_call_its_class() {
+    let text = "class AppTest\n  def setup\n    @app = Rake::Application.new\n  end\n\n  \
+                def test_run\n    @app.run\n    list = FileList.new\n    list.include(\"*.c\")\n    \
+                other.include(1)\n  end\n\n  def test_other\n    list.clear\n  end\nend\n";
+    let x = run("test/app_test.rb", text);
+    has(
+        &calls(&x),
+        &[
+            call("Application", Some("Rake"), "AppTest::setup"),
+            // An instance variable is typed in every method of its class.
+            call("run", Some("Application"), "AppTest::test_run"),
+            call("include", Some("FileList"), "AppTest::test_run"),
+            call("include", Some("other"), "AppTest::test_run"),
+            // A local is typed to the end of its own method only.
+            call("clear", Some("list"), "AppTest::test_other"),
+        ],
+    );
+}
