@@ -9,7 +9,8 @@ use std::sync::OnceLock;
 use tree_sitter::{Node, Query, QueryCursor, StreamingIterator, Tree};
 
 use super::{
-    Definition, Extraction, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS, imports,
+    Definition, Extraction, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS, arity,
+    imports,
 };
 use crate::chunk::CodeLanguage;
 
@@ -305,6 +306,8 @@ pub(super) struct RawCall {
     pub(super) line: u32,
     pub(super) name: String,
     pub(super) qualifier: Option<String>,
+    /// How many arguments it passes, where that tells overloads apart ([`super::arity`]).
+    pub(super) args: Option<u16>,
 }
 
 /// What `tree` (parsed from `text`, the file at `rel_path`) defines, calls and imports.
@@ -392,6 +395,11 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                             }
                             .unwrap_or_else(|| UNNAMED_RECEIVER.to_owned())
                         }),
+                        args: if arity::counted(lang) {
+                            arity::call_args(node)
+                        } else {
+                            None
+                        },
                     };
                     if lang == CodeLanguage::Ruby {
                         super::ruby::constructor(&mut call);
@@ -609,6 +617,7 @@ fn enclose(
             qualifier,
             line: call.line,
             enclosing,
+            args: call.args,
         });
     }
     out

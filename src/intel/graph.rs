@@ -30,7 +30,7 @@ use crate::store::{
     StoreError,
 };
 
-use super::{go_import_key, path_keys};
+use super::{Fit, fit, go_import_key, path_keys};
 
 /// Most definitions one name may have before a lookup gives up resolving it by name.
 const MAX_DEFINITIONS_PER_NAME: i64 = 500;
@@ -1380,7 +1380,27 @@ impl<'s> Resolver<'s> {
     /// What one call site resolves to (see the module docs for the order). `callables` keeps
     /// the candidates of each name between the call sites of one question: a crowded name's
     /// hundreds of definitions were filtered again for each of its thousands of calls.
+    /// What the call `r` reaches ([`Self::resolve_by_name`]), narrowed to the definitions it
+    /// can see ([`visible_from`]) and to the overloads that take its arguments best
+    /// ([`by_arity`]), when some do and some do not.
     fn resolve<'a>(&'a self, r: &ReferenceRow, callables: &mut Callables<'a>) -> Outcome<'a> {
+        match self.resolve_by_name(r, callables) {
+            Outcome::Targets(hits) if hits.len() > 1 => {
+                let hits = visible_from(r, hits);
+                Outcome::Targets(match r.args {
+                    Some(args) if hits.len() > 1 => by_arity(hits, args.max(0) as u16),
+                    _ => hits,
+                })
+            }
+            outcome => outcome,
+        }
+    }
+
+    fn resolve_by_name<'a>(
+        &'a self,
+        r: &ReferenceRow,
+        callables: &mut Callables<'a>,
+    ) -> Outcome<'a> {
         let macro_call = r.name.ends_with('!');
         let ref_lang = family(r.file_path.as_str());
         let candidates: Rc<Candidates<'_>> = match self.by_name.get_key_value(defined_as(&r.name)) {
@@ -1494,10 +1514,27 @@ impl<'s> Resolver<'s> {
                 }
             }
         }
+        // C#'s extension methods (`static string FormatWith(this string s, …)`) are called on
+        // a receiver of any type: a call whose name only extension methods define reaches them.
+        if ref_lang == "csharp" && r.qualifier.is_some() {
+            let methods = || callable.iter().copied().filter(|d| d.kind == "method");
+            let extensions: Vec<&DefinitionRow> =
+                methods().filter(|d| is_extension(&d.signature)).collect();
+            if !extensions.is_empty() && methods().all(|d| is_extension(&d.signature)) {
+                return spread(extensions, Resolution::NameOnly, 0.8);
+            }
+        }
         // A qualifier written like a type (`Vec::new`, `Math.max`), or C++'s standard library,
-        // that names no owner here and no import is a type from outside the index.
+        // that names no owner here and no import is a type from outside the index. C#'s
+        // properties are capitalised too: `reader.Path` is a value, `System.IO.Path` a type.
+        let upper = |s: &str| s.starts_with(|c: char| c.is_uppercase());
         if r.qualifier.as_deref().is_some_and(|q| {
-            last_segment(q).starts_with(|c: char| c.is_uppercase()) || first_segment(q) == "std"
+            let type_like = if ref_lang == "csharp" {
+                q.split('.').all(upper)
+            } else {
+                upper(last_segment(q))
+            };
+            type_like || first_segment(q) == "std"
         }) {
             return Outcome::External;
         }
@@ -1716,6 +1753,72 @@ impl<'a> Candidates<'a> {
             None => resembles(receiver, &normalized(owner)),
         }
     }
+}
+
+/// The `hits` that take the call's `args` arguments best ([`super::arity::fit`]: as they are,
+/// then with default values, then through `params`), sharing the confidence all of them had;
+/// a signature that says nothing counts as a fit. All of them when none fits.
+fn by_arity(
+    hits: Vec<(&DefinitionRow, Resolution, f32)>,
+    args: u16,
+) -> Vec<(&DefinitionRow, Resolution, f32)> {
+    let grades: Vec<Option<Fit>> = hits
+        .iter()
+        .map(|(d, ..)| fit(&d.signature, &d.name, args).unwrap_or(Some(Fit::Exact)))
+        .collect();
+    let Some(best) = grades.iter().flatten().max().copied() else {
+        return hits;
+    };
+    keep_sharing(hits, |i, _| grades[i] == Some(best))
+}
+
+/// Java's and C#'s `private` methods are called from their own class: from another file, the
+/// other candidates (when there are some).
+fn visible_from<'a>(
+    r: &ReferenceRow,
+    hits: Vec<(&'a DefinitionRow, Resolution, f32)>,
+) -> Vec<(&'a DefinitionRow, Resolution, f32)> {
+    if !matches!(family(&r.file_path), "java" | "csharp") {
+        return hits;
+    }
+    keep_sharing(hits, |_, d| {
+        d.file_id == r.file_id || !d.signature.split_whitespace().any(|w| w == "private")
+    })
+}
+
+/// The `hits` that `keep` keeps, with the confidence all of them had shared among them in
+/// proportion; all of them when it keeps none.
+fn keep_sharing(
+    hits: Vec<(&DefinitionRow, Resolution, f32)>,
+    keep: impl Fn(usize, &DefinitionRow) -> bool,
+) -> Vec<(&DefinitionRow, Resolution, f32)> {
+    let kept: Vec<bool> = hits.iter().enumerate().map(|(i, h)| keep(i, h.0)).collect();
+    let n = kept.iter().filter(|k| **k).count();
+    if n == 0 || n == hits.len() {
+        return hits;
+    }
+    let total: f32 = hits.iter().map(|h| h.2).sum();
+    let kept_total: f32 = hits
+        .iter()
+        .zip(&kept)
+        .filter(|(_, k)| **k)
+        .map(|(h, _)| h.2)
+        .sum();
+    let scale = if kept_total > 0.0 {
+        total / kept_total
+    } else {
+        1.0
+    };
+    hits.into_iter()
+        .zip(kept)
+        .filter(|(_, k)| *k)
+        .map(|((d, how, c), _)| (d, how, (c * scale).min(0.95)))
+        .collect()
+}
+
+/// Whether a C# method is an extension method: its first parameter is `this T x`.
+fn is_extension(signature: &str) -> bool {
+    signature.contains("(this ")
 }
 
 /// Each of `hits` with an equal share of `base`.

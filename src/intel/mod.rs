@@ -11,12 +11,14 @@
 //! file re-resolves every edge into it without touching the files that call it. Each resolved
 //! edge says how it was resolved, because name-based resolution is approximate.
 
+mod arity;
 mod extract;
 pub mod graph;
 mod imports;
 pub mod render;
 mod ruby;
 
+pub use arity::{Fit, accepts, fit};
 pub use extract::{extract, query_source};
 pub use imports::{go_import_key, path_keys};
 
@@ -49,6 +51,9 @@ pub struct Reference {
     /// Index in [`Extraction::definitions`] of the innermost definition the call is in;
     /// `None` at the top level of the file.
     pub enclosing: Option<u32>,
+    /// How many arguments the call passes, in the languages with overloads (Java, C#, C,
+    /// C++); `None` elsewhere and where a spread argument leaves it open.
+    pub args: Option<u16>,
 }
 
 /// One name an import brings into the file, and the files it may come from.

@@ -113,6 +113,7 @@ pub(super) fn bare_calls(tree: &Tree, text: &str, limit: usize) -> Vec<(usize, R
                                     line: node.start_position().row as u32 + 1,
                                     name: name.to_owned(),
                                     qualifier: None,
+                                    args: None,
                                 },
                             ));
                         }

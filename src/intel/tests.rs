@@ -816,3 +816,39 @@ fn ruby_variables_assigned_a_new_object_call_its_class() {
         ],
     );
 }
+
+#[test]
+fn calls_count_their_arguments_where_overloads_exist() {
+    let args = |path: &str, text: &str| -> Vec<(String, Option<u16>)> {
+        run(path, text)
+            .references
+            .into_iter()
+            .map(|r| (r.name, r.args))
+            .collect()
+    };
+    assert_eq!(
+        args(
+            "src/Reader.cs",
+            "class R { void M() { Create(this, \"m\"); x.Flush(); var o = new Options { D = 2 }; \
+             Log(/* none */ ); } }\n"
+        ),
+        [
+            ("Create".to_owned(), Some(2)),
+            ("Flush".to_owned(), Some(0)),
+            ("Options".to_owned(), Some(0)),
+            ("Log".to_owned(), Some(0)),
+        ]
+    );
+    assert_eq!(
+        args(
+            "src/A.java",
+            "class A { void m() { write(a, b, c); new Stack<String>(n); } }\n"
+        ),
+        [("write".to_owned(), Some(3)), ("Stack".to_owned(), Some(1))]
+    );
+    // A language without overloads counts nothing.
+    assert_eq!(
+        args("src/a.py", "def f():\n    g(1, 2)\n"),
+        [("g".to_owned(), None)]
+    );
+}

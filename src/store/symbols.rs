@@ -36,6 +36,8 @@ pub struct ReferenceRow {
     /// The enclosing definition's ordinal, qualified name and kind; `None` at the top level.
     pub enclosing: Option<i32>,
     pub enclosing_qualified: Option<String>,
+    /// How many arguments the call passes, where it was counted (`crate::intel::Reference`).
+    pub args: Option<i16>,
 }
 
 /// An import as stored.
@@ -177,10 +179,11 @@ pub(super) async fn replace_intel(
     let refs = &intel.references;
     if !refs.is_empty() {
         sqlx::query(
-            "INSERT INTO code_references (file_id, repository, name, qualifier, line, enclosing)
-             SELECT $1, $2, r.name, r.qualifier, r.line, r.enclosing
-             FROM unnest($3::text[], $4::text[], $5::int4[], $6::int4[])
-               AS r(name, qualifier, line, enclosing)",
+            "INSERT INTO code_references (file_id, repository, name, qualifier, line, enclosing,
+               args)
+             SELECT $1, $2, r.name, r.qualifier, r.line, r.enclosing, r.args
+             FROM unnest($3::text[], $4::text[], $5::int4[], $6::int4[], $7::int2[])
+               AS r(name, qualifier, line, enclosing, args)",
         )
         .bind(file_id)
         .bind(repository)
@@ -194,6 +197,11 @@ pub(super) async fn replace_intel(
         .bind(
             refs.iter()
                 .map(|r| r.enclosing.map(|e| e as i32))
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            refs.iter()
+                .map(|r| r.args.map(|a| a.min(i16::MAX as u16) as i16))
                 .collect::<Vec<_>>(),
         )
         .execute(&mut **tx)
@@ -285,7 +293,7 @@ fn definition(r: &PgRow) -> DefinitionRow {
 }
 
 const REFERENCE_COLUMNS: &str = "r.repository, r.file_id, f.file_path, r.name, r.qualifier,
-    r.line, r.enclosing, e.qualified AS enclosing_qualified";
+    r.line, r.enclosing, e.qualified AS enclosing_qualified, r.args";
 
 fn reference(r: &PgRow) -> ReferenceRow {
     ReferenceRow {
@@ -297,6 +305,7 @@ fn reference(r: &PgRow) -> ReferenceRow {
         line: r.get("line"),
         enclosing: r.get("enclosing"),
         enclosing_qualified: r.get("enclosing_qualified"),
+        args: r.get("args"),
     }
 }
 
@@ -475,10 +484,10 @@ impl Store {
         let repos = restriction(scope, repository);
         let rows = sqlx::query(&format!(
             "SELECT r.repository, r.file_id, r.file_path, r.name, r.qualifier, r.line,
-                    r.enclosing, e.qualified AS enclosing_qualified
+                    r.enclosing, e.qualified AS enclosing_qualified, r.args
              FROM unnest($2::text[]) AS n(name) CROSS JOIN LATERAL (
                SELECT r.repository, r.file_id, f.file_path, r.name, r.qualifier, r.line,
-                      r.enclosing
+                      r.enclosing, r.args
                FROM code_references r JOIN indexed_files f ON f.id = r.file_id
                WHERE r.name = n.name AND {}
                ORDER BY r.repository, f.file_path, r.line
@@ -522,7 +531,8 @@ impl Store {
         let rows = sqlx::query(&format!(
             "SELECT r.repository, r.file_id, f.file_path, r.name, r.qualifier, r.line, r.enclosing,
                (SELECT e.qualified FROM code_definitions e
-                WHERE e.file_id = r.file_id AND e.ordinal = r.enclosing) AS enclosing_qualified
+                WHERE e.file_id = r.file_id AND e.ordinal = r.enclosing) AS enclosing_qualified,
+               r.args
              FROM ((SELECT * FROM code_references r WHERE r.name = ANY($2) OFFSET 0)
                    UNION ALL
                    (SELECT * FROM code_references r

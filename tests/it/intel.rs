@@ -711,3 +711,78 @@ async fn each_name_gets_its_own_share_of_a_definitions_read() {
     let count = |name: &str| read.iter().filter(|d| d.name == name).count();
     assert_eq!((count("alpha"), count("beta")), (2, 2), "{read:?}");
 }
+
+#[tokio::test]
+async fn overloads_extension_methods_and_ruby_bare_calls_resolve_as_their_compilers_do() {
+    let d = Daemon::start(&[
+        // C#: three overloads told apart by their arguments, and an extension method called
+        // on a value of a type the index does not hold.
+        (
+            "src/Json/Writer.cs",
+            "namespace Json\n{\n    public class Writer\n    {\n        public void Write(int v) { }\n        \
+             public void Write(string s, bool quote) { }\n        \
+             public void Write(string s, bool quote, int depth = 0, params object[] rest) { }\n        \
+             public void Flush() { Write(1); Write(\"a\", true, 2); }\n    }\n}\n",
+        ),
+        (
+            "src/Json/StringUtils.cs",
+            "namespace Json\n{\n    public static class StringUtils\n    {\n        \
+             public static string FormatWith(this string format, object arg) { return format; }\n    \
+             }\n}\n",
+        ),
+        (
+            "src/Json/Reader.cs",
+            "namespace Json\n{\n    public class Reader\n    {\n        \
+             public string Describe(Writer w) { w.Write(\"x\", false); return \"{0}\".FormatWith(w); }\n    \
+             }\n}\n",
+        ),
+        // Ruby: a method called by its bare name, and a local of the same name.
+        (
+            "lib/task.rb",
+            "class Task\n  def invoke\n    prepare\n    run_actions\n  end\n\n  def prepare\n  end\n\n  \
+             def run_actions\n    prepare = 1\n    prepare\n  end\nend\n",
+        ),
+    ])
+    .await;
+    let ask = |symbol: Value| {
+        let d = &d;
+        async move { d.ask("agog.codebase.callers", symbol).await }
+    };
+    let write =
+        |line: i64| json!({ "symbol": "Writer.Write", "path": "src/Json/Writer.cs", "line": line });
+    let confident = |r: &Value| -> bool {
+        r["calls"]
+            .as_array()
+            .is_some_and(|c| c.iter().all(|c| c["confidence"].as_f64() >= Some(0.8)))
+    };
+
+    let r = ask(write(5)).await;
+    assert_eq!(
+        callers(&r),
+        [("src/Json/Writer.cs".into(), 8, "same_file".into())]
+    );
+    let r = ask(write(6)).await;
+    assert_eq!(
+        callers(&r),
+        [("src/Json/Reader.cs".into(), 5, "qualified".into())]
+    );
+    assert!(confident(&r), "{r}");
+    let r = ask(write(7)).await;
+    assert_eq!(
+        callers(&r),
+        [("src/Json/Writer.cs".into(), 8, "same_file".into())]
+    );
+    assert!(confident(&r), "{r}");
+
+    let r = ask(json!({ "symbol": "FormatWith" })).await;
+    assert_eq!(
+        callers(&r),
+        [("src/Json/Reader.cs".into(), 5, "name_only".into())]
+    );
+    assert!(confident(&r), "{r}");
+
+    // The bare `prepare` on line 12 reads the local bound on line 11.
+    let r = ask(json!({ "symbol": "Task::prepare" })).await;
+    assert_eq!(callers(&r), [("lib/task.rb".into(), 3, "same_file".into())]);
+    d.stop().await;
+}
