@@ -94,6 +94,31 @@ pub struct Skipped {
     pub reason: SkipReason,
 }
 
+/// At most this share of a file's bytes (or 4 bytes) may be invalid UTF-8 for it to be read
+/// as text.
+const MAX_INVALID_SHARE: f64 = 0.02;
+
+/// A file's text. Source files in UTF-8 with a few bytes of a legacy encoding (a Windows-1252
+/// dash or a Latin-1 `é` in a comment) are common in older code; they are read with those
+/// bytes replaced (U+FFFD), which keeps every line where it was, rather than losing the whole
+/// file's definitions. A file that is mostly something else is no UTF-8 text.
+fn decode(bytes: Vec<u8>, rel_path: &str) -> Result<String, SkipReason> {
+    let bytes = match String::from_utf8(bytes) {
+        Ok(text) => return Ok(text),
+        Err(e) => e.into_bytes(),
+    };
+    let invalid: usize = bytes.utf8_chunks().map(|c| c.invalid().len()).sum();
+    if invalid > 4 && invalid as f64 > bytes.len() as f64 * MAX_INVALID_SHARE {
+        return Err(SkipReason::NotUtf8);
+    }
+    tracing::debug!(
+        path = rel_path,
+        invalid,
+        "bytes that are not UTF-8 replaced"
+    );
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// Lower-case hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
@@ -120,7 +145,7 @@ pub fn read_candidate(
         return Err(SkipReason::Binary);
     }
     let sha256 = sha256_hex(&bytes);
-    let text = String::from_utf8(bytes).map_err(|_| SkipReason::NotUtf8)?;
+    let text = decode(bytes, &candidate.rel_path)?;
     if max_line_chars > 0 {
         // Bytes bound characters from above: only a long line in bytes needs counting.
         let longest = text

@@ -236,7 +236,13 @@ async fn bad_files_are_skipped_with_a_reason_and_lose_nothing_else() {
     ])
     .await;
     std::fs::write(repo.path().join("src/blob.rs"), b"\x00\x01\x02binary").expect("write");
-    std::fs::write(repo.path().join("src/latin1.rs"), b"// caf\xe9\n").expect("write");
+    // A Latin-1 byte in a comment is read, replaced; a file mostly of such bytes is no text.
+    std::fs::write(
+        repo.path().join("src/latin1.rs"),
+        b"// caf\xe9\npub fn latin() -> u8 { 1 }\n",
+    )
+    .expect("write");
+    std::fs::write(repo.path().join("src/legacy.rs"), [0xe9u8; 64]).expect("write");
     std::os::unix::fs::symlink(
         repo.path().join("gone.rs"),
         repo.path().join("src/dangling.rs"),
@@ -265,6 +271,16 @@ async fn bad_files_are_skipped_with_a_reason_and_lose_nothing_else() {
             .await
             .expect("recorded");
     assert_eq!(error.as_deref(), Some("binary"));
+    let latin: String = sqlx::query_scalar(
+        "SELECT chunk_content FROM codebase_index WHERE file_path = 'src/latin1.rs'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("the Latin-1 file is indexed");
+    assert!(
+        latin.contains("caf\u{fffd}") && latin.contains("fn latin"),
+        "{latin}"
+    );
 }
 
 #[tokio::test]
