@@ -49,11 +49,11 @@ pub enum Fit {
 
 /// How a definition with `signature` takes `args` arguments: `Some(None)` when it cannot,
 /// `None` when the signature says nothing (no parameter list, or one cut short). A C#
-/// extension method (`this string s`) is called with or without its first argument.
-pub fn fit(signature: &str, name: &str, args: u16) -> Option<Option<Fit>> {
+/// extension method (`this string s`) called `on_value` (`s.FormatWith(p)`, not
+/// `StringUtils.FormatWith(s, p)`) gets its first argument from the receiver.
+pub fn fit(signature: &str, name: &str, args: u16, on_value: bool) -> Option<Option<Fit>> {
     let p = parameter_counts(signature, name)?;
-    let extension = p.extension && args + 1 >= p.required && args < p.fixed;
-    let args = if extension { args + 1 } else { args };
+    let args = if p.extension && on_value { args + 1 } else { args };
     Some(if args < p.required {
         None
     } else if args < p.fixed {
@@ -70,7 +70,7 @@ pub fn fit(signature: &str, name: &str, args: u16) -> Option<Option<Fit>> {
 
 /// Whether a definition with `signature` takes `args` arguments at all ([`fit`]).
 pub fn accepts(signature: &str, name: &str, args: u16) -> Option<bool> {
-    fit(signature, name, args).map(|f| f.is_some())
+    fit(signature, name, args, false).map(|f| f.is_some())
 }
 
 /// A parameter list's shape.
@@ -203,20 +203,21 @@ mod tests {
 
     #[test]
     fn overloads_fit_by_their_parameters() {
-        let fits = |sig: &str, name: &str, args: u16| fit(sig, name, args);
+        let fits = |sig: &str, name: &str, args: u16| fit(sig, name, args, false);
         let create =
             "internal static JsonReaderException Create(JsonReader reader, string message)";
         assert_eq!(fits(create, "Create", 2), Some(Some(Fit::Exact)));
         assert_eq!(fits(create, "Create", 3), Some(None));
-        // An extension method, called on its first argument or with it.
+        // An extension method, called on a value (its first argument) or with it.
         let format = "static string FormatWith(this string format, IFormatProvider p, object a)";
-        assert_eq!(fits(format, "FormatWith", 2), Some(Some(Fit::Exact)));
+        assert_eq!(fit(format, "FormatWith", 2, true), Some(Some(Fit::Exact)));
+        assert_eq!(fit(format, "FormatWith", 3, true), Some(None));
         assert_eq!(fits(format, "FormatWith", 3), Some(Some(Fit::Exact)));
-        assert_eq!(fits(format, "FormatWith", 4), Some(None));
+        assert_eq!(fits(format, "FormatWith", 2), Some(None));
         let params =
             "static string FormatWith(this string f, IFormatProvider p, params object[] a)";
-        assert_eq!(fits(params, "FormatWith", 3), Some(Some(Fit::Variadic)));
-        assert_eq!(fits(params, "FormatWith", 1), Some(Some(Fit::Variadic)));
+        assert_eq!(fit(params, "FormatWith", 3, true), Some(Some(Fit::Variadic)));
+        assert_eq!(fit(params, "FormatWith", 1, true), Some(Some(Fit::Variadic)));
         let write = "public void Write(string s, int depth = 0, params object[] rest)";
         assert_eq!(fits(write, "Write", 0), Some(None));
         assert_eq!(fits(write, "Write", 1), Some(Some(Fit::Defaults)));

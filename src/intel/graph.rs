@@ -1388,7 +1388,7 @@ impl<'s> Resolver<'s> {
             Outcome::Targets(hits) if hits.len() > 1 => {
                 let hits = visible_from(r, hits);
                 Outcome::Targets(match r.args {
-                    Some(args) if hits.len() > 1 => by_arity(hits, args.max(0) as u16),
+                    Some(args) if hits.len() > 1 => by_arity(r, hits, args.max(0) as u16),
                     _ => hits,
                 })
             }
@@ -1758,13 +1758,21 @@ impl<'a> Candidates<'a> {
 /// The `hits` that take the call's `args` arguments best ([`super::arity::fit`]: as they are,
 /// then with default values, then through `params`), sharing the confidence all of them had;
 /// a signature that says nothing counts as a fit. All of them when none fits.
-fn by_arity(
-    hits: Vec<(&DefinitionRow, Resolution, f32)>,
+fn by_arity<'a>(
+    r: &ReferenceRow,
+    hits: Vec<(&'a DefinitionRow, Resolution, f32)>,
     args: u16,
-) -> Vec<(&DefinitionRow, Resolution, f32)> {
+) -> Vec<(&'a DefinitionRow, Resolution, f32)> {
     let grades: Vec<Option<Fit>> = hits
         .iter()
-        .map(|(d, ..)| fit(&d.signature, &d.name, args).unwrap_or(Some(Fit::Exact)))
+        .map(|(d, ..)| {
+            // On a value, unless the qualifier is the method's own class: `s.FormatWith(p)`.
+            let on_value = r
+                .qualifier
+                .as_deref()
+                .is_some_and(|q| owner_last(&d.qualified) != Some(last_segment(q)));
+            fit(&d.signature, &d.name, args, on_value).unwrap_or(Some(Fit::Exact))
+        })
         .collect();
     let Some(best) = grades.iter().flatten().max().copied() else {
         return hits;
