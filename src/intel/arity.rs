@@ -53,7 +53,11 @@ pub enum Fit {
 /// `StringUtils.FormatWith(s, p)`) gets its first argument from the receiver.
 pub fn fit(signature: &str, name: &str, args: u16, on_value: bool) -> Option<Option<Fit>> {
     let p = parameter_counts(signature, name)?;
-    let args = if p.extension && on_value { args + 1 } else { args };
+    let args = if p.extension && on_value {
+        args + 1
+    } else {
+        args
+    };
     Some(if args < p.required {
         None
     } else if args < p.fixed {
@@ -216,8 +220,14 @@ mod tests {
         assert_eq!(fits(format, "FormatWith", 2), Some(None));
         let params =
             "static string FormatWith(this string f, IFormatProvider p, params object[] a)";
-        assert_eq!(fit(params, "FormatWith", 3, true), Some(Some(Fit::Variadic)));
-        assert_eq!(fit(params, "FormatWith", 1, true), Some(Some(Fit::Variadic)));
+        assert_eq!(
+            fit(params, "FormatWith", 3, true),
+            Some(Some(Fit::Variadic))
+        );
+        assert_eq!(
+            fit(params, "FormatWith", 1, true),
+            Some(Some(Fit::Variadic))
+        );
         let write = "public void Write(string s, int depth = 0, params object[] rest)";
         assert_eq!(fits(write, "Write", 0), Some(None));
         assert_eq!(fits(write, "Write", 1), Some(Some(Fit::Defaults)));

@@ -30,6 +30,7 @@ use crate::store::{
     StoreError,
 };
 
+use super::inherit::bases_in;
 use super::{Fit, fit, go_import_key, path_keys};
 
 /// Most definitions one name may have before a lookup gives up resolving it by name.
@@ -920,7 +921,12 @@ struct Resolver<'s> {
     /// JavaScript and TypeScript modules' re-exports, by (repository, path): the files their
     /// `export … from` statements name (a barrel's `export * from './common'`).
     reexports: HashMap<(String, String), Vec<String>>,
+    /// What each class read so far derives from, by name ([`Resolver::load_bases`]).
+    bases: HashMap<String, Vec<String>>,
 }
+
+/// How many levels of base classes are read above the class a call is made in or on.
+const INHERITANCE_DEPTH: usize = 4;
 
 /// How many barrels deep a name is followed through `export … from`.
 const REEXPORT_DEPTH: usize = 3;
@@ -953,7 +959,84 @@ impl<'s> Resolver<'s> {
             imports_read: HashMap::new(),
             go_modules: HashMap::new(),
             reexports: HashMap::new(),
+            bases: HashMap::new(),
         }
+    }
+
+    /// Reads the base classes of the classes `refs` are made on (a qualifier written like a
+    /// type: `Scope.make`, `this.SetToken` with `this` as its class) or in (a call without a
+    /// receiver in Java, C#, C++ or Ruby), and theirs, [`INHERITANCE_DEPTH`] levels up.
+    async fn load_bases(&mut self, refs: &[ReferenceRow]) -> Result<(), StoreError> {
+        let mut wanted: BTreeSet<String> = refs
+            .iter()
+            .filter_map(class_of_call)
+            .filter(|c| !self.bases.contains_key(*c))
+            .map(str::to_owned)
+            .collect();
+        for _ in 0..INHERITANCE_DEPTH {
+            if wanted.is_empty() {
+                break;
+            }
+            self.load_names(wanted.iter().cloned()).await?;
+            let mut next = BTreeSet::new();
+            for class in &wanted {
+                let mut found: Vec<String> = Vec::new();
+                let types = self.by_name.get(class).into_iter().flatten();
+                for d in types.filter(|d| is_type(&d.kind)) {
+                    for b in bases_in(&d.signature, family(&d.file_path)) {
+                        if b != *class && !found.contains(&b) {
+                            found.push(b);
+                        }
+                    }
+                }
+                next.extend(
+                    found
+                        .iter()
+                        .filter(|b| !self.bases.contains_key(*b) && !wanted.contains(*b))
+                        .cloned(),
+                );
+                self.bases.insert(class.clone(), found);
+            }
+            wanted = next;
+        }
+        Ok(())
+    }
+
+    /// The classes `class` derives from, nearest first, as far as [`Self::load_bases`] read.
+    fn ancestors<'a>(&'a self, class: &'a str) -> Vec<&'a str> {
+        let mut out: Vec<&str> = Vec::new();
+        let mut level = vec![class];
+        for _ in 0..INHERITANCE_DEPTH {
+            let mut next = Vec::new();
+            for c in level {
+                for b in self.bases.get(c).into_iter().flatten() {
+                    if b != class && !out.contains(&b.as_str()) {
+                        out.push(b);
+                        next.push(b.as_str());
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            level = next;
+        }
+        out
+    }
+
+    /// The methods among `callable` that the nearest of `class`'s ancestors defines.
+    fn inherited<'a>(&self, callable: &[&'a DefinitionRow], class: &str) -> Vec<&'a DefinitionRow> {
+        for a in self.ancestors(class) {
+            let owned: Vec<&DefinitionRow> = callable
+                .iter()
+                .copied()
+                .filter(|d| d.kind == "method" && owner_last(&d.qualified) == Some(a))
+                .collect();
+            if !owned.is_empty() {
+                return owned;
+            }
+        }
+        Vec::new()
     }
 
     /// Reads the definitions of names not read yet.
@@ -1294,6 +1377,7 @@ impl<'s> Resolver<'s> {
                 .iter()
                 .any(|r| repositories.binary_search(r).is_err());
         self.load_imports(&refs).await?;
+        self.load_bases(&refs).await?;
         let wanted: HashSet<(i64, i32)> = targets.iter().map(|d| (d.file_id, d.ordinal)).collect();
         let target_rows: HashMap<(i64, i32), &DefinitionRow> = targets
             .iter()
@@ -1334,6 +1418,7 @@ impl<'s> Resolver<'s> {
         self.load_names(refs.iter().map(|r| defined_as(&r.name).to_owned()))
             .await?;
         self.load_imports(&refs).await?;
+        self.load_bases(&refs).await?;
         let by_key: HashMap<(i64, i32), &DefinitionRow> = sources
             .iter()
             .map(|d| ((d.file_id, d.ordinal), d))
@@ -1412,7 +1497,8 @@ impl<'s> Resolver<'s> {
             ),
         };
         let callable = candidates.all.as_slice();
-        // 1. The qualifier names the owner: `Stack::new`, `self.push` (rewritten as the type).
+        // 1. The qualifier names the owner: `Stack::new`, `self.push` (rewritten as the type),
+        // or a class that inherits it: `Scope.make` of `LinkedList.make`.
         if let Some(q) = &r.qualifier
             && let Some(owned) = candidates.by_owner.get(last_segment(q))
         {
@@ -1434,6 +1520,14 @@ impl<'s> Resolver<'s> {
             } else {
                 spread(local, Resolution::SameFile, 0.9)
             };
+        }
+        if let Some(q) = &r.qualifier
+            && !matches!(ref_lang, "go" | "rust")
+        {
+            let inherited = self.inherited(callable, last_segment(q));
+            if !inherited.is_empty() {
+                return spread(inherited, Resolution::Qualified, 0.8);
+            }
         }
         // 2. The file's imports.
         let imports = self
@@ -1642,6 +1736,14 @@ impl<'s> Resolver<'s> {
                 if receiver { 0.5 } else { 0.9 },
             );
         }
+        // A method the class inherits: `SetToken(…)` in a `JsonTextReader : JsonReader`.
+        if implicit_self && let Some(class) = r.enclosing_qualified.as_deref().and_then(owner_last)
+        {
+            let inherited = self.inherited(callable, class);
+            if !inherited.is_empty() {
+                return spread(inherited, Resolution::Qualified, 0.8);
+            }
+        }
         if !receiver {
             let imports = self
                 .imports
@@ -1822,6 +1924,26 @@ fn keep_sharing(
         .filter(|(_, k)| *k)
         .map(|((d, how, c), _)| (d, how, (c * scale).min(0.95)))
         .collect()
+}
+
+/// The class a call is made on (a qualifier written like a type, or `this` rewritten as one)
+/// or, in the languages that call their own methods without `this.`, in.
+fn class_of_call(r: &ReferenceRow) -> Option<&str> {
+    match &r.qualifier {
+        Some(q) => {
+            let last = last_segment(q);
+            last.starts_with(|c: char| c.is_uppercase()).then_some(last)
+        }
+        None if matches!(family(&r.file_path), "java" | "csharp" | "c" | "ruby") => {
+            r.enclosing_qualified.as_deref().and_then(owner_last)
+        }
+        None => None,
+    }
+}
+
+/// Kinds of definitions that can have base classes.
+fn is_type(kind: &str) -> bool {
+    matches!(kind, "class" | "struct" | "interface" | "module")
 }
 
 /// Whether a C# method is an extension method: its first parameter is `this T x`.

@@ -15,6 +15,7 @@ mod arity;
 mod extract;
 pub mod graph;
 mod imports;
+mod inherit;
 pub mod render;
 mod ruby;
 

@@ -713,7 +713,7 @@ async fn each_name_gets_its_own_share_of_a_definitions_read() {
 }
 
 #[tokio::test]
-async fn overloads_extension_methods_and_ruby_bare_calls_resolve_as_their_compilers_do() {
+async fn overloads_extension_methods_inheritance_and_ruby_bare_calls_resolve_as_compilers_do() {
     let d = Daemon::start(&[
         // C#: three overloads told apart by their arguments, and an extension method called
         // on a value of a type the index does not hold.
@@ -735,6 +735,12 @@ async fn overloads_extension_methods_and_ruby_bare_calls_resolve_as_their_compil
             "namespace Json\n{\n    public class Reader\n    {\n        \
              public string Describe(Writer w) { w.Write(\"x\", false); return \"{0}\".FormatWith(w); }\n    \
              }\n}\n",
+        ),
+        // C#: a method inherited from the base class, called without `this.`.
+        (
+            "src/Json/TextWriter.cs",
+            "namespace Json\n{\n    public class TextWriter : Writer\n    {\n        \
+             public void End() { Flush(); }\n    }\n}\n",
         ),
         // Ruby: a method called by its bare name, and a local of the same name.
         (
@@ -780,6 +786,12 @@ async fn overloads_extension_methods_and_ruby_bare_calls_resolve_as_their_compil
         [("src/Json/Reader.cs".into(), 5, "name_only".into())]
     );
     assert!(confident(&r), "{r}");
+
+    let r = ask(json!({ "symbol": "Writer.Flush" })).await;
+    assert_eq!(
+        callers(&r),
+        [("src/Json/TextWriter.cs".into(), 5, "qualified".into())]
+    );
 
     // The bare `prepare` on line 12 reads the local bound on line 11.
     let r = ask(json!({ "symbol": "Task::prepare" })).await;

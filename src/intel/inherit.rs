@@ -1,0 +1,134 @@
+//! What a class inherits from, read from its signature as stored (`class JsonTextReader :
+//! JsonReader, IJsonLineInfo`, `class A<T> extends B<T> implements C`, `class Scope <
+//! LinkedList`, `class View(Base, metaclass=M)`), so that a method called on a subclass, or
+//! without `this.` inside one, reaches the base class that defines it.
+
+/// The names of the types a class definition's `signature` derives from, without generics,
+/// namespaces or access specifiers, in the order written; none for a language without
+/// classes or a signature without a base list.
+pub fn bases_in(signature: &str, family: &str) -> Vec<String> {
+    let list = match family {
+        "java" | "ecma" => signature
+            .split_once(" extends ")
+            .map(|(_, rest)| rest.replace(" implements ", ", ")),
+        "csharp" | "c" => colon_list(signature).map(str::to_owned),
+        "ruby" => signature.split_once(" < ").map(|(_, rest)| rest.to_owned()),
+        "python" => signature
+            .split_once('(')
+            .and_then(|(_, rest)| rest.rsplit_once(')'))
+            .map(|(inside, _)| inside.to_owned()),
+        _ => None,
+    };
+    let Some(list) = list else {
+        return Vec::new();
+    };
+    let list = list.split(['{', ';']).next().unwrap_or_default();
+    let list = list.split(" where ").next().unwrap_or_default();
+    top_level(list)
+        .into_iter()
+        .filter(|b| !b.contains('='))
+        .filter_map(|b| {
+            let b = b
+                .split_whitespace()
+                .filter(|w| !matches!(*w, "public" | "private" | "protected" | "virtual"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let b = b.split(['<', '(']).next().unwrap_or_default().trim();
+            let last = b.rsplit(['.', ':']).next().unwrap_or_default();
+            (!last.is_empty() && last.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                .then(|| last.to_owned())
+        })
+        .collect()
+}
+
+/// What follows a class head's single `:` (C#, C++), not a `::` of a qualified name.
+fn colon_list(signature: &str) -> Option<&str> {
+    let bytes = signature.as_bytes();
+    let mut depth = 0i32;
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'<' | b'(' => depth += 1,
+            b'>' | b')' => depth -= 1,
+            b':' if depth == 0
+                && bytes.get(i + 1) != Some(&b':')
+                && (i == 0 || bytes[i - 1] != b':') =>
+            {
+                return Some(&signature[i + 1..]);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `list` split at commas outside `<>` and `()`.
+fn top_level(list: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in list.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(list[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(list[start..].trim());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bases_in;
+
+    #[test]
+    fn bases_from_class_signatures() {
+        let cases: &[(&str, &str, &[&str])] = &[
+            (
+                "public class JsonTextReader : JsonReader, IJsonLineInfo",
+                "csharp",
+                &["JsonReader", "IJsonLineInfo"],
+            ),
+            (
+                "internal class BsonObject : BsonToken, IEnumerable<BsonProperty>",
+                "csharp",
+                &["BsonToken", "IEnumerable"],
+            ),
+            (
+                "public class Cache<K, V> : Base<K>, ICache where K : IComparable",
+                "csharp",
+                &["Base", "ICache"],
+            ),
+            (
+                "static final class Adapter<T> extends TypeAdapter<T> implements Closeable, Flushable",
+                "java",
+                &["TypeAdapter", "Closeable", "Flushable"],
+            ),
+            (
+                "class CountComparator : public leveldb::Comparator, private Other",
+                "c",
+                &["Comparator", "Other"],
+            ),
+            ("class leveldb::DBImpl", "c", &[]),
+            ("class TestRakeTask < Rake::TestCase", "ruby", &["TestCase"]),
+            (
+                "class View(generic.Base, metaclass=Meta):",
+                "python",
+                &["Base"],
+            ),
+            (
+                "export class Api extends Client<Req> {",
+                "ecma",
+                &["Client"],
+            ),
+            ("public class Plain", "csharp", &[]),
+            ("pub struct Stack<T>", "rust", &[]),
+        ];
+        for (sig, family, want) in cases {
+            assert_eq!(bases_in(sig, family), *want, "{sig}");
+        }
+    }
+}
