@@ -1929,6 +1929,10 @@ fn keep_sharing(
 /// The class a call is made on (a qualifier written like a type, or `this` rewritten as one)
 /// or, in the languages that call their own methods without `this.`, in.
 fn class_of_call(r: &ReferenceRow) -> Option<&str> {
+    // Rust and Go have no base classes: nothing to read for their calls.
+    if matches!(family(&r.file_path), "rust" | "go" | "other") {
+        return None;
+    }
     match &r.qualifier {
         Some(q) => {
             let last = last_segment(q);
