@@ -1462,9 +1462,6 @@ impl<'s> Resolver<'s> {
             .collect())
     }
 
-    /// What one call site resolves to (see the module docs for the order). `callables` keeps
-    /// the candidates of each name between the call sites of one question: a crowded name's
-    /// hundreds of definitions were filtered again for each of its thousands of calls.
     /// What the call `r` reaches ([`Self::resolve_by_name`]), narrowed to the definitions it
     /// can see ([`visible_from`]) and to the overloads that take its arguments best
     /// ([`by_arity`]), when some do and some do not.
@@ -1481,6 +1478,10 @@ impl<'s> Resolver<'s> {
         }
     }
 
+    /// What one call site resolves to by its name and qualifier (see the module docs for the
+    /// order). `callables` keeps the candidates of each name between the call sites of one
+    /// question: a crowded name's hundreds of definitions were filtered again for each of its
+    /// thousands of calls.
     fn resolve_by_name<'a>(
         &'a self,
         r: &ReferenceRow,
