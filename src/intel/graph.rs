@@ -1522,13 +1522,17 @@ impl<'s> Resolver<'s> {
                 spread(local, Resolution::SameFile, 0.9)
             };
         }
-        if let Some(q) = &r.qualifier
-            && !matches!(ref_lang, "go" | "rust")
+        if r.qualifier.is_some()
+            && let Some(class) = class_of_call(r)
         {
-            let inherited = self.inherited(callable, last_segment(q));
+            let inherited = self.inherited(callable, class);
             if !inherited.is_empty() {
                 return spread(inherited, Resolution::Qualified, 0.8);
             }
+        }
+        // `super.close()` that no base class in the index defines reaches one outside it.
+        if matches!(r.qualifier.as_deref(), Some("super" | "base")) {
+            return Outcome::External;
         }
         // 2. The file's imports.
         let imports = self
@@ -1934,13 +1938,16 @@ fn class_of_call(r: &ReferenceRow) -> Option<&str> {
     if matches!(family(&r.file_path), "rust" | "go" | "other") {
         return None;
     }
-    match &r.qualifier {
+    let enclosing_class = || r.enclosing_qualified.as_deref().and_then(owner_last);
+    match r.qualifier.as_deref() {
+        // `super.close()` (Java, Ruby), `base.Dispose()` (C#): the class the call is in.
+        Some("super" | "base") => enclosing_class(),
         Some(q) => {
             let last = last_segment(q);
             last.starts_with(|c: char| c.is_uppercase()).then_some(last)
         }
         None if matches!(family(&r.file_path), "java" | "csharp" | "c" | "ruby") => {
-            r.enclosing_qualified.as_deref().and_then(owner_last)
+            enclosing_class()
         }
         None => None,
     }

@@ -12,7 +12,10 @@ pub fn bases_in(signature: &str, family: &str) -> Vec<String> {
             .split_once(" extends ")
             .map(|(_, rest)| rest.replace(" implements ", ", ")),
         "csharp" | "c" => colon_list(signature).map(str::to_owned),
-        "ruby" => signature.split_once(" < ").map(|(_, rest)| rest.to_owned()),
+        // `class TestRakeDsl < Rake::TestCase # :nodoc:`
+        "ruby" => signature
+            .split_once(" < ")
+            .map(|(_, rest)| rest.split('#').next().unwrap_or_default().to_owned()),
         "python" => signature
             .split_once('(')
             .and_then(|(_, rest)| rest.rsplit_once(')'))
@@ -114,6 +117,11 @@ mod tests {
             ),
             ("class leveldb::DBImpl", "c", &[]),
             ("class TestRakeTask < Rake::TestCase", "ruby", &["TestCase"]),
+            (
+                "class TestRakeDsl < Rake::TestCase # :nodoc:",
+                "ruby",
+                &["TestCase"],
+            ),
             (
                 "class View(generic.Base, metaclass=Meta):",
                 "python",

@@ -61,16 +61,20 @@ struct Scope<'t> {
     /// `def`, `class`, `module`: nothing outside is visible.
     hard: bool,
     locals: HashSet<&'t str>,
+    /// The method a `def` scope defines: what `super` in it calls.
+    method: Option<&'t str>,
 }
 
-/// Every bare name in `tree` that reads no local: a call with neither receiver nor arguments,
-/// keyed by the identifier's node id.
+/// Every bare name in `tree` that reads no local, a call with neither receiver nor arguments,
+/// and every `super`, a call of the enclosing method's name qualified `super` (the resolver
+/// looks for it in the class's base classes); keyed by the node's id.
 pub(super) fn bare_calls(tree: &Tree, text: &str, limit: usize) -> Vec<(usize, RawCall)> {
     let mut out = Vec::new();
     let mut scopes = vec![Scope {
         depth: 0,
         hard: true,
         locals: HashSet::new(),
+        method: None,
     }];
     let mut cursor = tree.walk();
     // The walk's ancestors: `Node::parent` would walk down from the root for every name.
@@ -79,18 +83,43 @@ pub(super) fn bare_calls(tree: &Tree, text: &str, limit: usize) -> Vec<(usize, R
         let node = cursor.node();
         let depth = parents.len();
         match node.kind() {
-            "method" | "singleton_method" | "class" | "module" | "singleton_class" => {
+            kind @ ("method" | "singleton_method" | "class" | "module" | "singleton_class") => {
+                let method = matches!(kind, "method" | "singleton_method")
+                    .then(|| node.child_by_field_name("name"))
+                    .flatten()
+                    .map(|n| &text[n.byte_range()]);
                 scopes.push(Scope {
                     depth,
                     hard: true,
                     locals: HashSet::new(),
+                    method,
                 })
             }
             "block" | "do_block" | "lambda" => scopes.push(Scope {
                 depth,
                 hard: false,
                 locals: HashSet::new(),
+                method: None,
             }),
+            "super" => {
+                // Blocks inside the method still call its `super`.
+                let method = scopes.iter().rev().find(|s| s.hard).and_then(|s| s.method);
+                if let Some(name) = method
+                    && out.len() < limit
+                {
+                    out.push((
+                        node.id(),
+                        RawCall {
+                            start: node.start_byte(),
+                            end: node.end_byte(),
+                            line: node.start_position().row as u32 + 1,
+                            name: name.to_owned(),
+                            qualifier: Some("super".to_owned()),
+                            args: None,
+                        },
+                    ));
+                }
+            }
             "identifier" => {
                 let name = &text[node.byte_range()];
                 let role = parents
@@ -104,7 +133,9 @@ pub(super) fn bare_calls(tree: &Tree, text: &str, limit: usize) -> Vec<(usize, R
                     }
                     Role::Names => {}
                     Role::Reads => {
-                        if !visible(&scopes, name) && out.len() < limit {
+                        // `__FILE__` and `__LINE__` parse as names; they are keywords.
+                        let keyword = matches!(name, "__FILE__" | "__LINE__" | "__ENCODING__");
+                        if !keyword && !visible(&scopes, name) && out.len() < limit {
                             out.push((
                                 node.id(),
                                 RawCall {

@@ -852,3 +852,21 @@ fn calls_count_their_arguments_where_overloads_exist() {
         [("g".to_owned(), None)]
     );
 }
+
+#[test]
+fn ruby_super_calls_the_enclosing_method() {
+    let text =
+        "class Dsl < TestCase\n  def setup\n    super\n    items.each { super(1) }\n  end\nend\n";
+    let x = run("test/dsl.rb", text);
+    let supers: Vec<(String, Option<String>, Option<String>)> = calls(&x)
+        .into_iter()
+        .filter(|(_, q, _)| q.as_deref() == Some("super"))
+        .collect();
+    assert_eq!(
+        supers,
+        [
+            call("setup", Some("super"), "Dsl::setup"),
+            call("setup", Some("super"), "Dsl::setup"),
+        ]
+    );
+}

@@ -742,6 +742,11 @@ async fn overloads_extension_methods_inheritance_and_ruby_bare_calls_resolve_as_
             "namespace Json\n{\n    public class TextWriter : Writer\n    {\n        \
              public void End() { Flush(); }\n    }\n}\n",
         ),
+        // Ruby: `super` reaches the base class's method of the same name.
+        (
+            "lib/sub_task.rb",
+            "class SubTask < Task # :nodoc:\n  def prepare\n    super\n  end\nend\n",
+        ),
         // Ruby: a method called by its bare name, and a local of the same name.
         (
             "lib/task.rb",
@@ -793,8 +798,15 @@ async fn overloads_extension_methods_inheritance_and_ruby_bare_calls_resolve_as_
         [("src/Json/TextWriter.cs".into(), 5, "qualified".into())]
     );
 
-    // The bare `prepare` on line 12 reads the local bound on line 11.
+    // The bare `prepare` on line 12 reads the local bound on line 11; `super` in
+    // `SubTask#prepare` calls it.
     let r = ask(json!({ "symbol": "Task::prepare" })).await;
-    assert_eq!(callers(&r), [("lib/task.rb".into(), 3, "same_file".into())]);
+    assert_eq!(
+        callers(&r),
+        [
+            ("lib/sub_task.rb".into(), 3, "qualified".into()),
+            ("lib/task.rb".into(), 3, "same_file".into())
+        ]
+    );
     d.stop().await;
 }
