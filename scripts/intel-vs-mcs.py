@@ -15,6 +15,13 @@ there (a body the compiler wrote), and each class or struct the code constructs,
 sites are compared with the callers codesearch reports, at every confidence and at >= 0.35
 (the graph's default). Property and event accessors and operators are left out (codesearch
 does not count `x.Length` or `a + b` as calls), and so are callers outside the SOURCE_DIRs.
+
+Not installed by the project's scripts: `apt-get install mono-mcs libmono-cecil-cil-dev`, plus
+the framework assemblies the project references (Newtonsoft.Json 8.0.3 needs
+libmono-system-{runtime-serialization,xml-linq,data,drawing,componentmodel-dataannotations,
+numerics}4.0-cil and libmono-microsoft-csharp4.0-cil). Compile from ROOT, so that the debug
+symbols name the files as the index does, e.g.
+  mcs -target:library -debug -r:System.Numerics.dll … -out:/tmp/NJ.dll -recurse:'Src/Newtonsoft.Json/*.cs'
 """
 import collections, os, subprocess, sys, tempfile
 

@@ -20,6 +20,9 @@ graph's default). Only the lines that ran are judged: a call site codesearch rep
 that never ran is left out, since the run cannot say whether it is right. A line that ran
 without making the reported call (`foo if false`) counts against codesearch, so precision is
 a floor; recall is measured on the calls the tests made.
+
+Not installed by the project's scripts: `apt-get install ruby` (Debian's Ruby 3.1 bundles
+test-unit and minitest, which rake's tests need).
 """
 import collections, os, subprocess, sys, tempfile
 
