@@ -1530,8 +1530,11 @@ impl<'s> Resolver<'s> {
                 return spread(inherited, Resolution::Qualified, 0.8);
             }
         }
-        // `super.close()` that no base class in the index defines reaches one outside it.
-        if matches!(r.qualifier.as_deref(), Some("super" | "base")) {
+        // `super.close()` that no base class in the index defines reaches one outside it
+        // (Rust's `super::` is a module path, resolved below).
+        if matches!(r.qualifier.as_deref(), Some("super" | "base"))
+            && matches!(ref_lang, "java" | "csharp" | "ruby")
+        {
             return Outcome::External;
         }
         // 2. The file's imports.
@@ -1941,7 +1944,9 @@ fn class_of_call(r: &ReferenceRow) -> Option<&str> {
     let enclosing_class = || r.enclosing_qualified.as_deref().and_then(owner_last);
     match r.qualifier.as_deref() {
         // `super.close()` (Java, Ruby), `base.Dispose()` (C#): the class the call is in.
-        Some("super" | "base") => enclosing_class(),
+        Some("super" | "base") if matches!(family(&r.file_path), "java" | "csharp" | "ruby") => {
+            enclosing_class()
+        }
         Some(q) => {
             let last = last_segment(q);
             last.starts_with(|c: char| c.is_uppercase()).then_some(last)
