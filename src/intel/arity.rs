@@ -159,7 +159,7 @@ fn matching(s: &str) -> Option<usize> {
 }
 
 /// The parameters of a list, split at commas outside brackets and trimmed; none for `()`.
-fn split_top_level(list: &str) -> Vec<&str> {
+pub(super) fn split_top_level(list: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let (mut depth, mut start) = (0i32, 0);
     for (i, c) in list.char_indices() {

@@ -3,6 +3,8 @@
 //! LinkedList`, `class View(Base, metaclass=M)`), so that a method called on a subclass, or
 //! without `this.` inside one, reaches the base class that defines it.
 
+use super::arity::split_top_level;
+
 /// The names of the types a class definition's `signature` derives from, without generics,
 /// namespaces or access specifiers, in the order written; none for a language without
 /// classes or a signature without a base list.
@@ -27,7 +29,7 @@ pub fn bases_in(signature: &str, family: &str) -> Vec<String> {
     };
     let list = list.split(['{', ';']).next().unwrap_or_default();
     let list = list.split(" where ").next().unwrap_or_default();
-    top_level(list)
+    split_top_level(list)
         .into_iter()
         .filter(|b| !b.contains('='))
         .filter_map(|b| {
@@ -62,25 +64,6 @@ fn colon_list(signature: &str) -> Option<&str> {
         }
     }
     None
-}
-
-/// `list` split at commas outside `<>` and `()`.
-fn top_level(list: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, c) in list.char_indices() {
-        match c {
-            '<' | '(' => depth += 1,
-            '>' | ')' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(list[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(list[start..].trim());
-    out
 }
 
 #[cfg(test)]

@@ -107,17 +107,7 @@ pub(super) fn bare_calls(tree: &Tree, text: &str, limit: usize) -> Vec<(usize, R
                 if let Some(name) = method
                     && out.len() < limit
                 {
-                    out.push((
-                        node.id(),
-                        RawCall {
-                            start: node.start_byte(),
-                            end: node.end_byte(),
-                            line: node.start_position().row as u32 + 1,
-                            name: name.to_owned(),
-                            qualifier: Some("super".to_owned()),
-                            args: None,
-                        },
-                    ));
+                    out.push(call_at(node, name, Some("super")));
                 }
             }
             "identifier" => {
@@ -136,17 +126,7 @@ pub(super) fn bare_calls(tree: &Tree, text: &str, limit: usize) -> Vec<(usize, R
                         // `__FILE__` and `__LINE__` parse as names; they are keywords.
                         let keyword = matches!(name, "__FILE__" | "__LINE__" | "__ENCODING__");
                         if !keyword && !visible(&scopes, name) && out.len() < limit {
-                            out.push((
-                                node.id(),
-                                RawCall {
-                                    start: node.start_byte(),
-                                    end: node.end_byte(),
-                                    line: node.start_position().row as u32 + 1,
-                                    name: name.to_owned(),
-                                    qualifier: None,
-                                    args: None,
-                                },
-                            ));
+                            out.push(call_at(node, name, None));
                         }
                     }
                 }
@@ -172,6 +152,19 @@ pub(super) fn bare_calls(tree: &Tree, text: &str, limit: usize) -> Vec<(usize, R
             parents.pop();
         }
     }
+}
+
+/// A call of `name` written at `node`, keyed by the node's id.
+fn call_at(node: Node<'_>, name: &str, qualifier: Option<&str>) -> (usize, RawCall) {
+    let call = RawCall {
+        start: node.start_byte(),
+        end: node.end_byte(),
+        line: node.start_position().row as u32 + 1,
+        name: name.to_owned(),
+        qualifier: qualifier.map(str::to_owned),
+        args: None,
+    };
+    (node.id(), call)
 }
 
 /// Whether `name` is a local where the walk stands: bound in the innermost scopes up to the
