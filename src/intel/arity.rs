@@ -3,7 +3,7 @@
 //! name alone spreads it over all of them, and a class with thirty overloads leaves each too
 //! little confidence to show. The call's argument count is recorded at extraction
 //! ([`call_args`]); a definition's accepted counts are read from its signature when a call is
-//! resolved ([`accepts`]), so no definition row needs more than it has.
+//! resolved ([`fit`]), so no definition row needs more than it has.
 
 use tree_sitter::Node;
 
@@ -73,7 +73,8 @@ pub fn fit(signature: &str, name: &str, args: u16, on_value: bool) -> Option<Opt
 }
 
 /// Whether a definition with `signature` takes `args` arguments at all ([`fit`]).
-pub fn accepts(signature: &str, name: &str, args: u16) -> Option<bool> {
+#[cfg(test)]
+fn accepts(signature: &str, name: &str, args: u16) -> Option<bool> {
     fit(signature, name, args, false).map(|f| f.is_some())
 }
 

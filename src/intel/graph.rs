@@ -1620,9 +1620,8 @@ impl<'s> Resolver<'s> {
         // a receiver of any type: a call whose name only extension methods define reaches them.
         if ref_lang == "csharp" && r.qualifier.is_some() {
             let methods = || callable.iter().copied().filter(|d| d.kind == "method");
-            let extensions: Vec<&DefinitionRow> =
-                methods().filter(|d| is_extension(&d.signature)).collect();
-            if !extensions.is_empty() && methods().all(|d| is_extension(&d.signature)) {
+            let extensions: Vec<&DefinitionRow> = methods().filter(|d| is_extension(d)).collect();
+            if !extensions.is_empty() && methods().all(is_extension) {
                 return spread(extensions, Resolution::NameOnly, 0.8);
             }
         }
@@ -1728,9 +1727,7 @@ impl<'s> Resolver<'s> {
         receiver: bool,
         fits: &dyn Fn(&&DefinitionRow) -> bool,
     ) -> Outcome<'a> {
-        // Java, C#, C++ and Ruby call their own class's methods without `this.`/`self.`.
-        let implicit_self =
-            !receiver && matches!(family(&r.file_path), "java" | "csharp" | "c" | "ruby");
+        let implicit_self = !receiver && calls_own_methods_bare(family(&r.file_path));
         let local: Vec<&DefinitionRow> = callable
             .iter()
             .copied()
@@ -1951,11 +1948,14 @@ fn class_of_call(r: &ReferenceRow) -> Option<&str> {
             let last = last_segment(q);
             last.starts_with(|c: char| c.is_uppercase()).then_some(last)
         }
-        None if matches!(family(&r.file_path), "java" | "csharp" | "c" | "ruby") => {
-            enclosing_class()
-        }
+        None if calls_own_methods_bare(family(&r.file_path)) => enclosing_class(),
         None => None,
     }
+}
+
+/// Java, C#, C++ and Ruby call their own class's methods without `this.`/`self.`.
+fn calls_own_methods_bare(family: &str) -> bool {
+    matches!(family, "java" | "csharp" | "c" | "ruby")
 }
 
 /// Kinds of definitions that can have base classes.
@@ -1963,9 +1963,10 @@ fn is_type(kind: &str) -> bool {
     matches!(kind, "class" | "struct" | "interface" | "module")
 }
 
-/// Whether a C# method is an extension method: its first parameter is `this T x`.
-fn is_extension(signature: &str) -> bool {
-    signature.contains("(this ")
+/// Whether a C# method is an extension method: its first parameter is `this T x`. Read from
+/// the signature as written, so that one cut short (240 characters) still says so.
+fn is_extension(d: &DefinitionRow) -> bool {
+    d.signature.contains("(this ")
 }
 
 /// Each of `hits` with an equal share of `base`.

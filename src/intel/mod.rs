@@ -19,7 +19,7 @@ mod inherit;
 pub mod render;
 mod ruby;
 
-pub use arity::{Fit, accepts, fit};
+pub use arity::{Fit, fit};
 pub use extract::{extract, query_source};
 pub use imports::{go_import_key, path_keys};
 
