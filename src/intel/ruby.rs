@@ -4,6 +4,8 @@
 //! tree-sitter-ruby's `locals.scm` does: a name is a local once a parameter, an assignment's
 //! target, a `rescue => e`, a `for` variable or a pattern has bound it; `def`, `class` and
 //! `module` start afresh, blocks and lambdas see what encloses them and keep their own.
+//! `super`, too, is a node no pattern names a call: the walk records it as a call of the
+//! enclosing method's name, qualified `super`.
 
 use std::collections::HashSet;
 
