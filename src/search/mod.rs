@@ -486,15 +486,29 @@ impl SearchService {
                 Ok(v) => v.clone().flatten(),
                 Err(_) => None,
             };
-            let similarities = match vector {
-                Some(e) if !found.is_empty() => inner.store.similarities(&found, &e, model).await?,
-                _ => HashMap::new(),
+            // A file the file-level list found is scored by its nearest chunk, whichever
+            // chunk it is shown by (convex fusion; see `Convex::score`).
+            let file_keys: Vec<(String, String)> = match req.mode {
+                SearchMode::Hybrid if inner.cfg.fusion == Fusion::Convex => files
+                    .iter()
+                    .map(|h| (h.repository.clone(), h.file_path.clone()))
+                    .collect(),
+                _ => Vec::new(),
             };
-            Ok::<_, StoreError>((chunks, files, definitions, similarities))
+            let (similarities, file_similarities) = match vector {
+                Some(e) if !found.is_empty() => tokio::try_join!(
+                    inner.store.similarities(&found, &e, model),
+                    inner
+                        .store
+                        .file_similarities(&file_keys, &e, model, &scope, &req.filters)
+                )?,
+                _ => (HashMap::new(), HashMap::new()),
+            };
+            Ok::<_, StoreError>((chunks, files, definitions, similarities, file_similarities))
         };
         let ((embedding, query_embedding_ms, vector), lexical) =
             tokio::join!(vector_side, lexical_side);
-        let (mut chunks, mut files, mut definitions, similarities) = lexical?;
+        let (mut chunks, mut files, mut definitions, similarities, file_similarities) = lexical?;
         let mut mode = req.mode;
         let mut warning = None;
         match embedding {
@@ -524,6 +538,7 @@ impl SearchService {
             chunks,
             files,
             definitions,
+            file_similarities,
         };
         let mut hits = fuse(lists, mode, &inner.cfg);
         if mode != SearchMode::Vector {
@@ -730,7 +745,12 @@ struct Lists {
     files: Vec<Hit>,
     /// Chunks defining identifiers the query names, with how well they match.
     definitions: Vec<(Hit, f64)>,
+    /// The similarity of the nearest chunk of each file in `files` (convex fusion only).
+    file_similarities: HashMap<FileKey, f64>,
 }
+
+/// A file: its repository and path.
+type FileKey = (String, String);
 
 /// Merges the ranked lists into one, best first.
 ///
@@ -741,7 +761,6 @@ struct Lists {
 /// vector chunks (`vector_weight`), lexical chunks (`lexical_weight`), lexical files
 /// (`file_weight`) and definitions (`definition_weight`). Convex fusion: see [`Convex`].
 fn fuse(lists: Lists, mode: SearchMode, cfg: &SearchConfig) -> Vec<ScoredHit> {
-    type FileKey = (String, String);
     let key = |h: &Hit| (h.repository.clone(), h.file_path.clone());
     let mut merged: Vec<ScoredHit> = Vec::new();
     let mut by_id: HashMap<uuid::Uuid, usize> = HashMap::new();
@@ -803,7 +822,7 @@ fn fuse(lists: Lists, mode: SearchMode, cfg: &SearchConfig) -> Vec<ScoredHit> {
         ],
     };
     let rrf = |rank: Option<usize>, w: f64| rank.map_or(0.0, |r| w / (cfg.rrf_k + r as f64));
-    let convex = Convex::new(&merged);
+    let convex = Convex::new(&merged, lists.file_similarities);
     for h in &mut merged {
         if mode == SearchMode::Vector {
             h.score = h.hit.similarity.unwrap_or(-1.0);
@@ -970,8 +989,11 @@ fn weigh_kinds(hits: &mut [ScoredHit], kinds: &KindWeights, words: &str) {
 
 /// The scales of convex fusion: each list's scores mapped to [0, 1] within the candidates.
 struct Convex {
-    /// Lowest and highest cosine similarity among the candidates.
+    /// Lowest and highest cosine similarity among the candidates (and the files' nearest
+    /// chunks).
     similarity: (f64, f64),
+    /// The similarity of the nearest chunk of each file the file-level list found.
+    file_similarities: HashMap<FileKey, f64>,
     /// Highest chunk BM25.
     chunk_lexical: f64,
     /// Each file's BM25, and the highest.
@@ -980,8 +1002,11 @@ struct Convex {
 }
 
 impl Convex {
-    fn new(hits: &[ScoredHit]) -> Self {
+    fn new(hits: &[ScoredHit], file_similarities: HashMap<FileKey, f64>) -> Self {
         let mut similarity = (f64::INFINITY, f64::NEG_INFINITY);
+        for s in file_similarities.values() {
+            similarity = (similarity.0.min(*s), similarity.1.max(*s));
+        }
         let (mut chunk_lexical, mut file_lexical) = (0.0f64, 0.0f64);
         let mut files = HashMap::new();
         for h in hits {
@@ -998,6 +1023,7 @@ impl Convex {
         }
         Self {
             similarity,
+            file_similarities,
             chunk_lexical,
             files,
             file_lexical,
@@ -1006,23 +1032,31 @@ impl Convex {
 
     /// `Σ weight × scaled score` over the vector, chunk BM25 and file BM25 scores, plus the
     /// definition match (already in [0, 1]); a score the chunk does not have counts 0.
+    ///
+    /// The chunk that represents a file in the file-level list takes the vector score of the
+    /// file's nearest chunk when that is higher: the file is ranked by the chunk most like the
+    /// query and by its words, and shown by the chunk that matched the words (which wins a
+    /// tie inside the file). A long document whose best-matching section is not the one most
+    /// like the question would otherwise rank on the weaker of the two.
     fn score(&self, h: &ScoredHit, [w_vector, w_chunk, w_file, w_definition]: [f64; 4]) -> f64 {
         let (lo, hi) = self.similarity;
-        let similarity = h
-            .hit
-            .similarity
-            .map_or(0.0, |s| if hi > lo { (s - lo) / (hi - lo) } else { 1.0 });
+        let key = (h.hit.repository.clone(), h.hit.file_path.clone());
+        let own = h.hit.similarity;
+        let file = h
+            .file_lexical_rank
+            .and_then(|_| self.file_similarities.get(&key))
+            .copied();
+        let similarity = match (own, file) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+        .map_or(0.0, |s| if hi > lo { (s - lo) / (hi - lo) } else { 1.0 });
         let scaled = |score: Option<f64>, best: f64| match score {
             Some(s) if best > 0.0 => s / best,
             _ => 0.0,
         };
         let chunk = scaled(h.lexical_rank.and(h.hit.lexical), self.chunk_lexical);
-        let file = scaled(
-            self.files
-                .get(&(h.hit.repository.clone(), h.hit.file_path.clone()))
-                .copied(),
-            self.file_lexical,
-        );
+        let file = scaled(self.files.get(&key).copied(), self.file_lexical);
         w_vector * similarity
             + w_chunk * chunk
             + w_file * file
@@ -1273,6 +1307,51 @@ mod tests {
             assert_eq!(*path, want_path);
             assert!((score - want).abs() < 1e-9, "{path}: {score} != {want}");
         }
+    }
+
+    #[test]
+    fn a_file_found_by_its_words_is_scored_by_its_nearest_chunk_and_shown_by_its_words() {
+        let cfg = Config::defaults().expect("defaults").search;
+        let with = |path: &str, chunk: i32, similarity: f64, lexical: Option<f64>| Hit {
+            similarity: Some(similarity),
+            lexical,
+            ..hit(path, chunk, &format!("{path}#{chunk}"))
+        };
+        // The guide matches the words a little better than the module, through a section
+        // unlike the question; its section most like the question (chunk 9) is nearer than
+        // anything the vector list found.
+        let lists = || Lists {
+            vector: vec![
+                with("module.py", 0, 0.70, None),
+                with("other.py", 0, 0.40, None),
+            ],
+            files: vec![
+                with("docs/guide.rst", 2, 0.35, Some(10.0)),
+                with("module.py", 0, 0.70, Some(9.0)),
+            ],
+            ..Lists::default()
+        };
+        let order = |lists: Lists| {
+            fuse(lists, SearchMode::Hybrid, &cfg)
+                .iter()
+                .map(|h| h.hit.content.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            order(lists())[0],
+            "module.py#0",
+            "without the guide's nearest chunk"
+        );
+        let nearest = Lists {
+            file_similarities: HashMap::from([(("r".into(), "docs/guide.rst".into()), 0.72)]),
+            ..lists()
+        };
+        let fused = order(nearest);
+        assert_eq!(
+            fused[0], "docs/guide.rst#2",
+            "shown by the chunk that matched the words"
+        );
+        assert_eq!(fused[1], "module.py#0");
     }
 
     #[test]
