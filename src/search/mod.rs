@@ -487,10 +487,13 @@ impl SearchService {
                 Err(_) => None,
             };
             // A file the file-level list found is scored by its nearest chunk, whichever
-            // chunk it is shown by (convex fusion; see `Convex::score`).
+            // chunk it is shown by (convex fusion; see `Convex::score`). Only the files that
+            // could make the page, with a margin: the first 2 × (offset + limit) ranked as
+            // well on the relevance benchmark as all of them (docs/BENCHMARKS.md).
             let file_keys: Vec<(String, String)> = match req.mode {
                 SearchMode::Hybrid if inner.cfg.fusion == Fusion::Convex => files
                     .iter()
+                    .take(2 * (req.offset + req.limit))
                     .map(|h| (h.repository.clone(), h.file_path.clone()))
                     .collect(),
                 _ => Vec::new(),

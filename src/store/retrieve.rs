@@ -652,10 +652,10 @@ impl Store {
     }
 
     /// The cosine similarity to `embedding` of each of `files`' nearest chunk (a vector of
-    /// `model`, passing the filters): the file's own vector score, whichever of its chunks
-    /// the lexical side chose to show. The nearest chunk is chosen on the narrow copies
-    /// (migration 0018), which sit together by file, and its similarity read in full
-    /// precision.
+    /// `model`, passing the filters), on the narrow copies (migration 0018), in half
+    /// precision: the file's own vector score, whichever of its chunks the lexical side chose
+    /// to show. A file's copies sit together, under one key: about 0.5 ms for 40 files of
+    /// 500 chunks in all (docs/BENCHMARKS.md).
     pub async fn file_similarities(
         &self,
         files: &[(String, String)],
@@ -669,42 +669,41 @@ impl Store {
         }
         let (repositories, paths): (Vec<&str>, Vec<&str>) =
             files.iter().map(|(r, p)| (r.as_str(), p.as_str())).unzip();
-        let mut qb = QueryBuilder::new(
-            "WITH nearest AS MATERIALIZED (
-               SELECT DISTINCT ON (file_key) chunk_id FROM chunk_vectors
-               WHERE file_key = ANY(ARRAY(SELECT chunk_file_key(r, p) FROM unnest(",
-        );
-        qb.push_bind(repositories)
+        let mut qb = QueryBuilder::new("SELECT f.i, max(1 - (v.embedding <=> ");
+        qb.push_bind(pgvector::Vector::from(embedding.to_vec()))
+            .push("::halfvec)) FROM unnest(")
+            .push_bind(repositories)
             .push("::text[], ")
             .push_bind(paths)
-            .push("::text[]) AS f(r, p))) AND embedding_model = ")
+            .push(
+                "::text[]) WITH ORDINALITY AS f(r, p, i)
+                 JOIN chunk_vectors v ON v.file_key = chunk_file_key(f.r, f.p)
+                 WHERE v.embedding_model = ",
+            )
             .push_bind(model.to_owned())
-            .push(" AND vector_dims(embedding) = ")
+            .push(" AND vector_dims(v.embedding) = ")
             .push_bind(embedding.len() as i32);
-        // The files passed the path filter already.
+        // The files passed the path filter already; the rest are the copies' own columns.
         let rest = Filters {
             path_regex: None,
             ..filters.clone()
         };
         push_filters(&mut qb, scope, &rest);
-        qb.push(" ORDER BY file_key, embedding <=> ")
-            .push_bind(pgvector::Vector::from(embedding.to_vec()))
-            .push(
-                "::halfvec)
-                 SELECT repository, file_path, 1 - (embedding <=> ",
-            )
-            .push_bind(pad(embedding))
-            .push(
-                ") AS similarity FROM codebase_index
-                 WHERE id IN (SELECT chunk_id FROM nearest)",
-            );
-        push_filters(&mut qb, scope, filters);
-        let rows: Vec<(String, String, f64)> = qb
+        qb.push(" GROUP BY f.i");
+        let rows: Vec<(i64, f64)> = qb
             .build_query_as()
             .fetch_all(&self.pool)
             .await
             .map_err(q("reading the files' similarities"))?;
-        Ok(rows.into_iter().map(|(r, p, s)| ((r, p), s)).collect())
+        Ok(rows
+            .into_iter()
+            .filter_map(|(i, s)| {
+                Some((
+                    files.get(usize::try_from(i).ok()?.checked_sub(1)?)?.clone(),
+                    s,
+                ))
+            })
+            .collect())
     }
 }
 

@@ -537,13 +537,7 @@ async fn one_file_does_not_crowd_the_top_results() {
 async fn a_file_found_lexically_shows_its_chunk_with_the_query_words() {
     // The words are in the file's third function only: the file's hit is that chunk, not the
     // first one.
-    let body = |name: &str, doc: &str| {
-        format!(
-            "def {name}(state):\n    \"\"\"{doc}\"\"\"\n    step = state.next()\n    \
-             state.apply(step)\n    state.flush()\n    state.check(step)\n    \
-             state.record(step)\n    state.publish(step)\n    state.close()\n    return state\n\n\n"
-        )
-    };
+    let body = python_function;
     let file = [
         body("setup", "Prepare the worker pool and its queues."),
         body("teardown", "Stop the worker pool and drain its queues."),
@@ -682,4 +676,112 @@ async fn a_hung_embedder_costs_a_search_its_deadline_not_ollamas_timeout() {
         other => panic!("{:?}", other.map(|o| o.hits.len())),
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn a_files_similarity_is_its_nearest_chunks() {
+    let body = python_function;
+    let file = [
+        body("setup", "Prepare the worker pool and its queues."),
+        body(
+            "settle",
+            "Reconcile the invoices against the ledger balance.",
+        ),
+        body("report", "Print a summary of the worker pool."),
+    ]
+    .concat();
+    let f = Fixture::new(&[
+        ("billing.py", file.as_str()),
+        (
+            "other.ts",
+            "export function unrelated() {\n  return 1;\n}\n",
+        ),
+    ])
+    .await;
+    let query = "reconcile the invoices against the ledger";
+    let embedder = HashEmbedder::new(384);
+    let embedding = embedder
+        .embed(&[query.to_owned()], codesearch::embed::InputKind::Query)
+        .await
+        .expect("embed")
+        .remove(0);
+    // What vector search says of every chunk of each file.
+    let req = |raw: RawSearch| SearchRequest::new(raw, &f.cfg.search).expect("valid request");
+    let every_chunk = req(RawSearch {
+        mode: Some("vector".into()),
+        limit: Some(50),
+        max_per_file: Some(50),
+        ..RawSearch::query(query)
+    });
+    let hits = f.service.search(&every_chunk).await.expect("search").hits;
+    let nearest = |path: &str| {
+        hits.iter()
+            .filter(|h| h.hit.file_path == path)
+            .filter_map(|h| h.hit.similarity)
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    assert!(
+        hits.iter()
+            .filter(|h| h.hit.file_path == "billing.py")
+            .count()
+            >= 3,
+        "one chunk per function: {hits:?}"
+    );
+    let files = |paths: &[&str]| -> Vec<(String, String)> {
+        paths
+            .iter()
+            .map(|p| ("app".to_owned(), (*p).to_owned()))
+            .collect()
+    };
+    let scope = f.service.scope(&every_chunk).await.expect("scope");
+    let found = f
+        .store
+        .file_similarities(
+            &files(&["billing.py", "other.ts", "missing.py"]),
+            &embedding,
+            embedder.model_id(),
+            &scope,
+            &every_chunk.filters,
+        )
+        .await
+        .expect("file similarities");
+    assert_eq!(found.len(), 2, "a file not indexed has none: {found:?}");
+    for path in ["billing.py", "other.ts"] {
+        let got = found[&("app".to_owned(), path.to_owned())];
+        // Half precision against full.
+        assert!(
+            (got - nearest(path)).abs() < 2e-3,
+            "{path}: {got} vs {}",
+            nearest(path)
+        );
+    }
+    // The filters hold: a language filter leaves only the TypeScript file.
+    let typescript = req(RawSearch {
+        languages: Some(vec!["typescript".into()]),
+        ..RawSearch::query(query)
+    });
+    let found = f
+        .store
+        .file_similarities(
+            &files(&["billing.py", "other.ts"]),
+            &embedding,
+            embedder.model_id(),
+            &scope,
+            &typescript.filters,
+        )
+        .await
+        .expect("file similarities");
+    assert_eq!(
+        found.keys().map(|(_, p)| p.as_str()).collect::<Vec<_>>(),
+        ["other.ts"]
+    );
+}
+
+/// A Python function with a docstring, long enough to be a chunk of its own.
+fn python_function(name: &str, doc: &str) -> String {
+    format!(
+        "def {name}(state):\n    \"\"\"{doc}\"\"\"\n    step = state.next()\n    \
+         state.apply(step)\n    state.flush()\n    state.check(step)\n    \
+         state.record(step)\n    state.publish(step)\n    state.close()\n    return state\n\n\n"
+    )
 }
