@@ -489,13 +489,20 @@ impl SearchService {
             // A file the file-level list found is scored by its nearest chunk, whichever
             // chunk it is shown by (convex fusion; see `Convex::score`). Only the files that
             // could make the page, with a margin: the first 2 × (offset + limit) ranked as
-            // well on the relevance benchmark as all of them (docs/BENCHMARKS.md).
+            // well on the relevance benchmark as all of them (docs/BENCHMARKS.md), and any
+            // tied with the last of those (which of equal files the list puts first is up to
+            // the plan, and must not decide which of them is looked up).
             let file_keys: Vec<(String, String)> = match req.mode {
-                SearchMode::Hybrid if inner.cfg.fusion == Fusion::Convex => files
-                    .iter()
-                    .take(2 * (req.offset + req.limit))
-                    .map(|h| (h.repository.clone(), h.file_path.clone()))
-                    .collect(),
+                SearchMode::Hybrid if inner.cfg.fusion == Fusion::Convex => {
+                    let cap = 2 * (req.offset + req.limit);
+                    let last = files.get(cap.saturating_sub(1)).and_then(|h| h.lexical);
+                    files
+                        .iter()
+                        .enumerate()
+                        .take_while(|(i, h)| *i < cap || h.lexical == last)
+                        .map(|(_, h)| (h.repository.clone(), h.file_path.clone()))
+                        .collect()
+                }
                 _ => Vec::new(),
             };
             let (similarities, file_similarities) = match vector {
