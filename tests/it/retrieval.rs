@@ -537,17 +537,7 @@ async fn one_file_does_not_crowd_the_top_results() {
 async fn a_file_found_lexically_shows_its_chunk_with_the_query_words() {
     // The words are in the file's third function only: the file's hit is that chunk, not the
     // first one.
-    let body = python_function;
-    let file = [
-        body("setup", "Prepare the worker pool and its queues."),
-        body("teardown", "Stop the worker pool and drain its queues."),
-        body(
-            "settle",
-            "Reconcile the invoices against the ledger balance.",
-        ),
-        body("report", "Print a summary of the worker pool."),
-    ]
-    .concat();
+    let file = billing_module();
     let f = Fixture::new(&[
         ("billing.py", file.as_str()),
         ("other.py", "def unrelated():\n    return 1\n"),
@@ -680,16 +670,7 @@ async fn a_hung_embedder_costs_a_search_its_deadline_not_ollamas_timeout() {
 
 #[tokio::test]
 async fn a_files_similarity_is_its_nearest_chunks() {
-    let body = python_function;
-    let file = [
-        body("setup", "Prepare the worker pool and its queues."),
-        body(
-            "settle",
-            "Reconcile the invoices against the ledger balance.",
-        ),
-        body("report", "Print a summary of the worker pool."),
-    ]
-    .concat();
+    let file = billing_module();
     let f = Fixture::new(&[
         ("billing.py", file.as_str()),
         (
@@ -775,6 +756,20 @@ async fn a_files_similarity_is_its_nearest_chunks() {
         found.keys().map(|(_, p)| p.as_str()).collect::<Vec<_>>(),
         ["other.ts"]
     );
+}
+
+/// A Python module of four functions, one chunk each; only the third is about invoices.
+fn billing_module() -> String {
+    [
+        python_function("setup", "Prepare the worker pool and its queues."),
+        python_function("teardown", "Stop the worker pool and drain its queues."),
+        python_function(
+            "settle",
+            "Reconcile the invoices against the ledger balance.",
+        ),
+        python_function("report", "Print a summary of the worker pool."),
+    ]
+    .concat()
 }
 
 /// A Python function with a docstring, long enough to be a chunk of its own.
