@@ -491,15 +491,20 @@ impl SearchService {
             // could make the page, with a margin: the first 2 × (offset + limit) ranked as
             // well on the relevance benchmark as all of them (docs/BENCHMARKS.md), and any
             // tied with the last of those (which of equal files the list puts first is up to
-            // the plan, and must not decide which of them is looked up).
+            // the plan, and must not decide which of them is looked up). Equal files' BM25
+            // sums may differ in the last bits, added in another order: a tie is within 1e-9.
             let file_keys: Vec<(String, String)> = match req.mode {
                 SearchMode::Hybrid if inner.cfg.fusion == Fusion::Convex => {
                     let cap = 2 * (req.offset + req.limit);
                     let last = files.get(cap.saturating_sub(1)).and_then(|h| h.lexical);
+                    let tied = |score: Option<f64>| match (score, last) {
+                        (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+                        _ => false,
+                    };
                     files
                         .iter()
                         .enumerate()
-                        .take_while(|(i, h)| *i < cap || h.lexical == last)
+                        .take_while(|(i, h)| *i < cap || tied(h.lexical))
                         .map(|(_, h)| (h.repository.clone(), h.file_path.clone()))
                         .collect()
                 }
