@@ -487,26 +487,10 @@ impl SearchService {
                 Err(_) => None,
             };
             // A file the file-level list found is scored by its nearest chunk, whichever
-            // chunk it is shown by (convex fusion; see `Convex::score`). Only the files that
-            // could make the page, with a margin: the first 2 × (offset + limit) ranked as
-            // well on the relevance benchmark as all of them (docs/BENCHMARKS.md), and any
-            // tied with the last of those (which of equal files the list puts first is up to
-            // the plan, and must not decide which of them is looked up). Equal files' BM25
-            // sums may differ in the last bits, added in another order: a tie is within 1e-9.
-            let file_keys: Vec<(String, String)> = match req.mode {
+            // chunk it is shown by (convex fusion; see `Convex::score`).
+            let file_keys = match req.mode {
                 SearchMode::Hybrid if inner.cfg.fusion == Fusion::Convex => {
-                    let cap = 2 * (req.offset + req.limit);
-                    let last = files.get(cap.saturating_sub(1)).and_then(|h| h.lexical);
-                    let tied = |score: Option<f64>| match (score, last) {
-                        (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * b.abs().max(1.0),
-                        _ => false,
-                    };
-                    files
-                        .iter()
-                        .enumerate()
-                        .take_while(|(i, h)| *i < cap || tied(h.lexical))
-                        .map(|(_, h)| (h.repository.clone(), h.file_path.clone()))
-                        .collect()
+                    files_that_could_make_the_page(&files, 2 * (req.offset + req.limit))
                 }
                 _ => Vec::new(),
             };
@@ -766,6 +750,25 @@ struct Lists {
 
 /// A file: its repository and path.
 type FileKey = (String, String);
+
+/// The files of the file-level list whose nearest chunk is looked up: the first `cap`, which
+/// ranked as well on the relevance benchmark as all of them at 2 × (offset + limit)
+/// (docs/BENCHMARKS.md), and any tied with the last of those. Which of equal files the list
+/// puts first is up to the plan, and must not decide which of them is looked up; their BM25
+/// sums may differ in the last bits, added in another order, so a tie is within 1e-9.
+fn files_that_could_make_the_page(files: &[Hit], cap: usize) -> Vec<FileKey> {
+    let last = files.get(cap.saturating_sub(1)).and_then(|h| h.lexical);
+    let tied = |score: Option<f64>| match (score, last) {
+        (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+        _ => false,
+    };
+    files
+        .iter()
+        .enumerate()
+        .take_while(|(i, h)| *i < cap || tied(h.lexical))
+        .map(|(_, h)| (h.repository.clone(), h.file_path.clone()))
+        .collect()
+}
 
 /// Merges the ranked lists into one, best first.
 ///
@@ -1367,6 +1370,32 @@ mod tests {
             "shown by the chunk that matched the words"
         );
         assert_eq!(fused[1], "module.py#0");
+    }
+
+    #[test]
+    fn the_lookup_cap_does_not_split_tied_files() {
+        let scored = |path: &str, bm25: f64| Hit {
+            lexical: Some(bm25),
+            ..hit(path, 0, path)
+        };
+        // b, c and d are equal files; d's sum differs in the last bits.
+        let files = [
+            scored("a", 3.0),
+            scored("b", 2.0),
+            scored("c", 2.0),
+            scored("d", 2.0 + 4e-16),
+            scored("e", 1.0),
+        ];
+        let paths = |cap| {
+            files_that_could_make_the_page(&files, cap)
+                .into_iter()
+                .map(|(_, p)| p)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(paths(1), ["a"]);
+        assert_eq!(paths(2), ["a", "b", "c", "d"]);
+        assert_eq!(paths(5), ["a", "b", "c", "d", "e"]);
+        assert_eq!(paths(9), ["a", "b", "c", "d", "e"]);
     }
 
     #[test]
