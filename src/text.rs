@@ -253,6 +253,9 @@ fn looks_like_code(word: &str) -> bool {
 /// `*` matches within one path segment, `**` across segments, `?` one character, `[...]` a
 /// class, `{a,b}` alternatives. As in `.gitignore`, a glob without `/` matches the file name at
 /// any depth (`*.ts`), and a leading `/` anchors at the repository root.
+///
+/// Its groups do not capture: PostgreSQL matches a pattern with capturing groups on a slower
+/// engine, and `**/tests/**` cost 20 % more per path with them (docs/BENCHMARKS.md).
 pub fn glob_to_regex(glob: &str) -> Result<String, String> {
     let glob = glob.trim();
     if glob.is_empty() {
@@ -262,7 +265,7 @@ pub fn glob_to_regex(glob: &str) -> Result<String, String> {
     let glob = glob.trim_start_matches('/');
     let mut re = String::from("^");
     if !anchored || glob.starts_with("**/") {
-        re.push_str("(.*/)?");
+        re.push_str("(?:.*/)?");
     }
     let body = glob.strip_prefix("**/").unwrap_or(glob);
     let chars: Vec<char> = body.chars().collect();
@@ -273,7 +276,7 @@ pub fn glob_to_regex(glob: &str) -> Result<String, String> {
         match c {
             '*' if chars.get(i + 1) == Some(&'*') => {
                 if chars.get(i + 2) == Some(&'/') {
-                    re.push_str("(.*/)?");
+                    re.push_str("(?:.*/)?");
                     i += 3;
                 } else {
                     re.push_str(".*");
@@ -331,7 +334,7 @@ pub fn glob_to_regex(glob: &str) -> Result<String, String> {
     if body.ends_with('/') {
         re.push_str(".*");
     } else {
-        re.push_str("(/.*)?");
+        re.push_str("(?:/.*)?");
     }
     re.push('$');
     Ok(re)
@@ -504,16 +507,16 @@ mod tests {
     fn globs_translate() {
         assert_eq!(
             glob_to_regex("*.ts").as_deref(),
-            Ok("^(.*/)?[^/]*\\.ts(/.*)?$")
+            Ok("^(?:.*/)?[^/]*\\.ts(?:/.*)?$")
         );
         assert_eq!(
             glob_to_regex("src/**/*.{ts,tsx}").as_deref(),
-            Ok("^src/(.*/)?[^/]*\\.(?:ts|tsx)(/.*)?$")
+            Ok("^src/(?:.*/)?[^/]*\\.(?:ts|tsx)(?:/.*)?$")
         );
         assert_eq!(glob_to_regex("/docs/").as_deref(), Ok("^docs/.*$"));
         assert_eq!(
             glob_to_regex("a[!x]?").as_deref(),
-            Ok("^(.*/)?a[^x][^/](/.*)?$")
+            Ok("^(?:.*/)?a[^x][^/](?:/.*)?$")
         );
         assert!(glob_to_regex("a[b").is_err());
         assert!(glob_to_regex("{a,b").is_err());
