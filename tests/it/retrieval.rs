@@ -7,7 +7,7 @@ use codesearch::config::{Config, SearchMode};
 use codesearch::embed::{Embedder, HashEmbedder, OllamaEmbedder};
 use codesearch::pipeline::Indexer;
 use codesearch::search::{RawSearch, ScoredHit, SearchOutcome, SearchRequest, SearchService};
-use codesearch::store::Store;
+use codesearch::store::{FileQuery, Filters, Store};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{self, TestDb, test_db};
@@ -779,4 +779,94 @@ fn python_function(name: &str, doc: &str) -> String {
          state.apply(step)\n    state.flush()\n    state.check(step)\n    \
          state.record(step)\n    state.publish(step)\n    state.close()\n    return state\n\n\n"
     )
+}
+
+/// A filter that lets few files through is read from those files' own postings, one that lets
+/// many through by walking each term's best postings and checking each file: either way a file
+/// it finds has the score the unfiltered query gives it, and none it should find is missed.
+#[tokio::test]
+async fn a_filtered_file_query_finds_the_unfiltered_ones_files_that_pass() {
+    let f = Fixture::new(FILES).await;
+    let scope = f.store.scope("default").await.expect("scope");
+    let stats = f.store.file_stats(&scope).await.expect("file stats");
+    let words: Vec<String> = ["invoice", "users", "total", "id", "billing", "parse"]
+        .map(String::from)
+        .to_vec();
+    let mut terms: Vec<(String, f64)> = Vec::new();
+    for (_, lexeme, files) in f
+        .store
+        .file_term_counts(&words, &scope)
+        .await
+        .expect("term counts")
+    {
+        if !terms.iter().any(|(t, _)| *t == lexeme) {
+            terms.push((lexeme, files as f64));
+        }
+    }
+    let search = |filters: Filters| {
+        let (terms, stats, scope, store) = (&terms, &stats, &scope, &f.store);
+        async move {
+            store
+                .lexical_file_search(&FileQuery {
+                    terms,
+                    stats,
+                    scope,
+                    filters: &filters,
+                    limit: 100,
+                    best_chunks: 100,
+                })
+                .await
+                .expect("file search")
+                .into_iter()
+                .map(|h| {
+                    (
+                        h.file_path,
+                        h.lexical.unwrap_or_default(),
+                        h.language,
+                        h.module,
+                    )
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    let all = search(Filters::default()).await;
+    assert!(all.len() >= 4, "{all:?}");
+    let mut checked = 0;
+    for (_, _, language, module) in all.clone() {
+        for filters in [
+            Filters {
+                languages: language.clone().map(|l| vec![l]),
+                ..Filters::default()
+            },
+            Filters {
+                modules: module.clone().map(|m| vec![m]),
+                ..Filters::default()
+            },
+        ] {
+            if filters.is_empty() {
+                continue;
+            }
+            let got = search(filters.clone()).await;
+            let want: Vec<_> = all
+                .iter()
+                .filter(|(_, _, l, m)| {
+                    filters
+                        .languages
+                        .as_ref()
+                        .is_none_or(|x| l.as_ref() == x.first())
+                        && filters
+                            .modules
+                            .as_ref()
+                            .is_none_or(|x| m.as_ref() == x.first())
+                })
+                .collect();
+            assert_eq!(got.len(), want.len(), "{filters:?}: {got:?} vs {want:?}");
+            for (g, w) in got.iter().zip(&want) {
+                assert_eq!(g.0, w.0, "{filters:?}");
+                assert!((g.1 - w.1).abs() < 1e-9, "{filters:?}: {g:?} vs {w:?}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4);
 }
