@@ -21,6 +21,7 @@ mod summary;
 mod symbols;
 mod upkeep;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use pgvector::Vector;
@@ -146,6 +147,10 @@ pub struct Store {
     /// The last scope read per workspace, with the signature it was read under
     /// ([`scope::ScopeCache`]).
     scopes: scope::ScopeCache,
+    /// What recently used filters let through, per scope ([`retrieve::FilterCache`]): the
+    /// chunks, for the vector search's plan, and the files, for the file query's.
+    passing: retrieve::FilterCache<retrieve::Passing>,
+    few_files: retrieve::FilterCache<Option<Arc<[i64]>>>,
 }
 
 /// The names of the valid per-model vector indexes, read at `read_at`.
@@ -220,6 +225,8 @@ impl Store {
             index_build_memory_mb: cfg.index_build_memory_mb,
             ann_indexes: Default::default(),
             scopes: Default::default(),
+            passing: retrieve::filter_cache(),
+            few_files: retrieve::filter_cache(),
         })
     }
 
@@ -231,6 +238,8 @@ impl Store {
             index_build_memory_mb: 1024,
             ann_indexes: Default::default(),
             scopes: Default::default(),
+            passing: retrieve::filter_cache(),
+            few_files: retrieve::filter_cache(),
         }
     }
 

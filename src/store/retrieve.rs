@@ -2,10 +2,14 @@
 //! with the request's filters.
 
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
 
+use lru::LruCache;
 use sqlx::{Postgres, QueryBuilder, Row};
 
 use super::{BM25_B, BM25_K1, FileStats, Scope, Store, StoreError, pad, q};
+use crate::lock;
 
 /// Which rows of the scope a search may return. `None` (or an empty list) means no
 /// restriction. The workspace boundary is not a filter: it is the [`Scope`] every query takes.
@@ -178,25 +182,16 @@ impl Store {
         // chunks, against 10 ms for the exact scan). The files' chunk counts tell. An exact
         // scan also makes a small workspace's results independent of the other workspaces'
         // rows.
-        let repositories = repository_filter(query.scope, query.filters);
         let path_regex = query.filters.path_regex.as_deref();
         let workspace = query.scope.workspace_restriction();
-        // The files to scan exactly: those of the repositories asked for, else the scope's.
-        let in_files = repositories
-            .as_deref()
-            .or_else(|| query.scope.restriction());
-        // A path filter's files, listed once: their keys serve the exact scan below.
+        // A path filter's files are listed once: their keys serve the exact scan below.
         let mut path_keys = None;
-        let exact = if let Some(re) = path_regex {
-            let (chunks, keys) = self.files_matching(re, in_files).await?;
-            path_keys = keys;
-            chunks <= EXACT_SCAN_CHUNKS
-        } else if repositories.is_some() {
-            self.chunks_in_files(in_files).await? <= EXACT_SCAN_CHUNKS
-        } else if query.filters.on_chunks() {
-            self.chunks_passing(query.scope, query.filters).await? <= EXACT_SCAN_CHUNKS
-        } else {
+        let exact = if query.filters.is_empty() {
             workspace.is_some() && query.scope_chunks <= EXACT_SCAN_CHUNKS
+        } else {
+            let passing = self.passing(query.scope, query.filters).await?;
+            path_keys = passing.keys;
+            passing.chunks <= EXACT_SCAN_CHUNKS
         };
         // The walk goes through the model's own index (its dimensions, half precision) when
         // it has one, the workspace's own when the database holds several workspaces; the rows
@@ -248,7 +243,7 @@ impl Store {
                 // `file_key = ANY('{...}')` element by element took 2 ms of planning for the
                 // 1,000 files of `**/tests/**` at 100k chunks, and gave the same plan.
                 qb.push(" AND file_key = ANY(ARRAY(SELECT unnest(")
-                    .push_bind(keys)
+                    .push_bind(keys.to_vec())
                     .push("::int8[])))");
             } else if let Some(re) = path_regex {
                 // Too many files to list (no walk yet: the model's index is still to come).
@@ -321,6 +316,74 @@ impl Store {
             .map_err(q("searching vectors"))?;
         tx.commit().await.map_err(q("searching vectors"))?;
         Ok(rows.iter().map(hit).collect())
+    }
+
+    /// How many chunks of the scope the filters let through (counted up to one more than
+    /// [`EXACT_SCAN_CHUNKS`] for the filters on the chunks' columns), and a path filter's
+    /// files' keys when they hold at most that many: what chooses between an exact scan and
+    /// a walk of the graph. It depends on the scope's rows and the filters, not on the query,
+    /// so it is kept for the scope's fingerprint: an agent's searches under one filter count
+    /// once, until the scope's rows change (2.5 ms of listing under `**/tests/**` at 100k
+    /// chunks, 0.5 to 1 ms of counting under a language or module; docs/BENCHMARKS.md).
+    async fn passing(&self, scope: &Scope, filters: &Filters) -> Result<Passing, StoreError> {
+        let key = (scope.clone(), filters.clone());
+        if let Some(known) = lock(&self.passing).get(&key) {
+            return Ok(known.clone());
+        }
+        let repositories = repository_filter(scope, filters);
+        // The files of the repositories asked for, else the scope's.
+        let in_files = repositories.as_deref().or_else(|| scope.restriction());
+        let passing = if let Some(re) = &filters.path_regex {
+            let (chunks, keys) = self.files_matching(re, in_files).await?;
+            Passing {
+                chunks,
+                keys: keys.map(Arc::from),
+            }
+        } else if repositories.is_some() {
+            Passing {
+                chunks: self.chunks_in_files(in_files).await?,
+                keys: None,
+            }
+        } else {
+            Passing {
+                chunks: self.chunks_passing(scope, filters).await?,
+                keys: None,
+            }
+        };
+        lock(&self.passing).put(key, passing.clone());
+        Ok(passing)
+    }
+
+    /// The ids of the scope's files that pass the filters, when there are at most
+    /// [`FEW_FILES`]; kept for the scope's fingerprint, as [`Store::passing`] is.
+    async fn few_files(
+        &self,
+        scope: &Scope,
+        filters: &Filters,
+    ) -> Result<Option<Arc<[i64]>>, StoreError> {
+        let key = (scope.clone(), filters.clone());
+        if let Some(known) = lock(&self.few_files).get(&key) {
+            return Ok(known.clone());
+        }
+        let mut qb = QueryBuilder::<Postgres>::new("SELECT f.id FROM indexed_files f WHERE TRUE");
+        if let Some(in_scope) = repository_filter(scope, filters)
+            .as_deref()
+            .or_else(|| scope.restriction())
+        {
+            qb.push(" AND f.repository = ANY(")
+                .push_bind(in_scope.to_vec())
+                .push(")");
+        }
+        push_file_filters(&mut qb, filters);
+        qb.push(" LIMIT ").push_bind(FEW_FILES + 1);
+        let ids: Vec<i64> = qb
+            .build_query_scalar()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("listing the files a filter lets through"))?;
+        let few = (ids.len() as i64 <= FEW_FILES).then(|| Arc::from(ids));
+        lock(&self.few_files).put(key, few.clone());
+        Ok(few)
     }
 
     /// Chunks in the files of `repositories` (if given; else all).
@@ -476,37 +539,6 @@ impl Store {
             )
             .push_bind(query.stats.files.max(1) as f64)
             .push("::float8 + 0.5)");
-        // The postings are read best first within the scope's workspace (the index on
-        // `file_terms` leads with it: a workspace's search never walks another's postings).
-        // A read restricted to repositories with few files (the common case: an agent
-        // searching its own repository) reads the postings of those files only. Otherwise
-        // each term's postings are read best first and each file checked against the
-        // restriction, which costs more the fewer files it lets through.
-        // Any other filter is read the same way: `**/tests/**` lets 1,000 of 6,650 files
-        // through at 100k chunks, `modules: ["tests"]` 945, and walking each term's postings
-        // to find those is most of a filtered file query (docs/BENCHMARKS.md). A filter that
-        // lets most files through (`languages: ["rust"]` there) finds too many to list, and
-        // the walk serves it.
-        let few_files = repositories.is_some() || on_chunks;
-        if few_files {
-            qb.push(", allowed AS MATERIALIZED (SELECT f.id FROM indexed_files f WHERE TRUE");
-            if let Some(in_scope) = repositories
-                .as_deref()
-                .or_else(|| query.scope.restriction())
-            {
-                qb.push(" AND f.repository = ANY(")
-                    .push_bind(in_scope.to_vec())
-                    .push(")");
-            }
-            if on_chunks {
-                push_file_filters(&mut qb, query.filters);
-            }
-            qb.push(" LIMIT ")
-                .push_bind(FEW_FILES + 1)
-                .push("), few AS (SELECT count(*) <= ")
-                .push_bind(FEW_FILES)
-                .push(" AS yes FROM allowed)");
-        }
         // Any of the terms, to skip the ranking of a best file's chunks that have none.
         qb.push(
             ", any_term AS MATERIALIZED (
@@ -517,38 +549,42 @@ impl Store {
                SELECT p.file_id, sum(q.idf * p.impact) AS score
                FROM q CROSS JOIN LATERAL (",
         );
-        if few_files {
-            qb.push(
-                "SELECT p.file_id, p.impact FROM allowed a
-                   JOIN file_terms p ON p.file_id = a.id AND p.term = q.term
-                 WHERE (SELECT yes FROM few)
-                 UNION ALL (",
-            );
-        }
-        qb.push("SELECT p.file_id, p.impact FROM file_terms p");
-        if repositories.is_some() || on_chunks {
-            qb.push(" JOIN indexed_files f ON f.id = p.file_id WHERE p.term = q.term");
-            qb.push(" AND p.workspace = ")
+        // A filter that lets few files through (the common case: an agent searching its own
+        // repository, its tests, one language) reads those files' postings only: a lookup per
+        // file and term. Otherwise each term's postings are read best first within the scope's
+        // workspace (the index on `file_terms` leads with it: a workspace's search never walks
+        // another's postings), and each file is checked against the filters, which costs more
+        // the fewer files they let through: walking the postings to find the 945 files of
+        // `modules: ["tests"]` at 100k chunks took up to 15 ms (docs/BENCHMARKS.md).
+        let filtered = repositories.is_some() || on_chunks;
+        let listed = if filtered {
+            self.few_files(query.scope, query.filters).await?
+        } else {
+            None
+        };
+        if let Some(files) = listed {
+            qb.push("SELECT p.file_id, p.impact FROM unnest(")
+                .push_bind(files.to_vec())
+                .push(
+                    "::int8[]) AS a(id) JOIN file_terms p ON p.file_id = a.id AND p.term = q.term",
+                );
+        } else {
+            qb.push("SELECT p.file_id, p.impact FROM file_terms p");
+            if filtered {
+                qb.push(" JOIN indexed_files f ON f.id = p.file_id");
+            }
+            qb.push(" WHERE p.term = q.term AND p.workspace = ")
                 .push_bind(query.scope.workspace().to_owned());
             if let Some(repositories) = &repositories {
                 qb.push(" AND f.repository = ANY(")
                     .push_bind(repositories.clone())
                     .push(")");
             }
-            if few_files {
-                qb.push(" AND NOT (SELECT yes FROM few)");
-            }
             if on_chunks {
                 push_file_filters(&mut qb, query.filters);
             }
-        } else {
-            qb.push(" WHERE p.term = q.term AND p.workspace = ")
-                .push_bind(query.scope.workspace().to_owned());
-        }
-        qb.push(" ORDER BY p.impact DESC LIMIT ")
-            .push_bind(FILE_POSTINGS_PER_TERM);
-        if few_files {
-            qb.push(")");
+            qb.push(" ORDER BY p.impact DESC LIMIT ")
+                .push_bind(FILE_POSTINGS_PER_TERM);
         }
         qb.push(") p GROUP BY p.file_id ORDER BY score DESC LIMIT ")
             .push_bind(query.limit)
@@ -714,12 +750,34 @@ impl Store {
     }
 }
 
+/// What a filter lets through in a scope ([`Store::passing`]).
+#[derive(Debug, Clone)]
+pub(super) struct Passing {
+    chunks: i64,
+    /// A path filter's files' keys in `chunk_vectors`, when they hold at most
+    /// [`EXACT_SCAN_CHUNKS`].
+    keys: Option<Arc<[i64]>>,
+}
+
+/// What recently used filters let through, per scope: a scope's fingerprint changes with its
+/// rows, so an entry is never stale, only unused. [`FILTERS_CACHED`] entries of at most
+/// 10,000 file keys or ids each: 5 MB at most.
+pub(super) type FilterCache<V> = Arc<Mutex<LruCache<(Scope, Filters), V>>>;
+
+const FILTERS_CACHED: usize = 64;
+
+pub(super) fn filter_cache<V>() -> FilterCache<V> {
+    Arc::new(Mutex::new(LruCache::new(
+        NonZeroUsize::new(FILTERS_CACHED).unwrap_or(NonZeroUsize::MIN),
+    )))
+}
+
 /// Rows each candidate query of a lexical search of chunks may return.
 pub const LEXICAL_CANDIDATES: i64 = 2000;
 /// Postings each query term contributes to a lexical search of files, best first.
 pub const FILE_POSTINGS_PER_TERM: i64 = 2000;
-/// A repository-filtered file query reads the postings of the repositories' files directly
-/// when they have at most this many files (a lookup per file and term).
+/// A filtered file query reads the postings of the files that pass directly when they are at
+/// most this many (a lookup per file and term).
 const FEW_FILES: i64 = 2000;
 /// A definition key found in more chunks than this names nothing in particular.
 pub const DEFINITIONS_PER_KEY: i64 = 10;

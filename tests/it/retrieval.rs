@@ -591,6 +591,31 @@ async fn cached_results_last_exactly_until_the_index_changes() {
     assert_eq!(fresh.hits[0].hit.file_path, "src/refund.ts");
 }
 
+/// What a filter lets through is counted once per scope and kept (the choice between an exact
+/// scan and a walk, and a path filter's files): a file written under the path afterwards is
+/// found at once, under the same filter.
+#[tokio::test]
+async fn a_filters_files_are_listed_again_when_the_index_changes() {
+    let f = Fixture::new(FILES).await;
+    let under_src = |query: &str| RawSearch {
+        mode: Some("vector".into()),
+        path_glob: Some("src/**".into()),
+        limit: Some(50),
+        ..RawSearch::query(query)
+    };
+    let before = f.paths(under_src("refund policy")).await;
+    assert!(!before.is_empty());
+    assert!(before.iter().all(|p| p.starts_with("src/")), "{before:?}");
+    support::write(
+        f.repo.path(),
+        "src/refund.ts",
+        "export function refundPolicy() {}\n",
+    );
+    f.index().await;
+    let after = f.paths(under_src("refund policy rules")).await;
+    assert!(after.iter().any(|p| p == "src/refund.ts"), "{after:?}");
+}
+
 #[tokio::test]
 async fn hybrid_answers_lexically_while_the_embedder_is_down() {
     let f = Fixture::new(FILES).await;
