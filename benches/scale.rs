@@ -694,6 +694,15 @@ async fn main() -> anyhow::Result<()> {
             }),
             Box::new(|_| "module = 'tests'".into()),
         ),
+        // A filter most rows pass: too many for an exact scan, so the graph is walked.
+        (
+            "languages rust",
+            Box::new(|_| Filters {
+                languages: Some(vec!["rust".into()]),
+                ..Filters::default()
+            }),
+            Box::new(|_| "language = 'rust'".into()),
+        ),
     ];
     let probes: Vec<Vec<f32>> = embedder
         .embed(
