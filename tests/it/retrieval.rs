@@ -616,6 +616,37 @@ async fn a_filters_files_are_listed_again_when_the_index_changes() {
     assert!(after.iter().any(|p| p == "src/refund.ts"), "{after:?}");
 }
 
+/// Beyond what an exact scan takes, how many chunks a filter lets through is the planner's
+/// estimate (it sizes the graph walk's candidate list): the statement runs, for these
+/// filters' values.
+#[tokio::test]
+async fn the_planners_estimate_of_a_filter_follows_its_values() {
+    let f = Fixture::new(FILES).await;
+    sqlx::query("ANALYZE codebase_index")
+        .execute(f.store.pool())
+        .await
+        .expect("analyze");
+    let scope = f.store.scope("default").await.expect("scope");
+    let estimate = |languages: &[&str]| {
+        let filters = Filters {
+            languages: Some(languages.iter().map(|l| l.to_string()).collect()),
+            ..Filters::default()
+        };
+        let (store, scope) = (&f.store, &scope);
+        async move {
+            store
+                .chunks_passing_estimate(scope, &filters)
+                .await
+                .expect("estimate")
+        }
+    };
+    let some = estimate(&["go", "typescript", "python", "sql", "markdown"]).await;
+    assert!(some >= 1, "{some}");
+    // The planner never estimates fewer than one row; a language no chunk has stays below
+    // the ones the table holds.
+    assert!(estimate(&["cobol"]).await <= some);
+}
+
 #[tokio::test]
 async fn hybrid_answers_lexically_while_the_embedder_is_down() {
     let f = Fixture::new(FILES).await;
