@@ -225,8 +225,8 @@ impl Store {
             index_build_memory_mb: cfg.index_build_memory_mb,
             ann_indexes: Default::default(),
             scopes: Default::default(),
-            passing: retrieve::filter_cache(),
-            few_files: retrieve::filter_cache(),
+            passing: retrieve::FilterCache::new(),
+            few_files: retrieve::FilterCache::new(),
         })
     }
 
@@ -238,8 +238,8 @@ impl Store {
             index_build_memory_mb: 1024,
             ann_indexes: Default::default(),
             scopes: Default::default(),
-            passing: retrieve::filter_cache(),
-            few_files: retrieve::filter_cache(),
+            passing: retrieve::FilterCache::new(),
+            few_files: retrieve::FilterCache::new(),
         }
     }
 

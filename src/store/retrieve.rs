@@ -335,39 +335,35 @@ impl Store {
     /// once, until the scope's rows change (2.5 ms of listing under `**/tests/**` at 100k
     /// chunks, 0.5 to 1 ms of counting under a language or module; docs/BENCHMARKS.md).
     async fn passing(&self, scope: &Scope, filters: &Filters) -> Result<Passing, StoreError> {
-        let key = (scope.clone(), filters.clone());
-        if let Some(known) = lock(&self.passing).get(&key) {
-            return Ok(known.clone());
-        }
-        let repositories = repository_filter(scope, filters);
-        // The files of the repositories asked for, else the scope's.
-        let in_files = repositories.as_deref().or_else(|| scope.restriction());
-        let passing = if let Some(re) = &filters.path_regex {
-            let (chunks, keys) = self.files_matching(re, in_files).await?;
-            Passing {
-                chunks,
-                keys: keys.map(Arc::from),
-            }
-        } else if repositories.is_some() {
-            Passing {
-                chunks: self.chunks_in_files(in_files).await?,
-                keys: None,
-            }
-        } else {
-            // Counted up to one more than an exact scan takes; beyond, the planner's estimate
-            // (from the columns' statistics) tells how many more.
-            let counted = self.chunks_passing(scope, filters).await?;
-            let chunks = if counted > EXACT_SCAN_CHUNKS {
-                self.chunks_passing_estimate(scope, filters)
-                    .await?
-                    .max(counted)
-            } else {
-                counted
-            };
-            Passing { chunks, keys: None }
-        };
-        lock(&self.passing).put(key, passing.clone());
-        Ok(passing)
+        self.passing
+            .get(scope, filters, async {
+                let repositories = repository_filter(scope, filters);
+                // The files of the repositories asked for, else the scope's.
+                let in_files = repositories.as_deref().or_else(|| scope.restriction());
+                if let Some(re) = &filters.path_regex {
+                    let (chunks, keys) = self.files_matching(re, in_files).await?;
+                    return Ok(Passing {
+                        chunks,
+                        keys: keys.map(Arc::from),
+                    });
+                }
+                let chunks = if repositories.is_some() {
+                    self.chunks_in_files(in_files).await?
+                } else {
+                    // Counted up to one more than an exact scan takes; beyond, the planner's
+                    // estimate (from the columns' statistics) tells how many more.
+                    let counted = self.chunks_passing(scope, filters).await?;
+                    if counted > EXACT_SCAN_CHUNKS {
+                        self.chunks_passing_estimate(scope, filters)
+                            .await?
+                            .max(counted)
+                    } else {
+                        counted
+                    }
+                };
+                Ok(Passing { chunks, keys: None })
+            })
+            .await
     }
 
     /// The ids of the scope's files that pass the filters, when there are at most
@@ -377,29 +373,28 @@ impl Store {
         scope: &Scope,
         filters: &Filters,
     ) -> Result<Option<Arc<[i64]>>, StoreError> {
-        let key = (scope.clone(), filters.clone());
-        if let Some(known) = lock(&self.few_files).get(&key) {
-            return Ok(known.clone());
-        }
-        let mut qb = QueryBuilder::<Postgres>::new("SELECT f.id FROM indexed_files f WHERE TRUE");
-        if let Some(in_scope) = repository_filter(scope, filters)
-            .as_deref()
-            .or_else(|| scope.restriction())
-        {
-            qb.push(" AND f.repository = ANY(")
-                .push_bind(in_scope.to_vec())
-                .push(")");
-        }
-        push_file_filters(&mut qb, filters);
-        qb.push(" LIMIT ").push_bind(FEW_FILES + 1);
-        let ids: Vec<i64> = qb
-            .build_query_scalar()
-            .fetch_all(&self.pool)
+        self.few_files
+            .get(scope, filters, async {
+                let mut qb =
+                    QueryBuilder::<Postgres>::new("SELECT f.id FROM indexed_files f WHERE TRUE");
+                if let Some(in_scope) = repository_filter(scope, filters)
+                    .as_deref()
+                    .or_else(|| scope.restriction())
+                {
+                    qb.push(" AND f.repository = ANY(")
+                        .push_bind(in_scope.to_vec())
+                        .push(")");
+                }
+                push_file_filters(&mut qb, filters);
+                qb.push(" LIMIT ").push_bind(FEW_FILES + 1);
+                let ids: Vec<i64> = qb
+                    .build_query_scalar()
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(q("listing the files a filter lets through"))?;
+                Ok((ids.len() as i64 <= FEW_FILES).then(|| Arc::from(ids)))
+            })
             .await
-            .map_err(q("listing the files a filter lets through"))?;
-        let few = (ids.len() as i64 <= FEW_FILES).then(|| Arc::from(ids));
-        lock(&self.few_files).put(key, few.clone());
-        Ok(few)
     }
 
     /// Chunks in the files of `repositories` (if given; else all).
@@ -809,14 +804,31 @@ pub(super) struct Passing {
 /// What recently used filters let through, per scope: a scope's fingerprint changes with its
 /// rows, so an entry is never stale, only unused. [`FILTERS_CACHED`] entries of at most
 /// 10,000 file keys or ids each: 5 MB at most.
-pub(super) type FilterCache<V> = Arc<Mutex<LruCache<(Scope, Filters), V>>>;
+#[derive(Clone)]
+pub(super) struct FilterCache<V>(Arc<Mutex<LruCache<(Scope, Filters), V>>>);
 
 const FILTERS_CACHED: usize = 64;
 
-pub(super) fn filter_cache<V>() -> FilterCache<V> {
-    Arc::new(Mutex::new(LruCache::new(
-        NonZeroUsize::new(FILTERS_CACHED).unwrap_or(NonZeroUsize::MIN),
-    )))
+impl<V: Clone> FilterCache<V> {
+    pub(super) fn new() -> Self {
+        Self(Arc::new(Mutex::new(LruCache::new(
+            NonZeroUsize::new(FILTERS_CACHED).unwrap_or(NonZeroUsize::MIN),
+        ))))
+    }
+
+    /// The value kept for the filters in the scope, else `load`'s, kept.
+    async fn get<F>(&self, scope: &Scope, filters: &Filters, load: F) -> Result<V, StoreError>
+    where
+        F: std::future::Future<Output = Result<V, StoreError>>,
+    {
+        let key = (scope.clone(), filters.clone());
+        if let Some(known) = lock(&self.0).get(&key) {
+            return Ok(known.clone());
+        }
+        let value = load.await?;
+        lock(&self.0).put(key, value.clone());
+        Ok(value)
+    }
 }
 
 /// Rows each candidate query of a lexical search of chunks may return.
