@@ -21,7 +21,6 @@ mod summary;
 mod symbols;
 mod upkeep;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use pgvector::Vector;
@@ -150,7 +149,10 @@ pub struct Store {
     /// What recently used filters let through, per scope ([`retrieve::FilterCache`]): the
     /// chunks, for the vector search's plan, and the files, for the file query's.
     passing: retrieve::FilterCache<retrieve::Passing>,
-    few_files: retrieve::FilterCache<Option<Arc<[i64]>>>,
+    files_passing: retrieve::FilterCache<retrieve::FilesPassing>,
+    /// How many passing files a filtered file query reads the postings of directly
+    /// ([`retrieve::FEW_FILES`] unless a test sets it).
+    few_files: i64,
 }
 
 /// The names of the valid per-model vector indexes, read at `read_at`.
@@ -226,7 +228,8 @@ impl Store {
             ann_indexes: Default::default(),
             scopes: Default::default(),
             passing: retrieve::FilterCache::new(),
-            few_files: retrieve::FilterCache::new(),
+            files_passing: retrieve::FilterCache::new(),
+            few_files: retrieve::FEW_FILES,
         })
     }
 
@@ -239,8 +242,18 @@ impl Store {
             ann_indexes: Default::default(),
             scopes: Default::default(),
             passing: retrieve::FilterCache::new(),
-            few_files: retrieve::FilterCache::new(),
+            files_passing: retrieve::FilterCache::new(),
+            few_files: retrieve::FEW_FILES,
         }
+    }
+
+    /// The same store, listing at most `n` passing files for a filtered file query before it
+    /// walks the postings instead (default 2,000): lets a test on a few files take each of
+    /// the file query's routes. What the store had kept of filters is not shared with it.
+    pub fn with_few_files(mut self, n: i64) -> Self {
+        self.few_files = n;
+        self.files_passing = retrieve::FilterCache::new();
+        self
     }
 
     pub fn pool(&self) -> &PgPool {

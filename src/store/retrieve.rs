@@ -366,17 +366,26 @@ impl Store {
             .await
     }
 
-    /// The ids of the scope's files that pass the filters, when there are at most
-    /// [`FEW_FILES`]; kept for the scope's fingerprint, as [`Store::passing`] is.
-    async fn few_files(
+    /// How many of the scope's files pass the filters, and their ids when there are at most
+    /// [`FEW_FILES`] (the store's `few_files`); kept for the scope's fingerprint, as
+    /// [`Store::passing`] is. The count reads every file row of the scope once per filter and
+    /// fingerprint, as a list of the passing files already did whenever fewer than
+    /// [`FEW_FILES`] pass: 13 ms under `languages: ["rust"]` at 1M chunks (66,885 files),
+    /// warm, where stopping at 2,001 took 1.6 ms (docs/BENCHMARKS.md).
+    async fn files_passing(
         &self,
         scope: &Scope,
         filters: &Filters,
-    ) -> Result<Option<Arc<[i64]>>, StoreError> {
-        self.few_files
+    ) -> Result<FilesPassing, StoreError> {
+        self.files_passing
             .get(scope, filters, async {
-                let mut qb =
-                    QueryBuilder::<Postgres>::new("SELECT f.id FROM indexed_files f WHERE TRUE");
+                let mut qb = QueryBuilder::<Postgres>::new(
+                    "SELECT count(*) AS files, CASE WHEN count(*) <= ",
+                );
+                qb.push_bind(self.few_files).push(
+                    " THEN coalesce(array_agg(f.id), '{}') END AS ids
+                     FROM indexed_files f WHERE f.error IS NULL",
+                );
                 if let Some(in_scope) = repository_filter(scope, filters)
                     .as_deref()
                     .or_else(|| scope.restriction())
@@ -386,13 +395,15 @@ impl Store {
                         .push(")");
                 }
                 push_file_filters(&mut qb, filters);
-                qb.push(" LIMIT ").push_bind(FEW_FILES + 1);
-                let ids: Vec<i64> = qb
-                    .build_query_scalar()
-                    .fetch_all(&self.pool)
+                let row = qb
+                    .build()
+                    .fetch_one(&self.pool)
                     .await
                     .map_err(q("listing the files a filter lets through"))?;
-                Ok((ids.len() as i64 <= FEW_FILES).then(|| Arc::from(ids)))
+                Ok(FilesPassing {
+                    files: row.get("files"),
+                    ids: row.get::<Option<Vec<i64>>, _>("ids").map(Arc::from),
+                })
             })
             .await
     }
@@ -574,52 +585,88 @@ impl Store {
             ", any_term AS MATERIALIZED (
                SELECT string_agg(quote_literal(term), ' | ')::tsquery AS tq FROM q)",
         );
-        qb.push(
-            ", scored AS (
-               SELECT p.file_id, sum(q.idf * p.impact) AS score
-               FROM q CROSS JOIN LATERAL (",
-        );
-        // A filter that lets few files through (the common case: an agent searching its own
-        // repository, its tests, one language) reads those files' postings only: a lookup per
-        // file and term. Otherwise each term's postings are read best first within the scope's
-        // workspace (the index on `file_terms` leads with it: a workspace's search never walks
-        // another's postings), and each file is checked against the filters, which costs more
-        // the fewer files they let through: walking the postings to find the 945 files of
-        // `modules: ["tests"]` at 100k chunks took up to 15 ms (docs/BENCHMARKS.md).
-        let filtered = repositories.is_some() || on_chunks;
-        let listed = if filtered {
-            self.few_files(query.scope, query.filters).await?
+        // Three ways to the files, by how many the filters let through:
+        // - few (the common case: an agent searching its own repository, its tests, one
+        //   language): those files' postings only, a lookup per file and term;
+        // - most (`languages: ["rust"]` in a Rust workspace): each term's best postings as
+        //   unfiltered, the files ranked, then checked best first until `limit` pass: about
+        //   40 lookups of a file's row where checking every posting took a thousand (2.4 to
+        //   3.6 ms of a 3-term query at 100k chunks, 1 ms this way; docs/BENCHMARKS.md). Each
+        //   term reads as many more postings as the filter drops, so about as many passing
+        //   ones remain as the walk below reads;
+        // - some: each term's postings best first within the scope's workspace (the index on
+        //   `file_terms` leads with it: a workspace's search never walks another's postings),
+        //   each checked against the filters, which costs more the fewer files they let
+        //   through: walking the postings to find the 945 files of `modules: ["tests"]` at
+        //   100k chunks took up to 15 ms.
+        let route = if !(repositories.is_some() || on_chunks) {
+            FileRoute::Unfiltered
         } else {
-            None
+            let passing = self.files_passing(query.scope, query.filters).await?;
+            match passing.ids {
+                Some(ids) => FileRoute::Listed(ids),
+                None if passing.files.saturating_mul(2) >= query.stats.files => {
+                    FileRoute::CheckRanked {
+                        postings: postings_for_share(passing.files, query.stats.files),
+                    }
+                }
+                None => FileRoute::CheckEach,
+            }
         };
-        if let Some(files) = listed {
-            qb.push("SELECT p.file_id, p.impact FROM unnest(")
-                .push_bind(files.to_vec())
-                .push(
-                    "::int8[]) AS a(id) JOIN file_terms p ON p.file_id = a.id AND p.term = q.term",
-                );
-        } else {
-            qb.push("SELECT p.file_id, p.impact FROM file_terms p");
-            if filtered {
-                qb.push(" JOIN indexed_files f ON f.id = p.file_id");
-            }
-            qb.push(" WHERE p.term = q.term AND p.workspace = ")
-                .push_bind(query.scope.workspace().to_owned());
-            if let Some(repositories) = &repositories {
-                qb.push(" AND f.repository = ANY(")
-                    .push_bind(repositories.clone())
-                    .push(")");
-            }
-            if on_chunks {
-                push_file_filters(&mut qb, query.filters);
-            }
-            qb.push(" ORDER BY p.impact DESC LIMIT ")
-                .push_bind(FILE_POSTINGS_PER_TERM);
+        let check_ranked = matches!(route, FileRoute::CheckRanked { .. });
+        qb.push(", scored AS (");
+        if check_ranked {
+            qb.push("SELECT s.file_id, s.score FROM (");
         }
-        qb.push(") p GROUP BY p.file_id ORDER BY score DESC LIMIT ")
-            .push_bind(query.limit)
-            .push(
-                "), ranked AS (
+        qb.push("SELECT p.file_id, sum(q.idf * p.impact) AS score FROM q CROSS JOIN LATERAL (");
+        let workspace = query.scope.workspace().to_owned();
+        match &route {
+            FileRoute::Listed(files) => {
+                qb.push("SELECT p.file_id, p.impact FROM unnest(")
+                    .push_bind(files.to_vec())
+                    .push(
+                        "::int8[]) AS a(id) JOIN file_terms p ON p.file_id = a.id AND p.term = q.term",
+                    );
+            }
+            FileRoute::Unfiltered | FileRoute::CheckRanked { .. } => {
+                let postings = match route {
+                    FileRoute::CheckRanked { postings } => postings,
+                    _ => FILE_POSTINGS_PER_TERM,
+                };
+                qb.push(
+                    "SELECT p.file_id, p.impact FROM file_terms p
+                     WHERE p.term = q.term AND p.workspace = ",
+                )
+                .push_bind(workspace)
+                .push(" ORDER BY p.impact DESC LIMIT ")
+                .push_bind(postings);
+            }
+            FileRoute::CheckEach => {
+                qb.push(
+                    "SELECT p.file_id, p.impact FROM file_terms p
+                     JOIN indexed_files f ON f.id = p.file_id
+                     WHERE p.term = q.term AND p.workspace = ",
+                )
+                .push_bind(workspace);
+                push_passing_file(&mut qb, repositories.as_deref(), query.filters);
+                qb.push(" ORDER BY p.impact DESC LIMIT ")
+                    .push_bind(FILE_POSTINGS_PER_TERM);
+            }
+        }
+        qb.push(") p GROUP BY p.file_id ORDER BY score DESC");
+        if check_ranked {
+            // Each ranked file checked in that order until `limit` pass: a lateral lookup with
+            // a limit is never turned into a join of every ranked file.
+            qb.push(
+                ") s CROSS JOIN LATERAL (
+                   SELECT 1 FROM indexed_files f WHERE f.id = s.file_id",
+            );
+            push_passing_file(&mut qb, repositories.as_deref(), query.filters);
+            qb.push(" LIMIT 1) passes ORDER BY s.score DESC");
+        }
+        qb.push(" LIMIT ").push_bind(query.limit);
+        qb.push(
+            "), ranked AS (
                    SELECT f.repository, f.file_path, s.score,
                           row_number() OVER (ORDER BY s.score DESC, f.id) AS r
                    FROM scored s JOIN indexed_files f ON f.id = s.file_id),
@@ -627,7 +674,7 @@ impl Store {
                    SELECT ranked.score, b.id FROM ranked CROSS JOIN LATERAL (
                      SELECT x.id FROM codebase_index x
                      WHERE x.repository = ranked.repository AND x.file_path = ranked.file_path",
-            );
+        );
         push_chunk_filters(&mut qb, query.filters);
         // A chunk with none of the terms ranks after those with some, by position: the order
         // of ranking them all (a rank of 0), at the cost of one match instead of a rank per term.
@@ -780,6 +827,44 @@ impl Store {
     }
 }
 
+/// How the file query reaches the files, by how many of the scope's the filters let through.
+enum FileRoute {
+    /// No filter: each term's best postings in the workspace.
+    Unfiltered,
+    /// Few pass ([`FEW_FILES`] at most): their own postings.
+    Listed(Arc<[i64]>),
+    /// Most pass: each term's best `postings` as unfiltered, the files ranked, then checked
+    /// best first until the page is full.
+    CheckRanked { postings: i64 },
+    /// Some pass: each posting checked as the walk reads it.
+    CheckEach,
+}
+
+/// Postings per term for a filter that lets `passing` of the scope's `files` through: as many
+/// more than [`FILE_POSTINGS_PER_TERM`] as the filter drops (at most twice as many), so that
+/// about as many pass as a walk that checks each posting would read.
+fn postings_for_share(passing: i64, files: i64) -> i64 {
+    if passing <= 0 || files <= passing {
+        return FILE_POSTINGS_PER_TERM;
+    }
+    let wanted = (FILE_POSTINGS_PER_TERM as f64 * files as f64 / passing as f64).ceil() as i64;
+    wanted.min(2 * FILE_POSTINGS_PER_TERM)
+}
+
+/// Appends ` AND ...` for the repositories and the filters, on the `indexed_files` row `f`.
+fn push_passing_file(
+    qb: &mut QueryBuilder<'_, Postgres>,
+    repositories: Option<&[String]>,
+    f: &Filters,
+) {
+    if let Some(repositories) = repositories {
+        qb.push(" AND f.repository = ANY(")
+            .push_bind(repositories.to_vec())
+            .push(")");
+    }
+    push_file_filters(qb, f);
+}
+
 /// The `rows=` estimate of a line of `EXPLAIN`'s text output:
 /// `Seq Scan on t  (cost=0.00..9.99 rows=90908 width=4)`.
 fn plan_rows(line: &str) -> Option<i64> {
@@ -799,6 +884,14 @@ pub(super) struct Passing {
     /// A path filter's files' keys in `chunk_vectors`, when they hold at most
     /// [`EXACT_SCAN_CHUNKS`].
     keys: Option<Arc<[i64]>>,
+}
+
+/// The scope's files a filter lets through ([`Store::files_passing`]).
+#[derive(Debug, Clone)]
+pub(super) struct FilesPassing {
+    files: i64,
+    /// Their ids, when they are at most [`FEW_FILES`].
+    ids: Option<Arc<[i64]>>,
 }
 
 /// What recently used filters let through, per scope: a scope's fingerprint changes with its
@@ -837,7 +930,7 @@ pub const LEXICAL_CANDIDATES: i64 = 2000;
 pub const FILE_POSTINGS_PER_TERM: i64 = 2000;
 /// A filtered file query reads the postings of the files that pass directly when they are at
 /// most this many (a lookup per file and term).
-const FEW_FILES: i64 = 2000;
+pub(super) const FEW_FILES: i64 = 2000;
 /// A definition key found in more chunks than this names nothing in particular.
 pub const DEFINITIONS_PER_KEY: i64 = 10;
 /// A path-, repository- or workspace-restricted vector search scans the matching files'
@@ -1146,6 +1239,17 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_broad_filter_reads_as_many_more_postings_as_it_drops_at_most_twice_as_many() {
+        assert_eq!(postings_for_share(6653, 6653), FILE_POSTINGS_PER_TERM);
+        assert_eq!(postings_for_share(9000, 6653), FILE_POSTINGS_PER_TERM);
+        // 5,544 of 6,653 files: `languages: ["rust"]` at 100k chunks.
+        assert_eq!(postings_for_share(5544, 6653), 2401);
+        assert_eq!(postings_for_share(3000, 6000), 2 * FILE_POSTINGS_PER_TERM);
+        assert_eq!(postings_for_share(1000, 6000), 2 * FILE_POSTINGS_PER_TERM);
+        assert_eq!(postings_for_share(0, 6000), FILE_POSTINGS_PER_TERM);
+    }
 
     #[test]
     fn a_plans_row_estimate_is_read_from_its_top_line() {
