@@ -35,7 +35,8 @@
 //!    workspaces, each search scoped to one (before part 3);
 //! 5. code intelligence latency (symbols, callers, a 3-level callers graph) for 400 functions
 //!    and methods (after part 2; `BENCH_ONLY_INTEL=1` runs this part alone,
-//!    `BENCH_SKIP_INTEL=1` leaves it out).
+//!    `BENCH_SKIP_INTEL=1` leaves it out), with the slowest questions of each kind named
+//!    (8, or `BENCH_SLOWEST=N`: the names around the p95 are the 20th of 400).
 
 mod common;
 
@@ -445,6 +446,10 @@ async fn intelligence(service: &SearchService) -> anyhow::Result<()> {
         repository: Some(repository.clone()),
         workspace: None,
     };
+    let slowest_named: usize = std::env::var("BENCH_SLOWEST")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(8);
     for kind in ["symbols", "callers", "graph"] {
         let (mut times, mut refused, mut found) = (Vec::new(), 0usize, 0usize);
         let mut slowest: Vec<(f64, &str)> = Vec::new();
@@ -487,7 +492,7 @@ async fn intelligence(service: &SearchService) -> anyhow::Result<()> {
         slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
         let named: Vec<String> = slowest
             .iter()
-            .take(8)
+            .take(slowest_named)
             .map(|(ms, s)| format!("{s} {ms:.0} ms"))
             .collect();
         println!("           slowest: {}", named.join(", "));
