@@ -595,6 +595,16 @@ fn print_report(r: &IndexReport) {
     }
 }
 
+/// The similarity of a result, or, when it has none (lexical mode, a vector still pending:
+/// `scores` without `vector`), the score it was ranked by: a 0 similarity would read as "no
+/// likeness at all".
+fn result_measure(r: &wire::SearchResult) -> String {
+    match (&r.scores, r.score) {
+        (Some(parts), Some(score)) if parts.vector.is_none() => format!("score {score:.3}"),
+        _ => format!("similarity {:.3}", r.similarity),
+    }
+}
+
 fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
     if let Ok(err) = serde_json::from_slice::<wire::ErrorResponse>(payload)
         && !err.success
@@ -614,10 +624,10 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
             .flatten()
             .collect();
         out!(
-            "{}. {}{lines}  similarity {:.3}  {}{}",
+            "{}. {}{lines}  {}  {}{}",
             i + 1,
             r.file_path,
-            r.similarity,
+            result_measure(r),
             result_names(r),
             if tags.is_empty() {
                 String::new()
@@ -662,7 +672,29 @@ fn result_names(r: &wire::SearchResult) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{error_chain, result_names, wire};
+    use super::{error_chain, result_measure, result_names, wire};
+
+    #[test]
+    fn a_result_without_a_similarity_shows_its_score() {
+        let result = |extra: serde_json::Value| -> wire::SearchResult {
+            let mut v = serde_json::json!({ "filePath": "a.py", "chunkIndex": 0, "content": "",
+                                            "similarity": 0.0, "module": null,
+                                            "componentType": null });
+            if let (Some(v), Some(extra)) = (v.as_object_mut(), extra.as_object()) {
+                v.extend(extra.clone());
+            }
+            serde_json::from_value(v).expect("a result")
+        };
+        // Lexical mode: ranked by BM25, no vector part.
+        let lexical = result(serde_json::json!({ "score": 7.25, "scores": { "lexical": 7.25 } }));
+        assert_eq!(result_measure(&lexical), "score 7.250");
+        let hybrid = result(serde_json::json!({ "similarity": 0.61, "score": 0.8,
+                                                "scores": { "vector": 0.61 } }));
+        assert_eq!(result_measure(&hybrid), "similarity 0.610");
+        // An older daemon's reply, without the parts.
+        let older = result(serde_json::json!({ "similarity": 0.42 }));
+        assert_eq!(result_measure(&older), "similarity 0.420");
+    }
 
     #[test]
     fn a_merged_chunk_is_shown_with_its_names() {
