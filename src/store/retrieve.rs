@@ -556,6 +556,54 @@ impl Store {
     pub async fn lexical_file_search(&self, query: &FileQuery<'_>) -> Result<Vec<Hit>, StoreError> {
         let repositories = repository_filter(query.scope, query.filters);
         let on_chunks = query.filters.on_chunks();
+        // The route to the files, by how many the filters let through:
+        // - few (the common case: an agent searching its own repository, its tests, one
+        //   language): those files' postings only, a lookup per file and term;
+        // - more: each term's best postings as unfiltered, as many as hold about
+        //   `FILE_POSTINGS_PER_TERM` of the passing files' (the window a walk checking each
+        //   posting reads to find that many), the files ranked, then checked best first until
+        //   `limit` pass: about 40 lookups of a file's row where checking every posting took
+        //   one per posting (2.4 to 3.6 ms of a 3-term query under `languages: ["rust"]` at
+        //   100k chunks, 1 ms this way; 25 to 43 ms under `**/tests/**` at 1M, 8 to 12 ms;
+        //   docs/BENCHMARKS.md). When that leaves the page short (the passing files' postings
+        //   rank low), the query runs again checking each posting as the walk reads it, best
+        //   first within the scope's workspace (the index on `file_terms` leads with it).
+        let route = if !(repositories.is_some() || on_chunks) {
+            FileRoute::Unfiltered
+        } else {
+            let passing = self.files_passing(query.scope, query.filters).await?;
+            match passing.ids {
+                Some(ids) => FileRoute::Listed(ids),
+                None => FileRoute::CheckRanked {
+                    postings: postings_for_share(passing.files, query.stats.files),
+                },
+            }
+        };
+        let rows = self
+            .file_query(query, &route)
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("searching files lexically"))?;
+        if matches!(route, FileRoute::CheckRanked { .. }) && (rows.len() as i64) < query.limit {
+            let rows = self
+                .file_query(query, &FileRoute::CheckEach)
+                .build()
+                .fetch_all(&self.pool)
+                .await
+                .map_err(q("searching files lexically"))?;
+            return Ok(rows.iter().map(hit).collect());
+        }
+        Ok(rows.iter().map(hit).collect())
+    }
+
+    /// The file query's statement, on `route` to the files.
+    fn file_query<'q>(
+        &self,
+        query: &'q FileQuery<'_>,
+        route: &FileRoute,
+    ) -> QueryBuilder<'q, Postgres> {
+        let repositories = repository_filter(query.scope, query.filters);
         // q: the query's terms with their idf (Lucene's BM25 variant, positive for any term a
         // file lacks), from the scope's document frequencies the caller read
         // ([`Store::file_term_counts`]): another workspace's files never change a term's weight
@@ -585,34 +633,6 @@ impl Store {
             ", any_term AS MATERIALIZED (
                SELECT string_agg(quote_literal(term), ' | ')::tsquery AS tq FROM q)",
         );
-        // Three ways to the files, by how many the filters let through:
-        // - few (the common case: an agent searching its own repository, its tests, one
-        //   language): those files' postings only, a lookup per file and term;
-        // - most (`languages: ["rust"]` in a Rust workspace): each term's best postings as
-        //   unfiltered, the files ranked, then checked best first until `limit` pass: about
-        //   40 lookups of a file's row where checking every posting took a thousand (2.4 to
-        //   3.6 ms of a 3-term query at 100k chunks, 1 ms this way; docs/BENCHMARKS.md). Each
-        //   term reads as many more postings as the filter drops, so about as many passing
-        //   ones remain as the walk below reads;
-        // - some: each term's postings best first within the scope's workspace (the index on
-        //   `file_terms` leads with it: a workspace's search never walks another's postings),
-        //   each checked against the filters, which costs more the fewer files they let
-        //   through: walking the postings to find the 945 files of `modules: ["tests"]` at
-        //   100k chunks took up to 15 ms.
-        let route = if !(repositories.is_some() || on_chunks) {
-            FileRoute::Unfiltered
-        } else {
-            let passing = self.files_passing(query.scope, query.filters).await?;
-            match passing.ids {
-                Some(ids) => FileRoute::Listed(ids),
-                None if passing.files.saturating_mul(2) >= query.stats.files => {
-                    FileRoute::CheckRanked {
-                        postings: postings_for_share(passing.files, query.stats.files),
-                    }
-                }
-                None => FileRoute::CheckEach,
-            }
-        };
         let check_ranked = matches!(route, FileRoute::CheckRanked { .. });
         qb.push(", scored AS (");
         if check_ranked {
@@ -620,7 +640,7 @@ impl Store {
         }
         qb.push("SELECT p.file_id, sum(q.idf * p.impact) AS score FROM q CROSS JOIN LATERAL (");
         let workspace = query.scope.workspace().to_owned();
-        match &route {
+        match route {
             FileRoute::Listed(files) => {
                 qb.push("SELECT p.file_id, p.impact FROM unnest(")
                     .push_bind(files.to_vec())
@@ -630,7 +650,7 @@ impl Store {
             }
             FileRoute::Unfiltered | FileRoute::CheckRanked { .. } => {
                 let postings = match route {
-                    FileRoute::CheckRanked { postings } => postings,
+                    FileRoute::CheckRanked { postings } => *postings,
                     _ => FILE_POSTINGS_PER_TERM,
                 };
                 qb.push(
@@ -701,12 +721,7 @@ impl Store {
             "NULL::float8 AS similarity, best.score AS lexical
              FROM best JOIN codebase_index ci USING (id) ORDER BY best.score DESC, ci.id",
         );
-        let rows = qb
-            .build()
-            .fetch_all(&self.pool)
-            .await
-            .map_err(q("searching files lexically"))?;
-        Ok(rows.iter().map(hit).collect())
+        qb
     }
 
     /// The chunks that define any of the keys, each with the keys it defines. A key defined
@@ -833,22 +848,24 @@ enum FileRoute {
     Unfiltered,
     /// Few pass ([`FEW_FILES`] at most): their own postings.
     Listed(Arc<[i64]>),
-    /// Most pass: each term's best `postings` as unfiltered, the files ranked, then checked
+    /// More pass: each term's best `postings` as unfiltered, the files ranked, then checked
     /// best first until the page is full.
     CheckRanked { postings: i64 },
-    /// Some pass: each posting checked as the walk reads it.
+    /// Each posting checked as the walk reads it: when the ranked route left the page short.
     CheckEach,
 }
 
 /// Postings per term for a filter that lets `passing` of the scope's `files` through: as many
-/// more than [`FILE_POSTINGS_PER_TERM`] as the filter drops (at most twice as many), so that
-/// about as many pass as a walk that checks each posting would read.
+/// more than [`FILE_POSTINGS_PER_TERM`] as the filter drops, the window in which a walk that
+/// checks each posting finds that many that pass (when the passing files' postings are spread
+/// like the others'). A term has at most one posting per file: beyond `files` it reads them
+/// all.
 fn postings_for_share(passing: i64, files: i64) -> i64 {
     if passing <= 0 || files <= passing {
         return FILE_POSTINGS_PER_TERM;
     }
     let wanted = (FILE_POSTINGS_PER_TERM as f64 * files as f64 / passing as f64).ceil() as i64;
-    wanted.min(2 * FILE_POSTINGS_PER_TERM)
+    wanted.min(files.max(FILE_POSTINGS_PER_TERM))
 }
 
 /// Appends ` AND ...` for the repositories and the filters, on the `indexed_files` row `f`.
@@ -1241,13 +1258,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_broad_filter_reads_as_many_more_postings_as_it_drops_at_most_twice_as_many() {
+    fn a_filter_reads_as_many_more_postings_as_it_drops_up_to_all_of_them() {
         assert_eq!(postings_for_share(6653, 6653), FILE_POSTINGS_PER_TERM);
         assert_eq!(postings_for_share(9000, 6653), FILE_POSTINGS_PER_TERM);
         // 5,544 of 6,653 files: `languages: ["rust"]` at 100k chunks.
         assert_eq!(postings_for_share(5544, 6653), 2401);
-        assert_eq!(postings_for_share(3000, 6000), 2 * FILE_POSTINGS_PER_TERM);
-        assert_eq!(postings_for_share(1000, 6000), 2 * FILE_POSTINGS_PER_TERM);
+        // 11,673 of 66,885: `**/tests/**` at 1M chunks.
+        assert_eq!(postings_for_share(11_673, 66_885), 11_460);
+        // A term has at most one posting per file.
+        assert_eq!(postings_for_share(2001, 66_885), 66_852);
+        assert_eq!(postings_for_share(1000, 66_885), 66_885);
+        assert_eq!(postings_for_share(1, 1500), FILE_POSTINGS_PER_TERM);
         assert_eq!(postings_for_share(0, 6000), FILE_POSTINGS_PER_TERM);
     }
 
