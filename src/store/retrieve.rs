@@ -565,9 +565,10 @@ impl Store {
         //   `limit` pass: about 40 lookups of a file's row where checking every posting took
         //   one per posting (2.4 to 3.6 ms of a 3-term query under `languages: ["rust"]` at
         //   100k chunks, 1 ms this way; 25 to 43 ms under `**/tests/**` at 1M, 8 to 12 ms;
-        //   docs/BENCHMARKS.md). When that leaves the page short (the passing files' postings
-        //   rank low), the query runs again checking each posting as the walk reads it, best
-        //   first within the scope's workspace (the index on `file_terms` leads with it).
+        //   docs/BENCHMARKS.md). When that leaves the page short and a word had more postings
+        //   than the window (the passing files' postings rank low), the query runs again
+        //   checking each posting as the walk reads it, best first within the scope's
+        //   workspace (the index on `file_terms` leads with it).
         let route = if !(repositories.is_some() || on_chunks) {
             FileRoute::Unfiltered
         } else {
@@ -585,7 +586,13 @@ impl Store {
             .fetch_all(&self.pool)
             .await
             .map_err(q("searching files lexically"))?;
-        if matches!(route, FileRoute::CheckRanked { .. }) && (rows.len() as i64) < query.limit {
+        // Short only because a word's window was full: a word held by fewer files than the
+        // window had every posting read, and the files that pass are all there.
+        let window_full = |postings: i64| query.terms.iter().any(|(_, n)| *n >= postings as f64);
+        if let FileRoute::CheckRanked { postings } = route
+            && (rows.len() as i64) < query.limit
+            && window_full(postings)
+        {
             let rows = self
                 .file_query(query, &FileRoute::CheckEach)
                 .build()

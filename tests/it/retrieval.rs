@@ -7,7 +7,7 @@ use codesearch::config::{Config, SearchMode};
 use codesearch::embed::{Embedder, HashEmbedder, OllamaEmbedder};
 use codesearch::pipeline::Indexer;
 use codesearch::search::{RawSearch, ScoredHit, SearchOutcome, SearchRequest, SearchService};
-use codesearch::store::{FileQuery, Filters, Store};
+use codesearch::store::{FileQuery, FileStats, Filters, Store};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{self, TestDb, test_db};
@@ -859,91 +859,101 @@ async fn a_filtered_file_query_finds_the_unfiltered_ones_files_that_pass() {
             terms.push((lexeme, files as f64));
         }
     }
-    let search = |filters: Filters, few_files: i64, limit: i64| {
-        let (terms, stats, scope) = (&terms, &stats, &scope);
-        let store = f.store.clone().with_few_files(few_files);
-        async move {
-            store
-                .lexical_file_search(&FileQuery {
-                    terms,
-                    stats,
-                    scope,
-                    filters: &filters,
-                    limit,
-                    best_chunks: limit,
-                })
-                .await
-                .expect("file search")
-                .into_iter()
-                .map(|h| {
-                    (
-                        h.file_path,
-                        h.lexical.unwrap_or_default(),
-                        h.language,
-                        h.module,
-                    )
-                })
-                .collect::<Vec<_>>()
-        }
-    };
-    let all = search(Filters::default(), 2000, 100).await;
-    assert!(all.len() >= 4, "{all:?}");
-    let languages: Vec<String> = all.iter().filter_map(|h| h.2.clone()).collect();
+    // As counted; then as if every word were in every one of 4,000 files, so that each word's
+    // window of postings is full and a short page takes the route that checks each posting
+    // (the same weights for the unfiltered search it is compared with).
+    let full: Vec<(String, f64)> = terms.iter().map(|(t, _)| (t.clone(), 4000.0)).collect();
+    let weightings = [
+        (terms.clone(), stats.clone()),
+        (full, FileStats { files: 4000 }),
+    ];
     let mut checked = 0;
-    for (_, _, language, module) in all.clone() {
-        // One language or module; and two languages, which let half the files through.
-        let other = languages.iter().find(|l| Some(*l) != language.as_ref());
-        let two = language
-            .clone()
-            .zip(other.cloned())
-            .map(|(a, b)| vec![a, b]);
-        for filters in [
-            Filters {
-                languages: language.clone().map(|l| vec![l]),
-                ..Filters::default()
-            },
-            Filters {
-                modules: module.clone().map(|m| vec![m]),
-                ..Filters::default()
-            },
-            Filters {
-                languages: two,
-                ..Filters::default()
-            },
-        ] {
-            if filters.is_empty() {
-                continue;
+    for (terms, stats) in &weightings {
+        let search = |filters: Filters, few_files: i64, limit: i64| {
+            let (terms, stats, scope) = (&terms, &stats, &scope);
+            let store = f.store.clone().with_few_files(few_files);
+            async move {
+                store
+                    .lexical_file_search(&FileQuery {
+                        terms,
+                        stats,
+                        scope,
+                        filters: &filters,
+                        limit,
+                        best_chunks: limit,
+                    })
+                    .await
+                    .expect("file search")
+                    .into_iter()
+                    .map(|h| {
+                        (
+                            h.file_path,
+                            h.lexical.unwrap_or_default(),
+                            h.language,
+                            h.module,
+                        )
+                    })
+                    .collect::<Vec<_>>()
             }
-            let want: Vec<_> = all
-                .iter()
-                .filter(|(_, _, l, m)| {
-                    filters
-                        .languages
-                        .as_ref()
-                        .is_none_or(|x| l.as_ref().is_some_and(|l| x.contains(l)))
-                        && filters
-                            .modules
-                            .as_ref()
-                            .is_none_or(|x| m.as_ref().is_some_and(|m| x.contains(m)))
-                })
-                .collect();
-            // The passing files listed (up to 2,000), or the postings walked unfiltered, the
-            // files ranked and checked best first. A page of just the passing files: a file let
-            // through by mistake would take the place of one (the chunks' own filter drops it
-            // afterwards). A page one larger is short on the ranked route, which then checks
-            // each posting as it walks.
-            let pages = [want.len() as i64, want.len() as i64 + 1];
-            for (few_files, page) in [2000, 0].into_iter().flat_map(|f| pages.map(|p| (f, p))) {
-                let got = search(filters.clone(), few_files, page).await;
-                let case = format!("{filters:?}, {few_files} files listed, a page of {page}");
-                assert_eq!(got.len(), want.len(), "{case}: {got:?} vs {want:?}");
-                for (g, w) in got.iter().zip(&want) {
-                    assert_eq!(g.0, w.0, "{case}");
-                    assert!((g.1 - w.1).abs() < 1e-9, "{case}: {g:?} vs {w:?}");
+        };
+        let all = search(Filters::default(), 2000, 100).await;
+        assert!(all.len() >= 4, "{all:?}");
+        let languages: Vec<String> = all.iter().filter_map(|h| h.2.clone()).collect();
+        for (_, _, language, module) in all.clone() {
+            // One language or module; and two languages, which let half the files through.
+            let other = languages.iter().find(|l| Some(*l) != language.as_ref());
+            let two = language
+                .clone()
+                .zip(other.cloned())
+                .map(|(a, b)| vec![a, b]);
+            for filters in [
+                Filters {
+                    languages: language.clone().map(|l| vec![l]),
+                    ..Filters::default()
+                },
+                Filters {
+                    modules: module.clone().map(|m| vec![m]),
+                    ..Filters::default()
+                },
+                Filters {
+                    languages: two,
+                    ..Filters::default()
+                },
+            ] {
+                if filters.is_empty() {
+                    continue;
                 }
-                checked += 1;
+                let want: Vec<_> = all
+                    .iter()
+                    .filter(|(_, _, l, m)| {
+                        filters
+                            .languages
+                            .as_ref()
+                            .is_none_or(|x| l.as_ref().is_some_and(|l| x.contains(l)))
+                            && filters
+                                .modules
+                                .as_ref()
+                                .is_none_or(|x| m.as_ref().is_some_and(|m| x.contains(m)))
+                    })
+                    .collect();
+                // The passing files listed (up to 2,000), or the postings walked unfiltered,
+                // the files ranked and checked best first. A page of just the passing files: a
+                // file let through by mistake would take the place of one (the chunks' own
+                // filter drops it afterwards). A page one larger is short on the ranked route,
+                // which then, when a word's window was full, checks each posting as it walks.
+                let pages = [want.len() as i64, want.len() as i64 + 1];
+                for (few_files, page) in [2000, 0].into_iter().flat_map(|f| pages.map(|p| (f, p))) {
+                    let got = search(filters.clone(), few_files, page).await;
+                    let case = format!("{filters:?}, {few_files} files listed, a page of {page}");
+                    assert_eq!(got.len(), want.len(), "{case}: {got:?} vs {want:?}");
+                    for (g, w) in got.iter().zip(&want) {
+                        assert_eq!(g.0, w.0, "{case}");
+                        assert!((g.1 - w.1).abs() < 1e-9, "{case}: {g:?} vs {w:?}");
+                    }
+                    checked += 1;
+                }
             }
         }
     }
-    assert!(checked >= 24);
+    assert!(checked >= 48);
 }
