@@ -900,7 +900,7 @@ async fn a_filtered_file_query_finds_the_unfiltered_ones_files_that_pass() {
         assert!(all.len() >= 4, "{all:?}");
         let languages: Vec<String> = all.iter().filter_map(|h| h.2.clone()).collect();
         for (_, _, language, module) in all.clone() {
-            // One language or module; and two languages, which let half the files through.
+            // One language or module; and two languages.
             let other = languages.iter().find(|l| Some(*l) != language.as_ref());
             let two = language
                 .clone()
