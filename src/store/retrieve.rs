@@ -194,7 +194,7 @@ impl Store {
             let passing = self.passing(query.scope, query.filters).await?;
             path_keys = passing.keys;
             passing_chunks = Some(passing.chunks);
-            passing.chunks <= EXACT_SCAN_CHUNKS
+            scans_exactly(passing.chunks, query.scope_chunks)
         };
         // Whether the filters discard enough of a graph's rows for its walk to need more
         // candidates: one most rows pass does not (under `languages: ["rust"]`, 90 % of the
@@ -957,10 +957,25 @@ pub const FILE_POSTINGS_PER_TERM: i64 = 2000;
 pub(super) const FEW_FILES: i64 = 2000;
 /// A definition key found in more chunks than this names nothing in particular.
 pub const DEFINITIONS_PER_KEY: i64 = 10;
-/// A path-, repository- or workspace-restricted vector search scans the matching files'
-/// chunks exactly, instead of walking the HNSW graph, when they are at most this many (about
-/// 25 ms of distances).
+/// A filtered vector search scans the chunks that pass exactly, instead of walking the HNSW
+/// graph, when they are at most this many (4 to 5 ms for the 7,719 narrow rows of
+/// `**/tests/**` at 100k chunks), or up to [`EXACT_SCAN_MAX_CHUNKS`] when they are a small
+/// share of the scope ([`scans_exactly`]).
 pub(super) const EXACT_SCAN_CHUNKS: i64 = 10_000;
+/// The most chunks a filtered vector search scans exactly: about 22 ms for the 35,245 narrow
+/// rows of `languages: ["c"]` at 1M chunks, where the walk took 46 to 52 ms p50 and 90 to
+/// 103 ms p95 (docs/BENCHMARKS.md).
+const EXACT_SCAN_MAX_CHUNKS: i64 = 40_000;
+
+/// Whether a vector search whose filters let `passing` of the scope's `scope` chunks through
+/// scans them exactly. A walk of the graph reads about `limit / share` candidates to find
+/// `limit` that pass, so it slows down, and loses recall, as the share falls: under 5 % it
+/// costs more than scanning up to [`EXACT_SCAN_MAX_CHUNKS`] rows (recall@10 of walks under path
+/// filters of 1 to 8 % was 0.92 to 0.97; docs/BENCHMARKS.md).
+fn scans_exactly(passing: i64, scope: i64) -> bool {
+    passing <= EXACT_SCAN_CHUNKS
+        || (passing <= EXACT_SCAN_MAX_CHUNKS && passing.saturating_mul(20) <= scope)
+}
 /// `ts_rank_cd` (cover density, no normalization) of a single unweighted term is 0.1 per
 /// occurrence (each occurrence is a cover of weight 0.1): this factor makes it the term
 /// frequency.
@@ -1263,6 +1278,19 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_filter_passing_few_chunks_or_a_small_share_of_many_is_scanned_exactly() {
+        assert!(scans_exactly(7_719, 100_548));
+        assert!(scans_exactly(10_000, 10_000));
+        // `languages: ["c"]` and `fileTypes: ["md"]` at 1M chunks.
+        assert!(scans_exactly(35_245, 1_001_584));
+        assert!(scans_exactly(32_905, 1_001_584));
+        // `modules: ["tests"]` at 1M: too many rows; 30 % of 100k: the walk finds them fast.
+        assert!(!scans_exactly(97_700, 1_001_584));
+        assert!(!scans_exactly(30_000, 100_548));
+        assert!(!scans_exactly(40_001, 10_000_000));
+    }
 
     #[test]
     fn a_filter_reads_as_many_more_postings_as_it_drops_up_to_all_of_them() {
