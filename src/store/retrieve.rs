@@ -580,27 +580,31 @@ impl Store {
                 },
             }
         };
-        let rows = self
-            .file_query(query, &route)
-            .build()
-            .fetch_all(&self.pool)
-            .await
-            .map_err(q("searching files lexically"))?;
+        let mut hits = self.files_on(query, &route).await?;
         // Short only because a word's window was full: a word held by fewer files than the
         // window had every posting read, and the files that pass are all there.
         let window_full = |postings: i64| query.terms.iter().any(|(_, n)| *n >= postings as f64);
         if let FileRoute::CheckRanked { postings } = route
-            && (rows.len() as i64) < query.limit
+            && (hits.len() as i64) < query.limit
             && window_full(postings)
         {
-            let rows = self
-                .file_query(query, &FileRoute::CheckEach)
-                .build()
-                .fetch_all(&self.pool)
-                .await
-                .map_err(q("searching files lexically"))?;
-            return Ok(rows.iter().map(hit).collect());
+            hits = self.files_on(query, &FileRoute::CheckEach).await?;
         }
+        Ok(hits)
+    }
+
+    /// The file query's hits, on `route` to the files.
+    async fn files_on(
+        &self,
+        query: &FileQuery<'_>,
+        route: &FileRoute,
+    ) -> Result<Vec<Hit>, StoreError> {
+        let rows = self
+            .file_query(query, route)
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("searching files lexically"))?;
         Ok(rows.iter().map(hit).collect())
     }
 
@@ -655,19 +659,8 @@ impl Store {
                         "::int8[]) AS a(id) JOIN file_terms p ON p.file_id = a.id AND p.term = q.term",
                     );
             }
-            FileRoute::Unfiltered | FileRoute::CheckRanked { .. } => {
-                let postings = match route {
-                    FileRoute::CheckRanked { postings } => *postings,
-                    _ => FILE_POSTINGS_PER_TERM,
-                };
-                qb.push(
-                    "SELECT p.file_id, p.impact FROM file_terms p
-                     WHERE p.term = q.term AND p.workspace = ",
-                )
-                .push_bind(workspace)
-                .push(" ORDER BY p.impact DESC LIMIT ")
-                .push_bind(postings);
-            }
+            FileRoute::Unfiltered => push_walk(&mut qb, workspace, FILE_POSTINGS_PER_TERM),
+            FileRoute::CheckRanked { postings } => push_walk(&mut qb, workspace, *postings),
             FileRoute::CheckEach => {
                 qb.push(
                     "SELECT p.file_id, p.impact FROM file_terms p
@@ -875,6 +868,17 @@ fn postings_for_share(passing: i64, files: i64) -> i64 {
     wanted.min(files.max(FILE_POSTINGS_PER_TERM))
 }
 
+/// Appends a walk of each term's best `postings` in `workspace`, unfiltered.
+fn push_walk(qb: &mut QueryBuilder<'_, Postgres>, workspace: String, postings: i64) {
+    qb.push(
+        "SELECT p.file_id, p.impact FROM file_terms p
+         WHERE p.term = q.term AND p.workspace = ",
+    )
+    .push_bind(workspace)
+    .push(" ORDER BY p.impact DESC LIMIT ")
+    .push_bind(postings);
+}
+
 /// Appends ` AND ...` for the repositories and the filters, on the `indexed_files` row `f`.
 fn push_passing_file(
     qb: &mut QueryBuilder<'_, Postgres>,
@@ -957,10 +961,11 @@ pub const FILE_POSTINGS_PER_TERM: i64 = 2000;
 pub(super) const FEW_FILES: i64 = 2000;
 /// A definition key found in more chunks than this names nothing in particular.
 pub const DEFINITIONS_PER_KEY: i64 = 10;
-/// A filtered vector search scans the chunks that pass exactly, instead of walking the HNSW
-/// graph, when they are at most this many (4 to 5 ms for the 7,719 narrow rows of
-/// `**/tests/**` at 100k chunks), or up to [`EXACT_SCAN_MAX_CHUNKS`] when they are a small
-/// share of the scope ([`scans_exactly`]).
+/// A filtered vector search, or an unfiltered one in a workspace of the database, scans the
+/// chunks it may return exactly, instead of walking the HNSW graph, when they are at most this
+/// many (4 to 5 ms for the 7,719 narrow rows of `**/tests/**` at 100k chunks); a filtered one
+/// also up to [`EXACT_SCAN_MAX_CHUNKS`] when they are a small share of the scope
+/// ([`scans_exactly`]).
 pub(super) const EXACT_SCAN_CHUNKS: i64 = 10_000;
 /// The most chunks a filtered vector search scans exactly: about 22 ms for the 35,245 narrow
 /// rows of `languages: ["c"]` at 1M chunks, where the walk took 46 to 52 ms p50 and 90 to
