@@ -76,6 +76,10 @@ pub struct Narrowing<'a> {
     pub repositories: &'a [String],
     /// Owners (`Stack`) a kept call's qualifier may end with.
     pub owners: &'a [String],
+    /// Those of `names` whose calls in `repositories` are not read when their qualifier ends
+    /// with a type (a capital letter, `A-Z`) other than one of `owners`: the resolver finds
+    /// only that type's methods for such a call, in languages without base classes.
+    pub typed: &'a [String],
 }
 
 /// The last part of a call's qualifier (after the last `.` or `:`), as the resolver compares
@@ -536,7 +540,10 @@ impl Store {
              FROM ((SELECT * FROM code_references r WHERE r.name = ANY($2) OFFSET 0)
                    UNION ALL
                    (SELECT * FROM code_references r
-                    WHERE r.name = ANY($4) AND r.repository = ANY($5) OFFSET 0)
+                    WHERE r.name = ANY($4) AND r.repository = ANY($5)
+                      AND NOT coalesce(r.name = ANY($7) AND {QUALIFIER_LAST} ~ '^[A-Z]'
+                                       AND {QUALIFIER_LAST} <> ALL($6), false)
+                    OFFSET 0)
                    UNION ALL
                    (SELECT * FROM code_references r
                     WHERE r.name = ANY($4) AND {QUALIFIER_LAST} = ANY($6)
@@ -554,6 +561,7 @@ impl Store {
         .bind(narrowing.names)
         .bind(narrowing.repositories)
         .bind(narrowing.owners)
+        .bind(narrowing.typed)
         .fetch_all(&self.pool)
         .await
         .map_err(q("looking up references"))?;

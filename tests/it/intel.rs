@@ -428,12 +428,14 @@ async fn a_qualified_name_is_found_among_more_definitions_of_its_name_than_a_loo
         .collect();
     files.push((
         "src/zz.rs".into(),
-        "pub struct Zeta;\n\nimpl Zeta {\n    pub fn new() -> Self {\n        Zeta\n    }\n}\n"
+        "pub struct Zeta;\n\nimpl Zeta {\n    pub fn new() -> Self {\n        Zeta\n    }\n\n    pub fn again() -> Self {\n        Self::new()\n    }\n}\n"
             .into(),
     ));
+    // Calls of other types' `new` are no callers, and calls on `Zeta` (written as `Self`
+    // inside its `impl`) are, whichever the repository's calls of `new` read.
     files.push((
         "src/user.rs".into(),
-        "pub fn make() {\n    let _z = Zeta::new();\n}\n".into(),
+        "pub fn make() {\n    let _z = Zeta::new();\n    let _a = A001::new();\n    let _v = Vec::new();\n    let _q = crate::zz::Zeta::new();\n}\n".into(),
     ));
     let files: Vec<(&str, &str)> = files
         .iter()
@@ -455,7 +457,11 @@ async fn a_qualified_name_is_found_among_more_definitions_of_its_name_than_a_loo
         .await;
     assert_eq!(
         callers(&r),
-        [("src/user.rs".into(), 2, "qualified".into())],
+        [
+            ("src/user.rs".into(), 2, "qualified".into()),
+            ("src/user.rs".into(), 5, "qualified".into()),
+            ("src/zz.rs".into(), 9, "same_file".into()),
+        ],
         "{r}"
     );
     d.stop().await;
