@@ -36,7 +36,8 @@
 //! 5. code intelligence latency (symbols, callers, a 3-level callers graph) for 400 functions
 //!    and methods (after part 2; `BENCH_ONLY_INTEL=1` runs this part alone,
 //!    `BENCH_SKIP_INTEL=1` leaves it out), with the slowest questions of each kind named
-//!    (8, or `BENCH_SLOWEST=N`: the names around the p95 are the 20th of 400).
+//!    (8, or `BENCH_SLOWEST=N`: the names around the p95 are the 20th of 400). `BENCH_SLOWEST`
+//!    also names the slowest searches of each mode of part 2.
 
 mod common;
 
@@ -446,13 +447,9 @@ async fn intelligence(service: &SearchService) -> anyhow::Result<()> {
         repository: Some(repository.clone()),
         workspace: None,
     };
-    let slowest_named: usize = std::env::var("BENCH_SLOWEST")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(8);
+    let slowest_named = slowest_wanted().unwrap_or(8);
     for kind in ["symbols", "callers", "graph"] {
         let (mut times, mut refused, mut found) = (Vec::new(), 0usize, 0usize);
-        let mut slowest: Vec<(f64, &str)> = Vec::new();
         for p in &picked {
             let started = Instant::now();
             let answered = match kind {
@@ -479,7 +476,6 @@ async fn intelligence(service: &SearchService) -> anyhow::Result<()> {
             };
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             times.push(ms);
-            slowest.push((ms, &p.0));
             match answered {
                 Ok(n) => found += n,
                 Err(_) => refused += 1,
@@ -487,17 +483,29 @@ async fn intelligence(service: &SearchService) -> anyhow::Result<()> {
         }
         println!(
             "{}   ({found} rows in all, {refused} refused)",
-            latency_row(kind, &mut times)
+            latency_row(kind, &mut times.clone())
         );
-        slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let named: Vec<String> = slowest
-            .iter()
-            .take(slowest_named)
-            .map(|(ms, s)| format!("{s} {ms:.0} ms"))
-            .collect();
-        println!("           slowest: {}", named.join(", "));
+        let named = slowest(&times, |i| picked[i].0.clone(), slowest_named);
+        println!("           slowest: {named}");
     }
     Ok(())
+}
+
+/// `BENCH_SLOWEST=N`: how many of the slowest questions to name.
+fn slowest_wanted() -> Option<usize> {
+    std::env::var("BENCH_SLOWEST").ok()?.parse().ok()
+}
+
+/// The `n` slowest of `times` (in the order asked), named by `label(i)`, slowest first.
+fn slowest(times: &[f64], label: impl Fn(usize) -> String, n: usize) -> String {
+    let mut order: Vec<usize> = (0..times.len()).collect();
+    order.sort_by(|&a, &b| times[b].total_cmp(&times[a]));
+    order
+        .into_iter()
+        .take(n)
+        .map(|i| format!("{} {:.0} ms", label(i), times[i]))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The time of each of `n` searches, `request(i)` in turn, in milliseconds (the request is
@@ -603,7 +611,16 @@ async fn main() -> anyhow::Result<()> {
                 .await?;
         }
         let mut times = time_searches(&service, queries.len(), |i| Ok(request(i)?)).await?;
-        println!("{}", latency_row(mode.as_str(), &mut times));
+        if let Some(n) = slowest_wanted() {
+            let label = |i: usize| match i % 4 {
+                3 => format!("{:?} in {}", queries[i], mid[i % mid.len()]),
+                _ => format!("{:?}", queries[i]),
+            };
+            println!("{}", latency_row(mode.as_str(), &mut times.clone()));
+            println!("           slowest: {}", slowest(&times, label, n));
+        } else {
+            println!("{}", latency_row(mode.as_str(), &mut times));
+        }
     }
 
     // Queries that name a definition (`Type::method`, as an agent pastes it), which adds the
