@@ -708,6 +708,7 @@ impl SearchService {
                 };
                 TermWeight {
                     idf: (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0),
+                    chunks: df,
                     selective: t.frequency.is_none() && count < TERM_COUNT_CAP,
                     term: t.term,
                 }

@@ -141,6 +141,8 @@ pub struct FileQuery<'a> {
 pub struct TermWeight {
     pub term: String,
     pub idf: f64,
+    /// How many of the scope's chunks hold it (counted up to a cap, estimated beyond).
+    pub chunks: f64,
     /// Whether the term is rare enough to generate candidates from.
     pub selective: bool,
 }
@@ -500,24 +502,39 @@ impl Store {
     /// bounded whatever its words. Term frequency comes from `ts_rank_cd` of the single term,
     /// length from `lexical_length`.
     pub async fn lexical_search(&self, query: &LexicalQuery<'_>) -> Result<Vec<Hit>, StoreError> {
-        let Some((all, any)) = candidate_queries(query.terms) else {
+        let generating = generating_terms(query.terms);
+        let Some((all, any)) = candidate_queries(&generating) else {
             return Ok(Vec::new());
         };
         let mut qb = terms_cte(query.terms);
-        qb.push(", cand AS ((SELECT id FROM codebase_index WHERE lexemes @@ ")
-            .push_bind(all)
-            .push("::tsquery");
-        push_filters(&mut qb, query.scope, query.filters);
-        qb.push(" LIMIT ")
-            .push_bind(LEXICAL_CANDIDATES)
-            .push(") UNION (SELECT id FROM codebase_index WHERE lexemes @@ ")
-            .push_bind(any)
-            .push("::tsquery");
-        push_filters(&mut qb, query.scope, query.filters);
-        qb.push(" LIMIT ")
-            .push_bind(LEXICAL_CANDIDATES)
-            .push(format!(
-                ")), scored AS (
+        if self.reads_passing_rows_first(query, &generating).await? {
+            // The rows the filters let through, each checked for the words: the words' index
+            // is not read (the fence keeps their condition out of the scan). Those holding all
+            // the words come first, as many as both lists below would take.
+            qb.push(", cand AS (SELECT id FROM (SELECT id, lexemes FROM codebase_index WHERE TRUE");
+            push_filters(&mut qb, query.scope, query.filters);
+            qb.push(" OFFSET 0) p WHERE p.lexemes @@ ")
+                .push_bind(any)
+                .push("::tsquery ORDER BY p.lexemes @@ ")
+                .push_bind(all)
+                .push("::tsquery DESC LIMIT ")
+                .push_bind(2 * LEXICAL_CANDIDATES)
+                .push(")");
+        } else {
+            qb.push(", cand AS ((SELECT id FROM codebase_index WHERE lexemes @@ ")
+                .push_bind(all)
+                .push("::tsquery");
+            push_filters(&mut qb, query.scope, query.filters);
+            qb.push(" LIMIT ")
+                .push_bind(LEXICAL_CANDIDATES)
+                .push(") UNION (SELECT id FROM codebase_index WHERE lexemes @@ ")
+                .push_bind(any)
+                .push("::tsquery");
+            push_filters(&mut qb, query.scope, query.filters);
+            qb.push(" LIMIT ").push_bind(LEXICAL_CANDIDATES).push("))");
+        }
+        qb.push(format!(
+                ", scored AS (
                    SELECT ci.id, sum(qt.idf * s.tf * ({BM25_K1} + 1)
                      / (s.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * coalesce(ci.lexical_length, 0) / "
             ))
@@ -541,6 +558,40 @@ impl Store {
             .await
             .map_err(q("searching lexically"))?;
         Ok(rows.iter().map(hit).collect())
+    }
+
+    /// Whether a lexical query's candidates are better read from the rows its filters let
+    /// through than from the words' index: when a filter on an indexed column (repository,
+    /// file type, module, component type, language) lets at most [`EXACT_SCAN_CHUNKS`]
+    /// chunks through, and the words' postings are many times more. Reading a posting costs
+    /// about a quarter of what checking a row does, and the planner, which does not know the
+    /// words' counts, intersects the two indexes instead: 36 to 50 ms for 129,000 postings
+    /// of `buffer | byte | retri` under a repository of 354 to 7,176 chunks at 1M chunks,
+    /// where checking the repository's rows takes 1.4 to 8 ms (docs/BENCHMARKS.md).
+    async fn reads_passing_rows_first(
+        &self,
+        query: &LexicalQuery<'_>,
+        generating: &[&TermWeight],
+    ) -> Result<bool, StoreError> {
+        let f = query.filters;
+        let set = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| !l.is_empty());
+        let indexed = repository_filter(query.scope, f).is_some()
+            || set(&f.file_types)
+            || set(&f.modules)
+            || set(&f.component_types)
+            || set(&f.languages);
+        // A selective word (held by fewer chunks than the search counts, 5,000) is the only
+        // one whose postings are read: a millisecond or two at most.
+        let common = generating.iter().all(|t| !t.selective);
+        if !indexed || !common {
+            return Ok(false);
+        }
+        let postings: f64 = generating.iter().map(|t| t.chunks).sum();
+        let passing = self.passing(query.scope, f).await?.chunks;
+        Ok(
+            passing <= EXACT_SCAN_CHUNKS
+                && ((passing * POSTINGS_PER_ROW_CHECKED) as f64) < postings,
+        )
     }
 
     /// BM25 over whole files, from the postings of `file_terms`. The query's terms and their
@@ -954,6 +1005,11 @@ impl<V: Clone> FilterCache<V> {
 
 /// Rows each candidate query of a lexical search of chunks may return.
 pub const LEXICAL_CANDIDATES: i64 = 2000;
+
+/// How many postings of the words' index cost as much to read as one row does to check for
+/// the words ([`Store::reads_passing_rows_first`]): 0.27 µs a posting (129,000 in 35 ms) and
+/// about 1 µs a row (7,176 in 7.5 ms), measured at 1M chunks.
+const POSTINGS_PER_ROW_CHECKED: i64 = 4;
 /// Postings each query term contributes to a lexical search of files, best first.
 pub const FILE_POSTINGS_PER_TERM: i64 = 2000;
 /// A filtered file query reads the postings of the files that pass directly when they are at
@@ -1026,15 +1082,19 @@ fn terms_cte(terms: &[TermWeight]) -> QueryBuilder<'static, Postgres> {
     qb
 }
 
-/// The `tsquery` texts that select lexical candidates: all selective terms, and any of them
-/// (every term when none is selective). `None` when the query has no terms.
-fn candidate_queries(terms: &[TermWeight]) -> Option<(String, String)> {
+/// The terms that select lexical candidates: the selective ones, every term when none is.
+fn generating_terms(terms: &[TermWeight]) -> Vec<&TermWeight> {
     let selective: Vec<&TermWeight> = terms.iter().filter(|t| t.selective).collect();
-    let generating: Vec<&TermWeight> = if selective.is_empty() {
+    if selective.is_empty() {
         terms.iter().collect()
     } else {
         selective
-    };
+    }
+}
+
+/// The `tsquery` texts that select lexical candidates: all the generating terms
+/// ([`generating_terms`]), and any of them. `None` when the query has no terms.
+fn candidate_queries(generating: &[&TermWeight]) -> Option<(String, String)> {
     if generating.is_empty() {
         return None;
     }

@@ -7,7 +7,7 @@ use codesearch::config::{Config, SearchMode};
 use codesearch::embed::{Embedder, HashEmbedder, OllamaEmbedder};
 use codesearch::pipeline::Indexer;
 use codesearch::search::{RawSearch, ScoredHit, SearchOutcome, SearchRequest, SearchService};
-use codesearch::store::{FileQuery, FileStats, Filters, Store};
+use codesearch::store::{FileQuery, FileStats, Filters, LexicalQuery, Store, TermWeight};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{self, TestDb, test_db};
@@ -956,4 +956,89 @@ async fn a_filtered_file_query_finds_the_unfiltered_ones_files_that_pass() {
         }
     }
     assert!(checked >= 48);
+}
+
+#[tokio::test]
+async fn a_filtered_chunk_query_finds_the_same_chunks_through_the_filters_rows_as_through_the_words_index()
+ {
+    let f = Fixture::new(FILES).await;
+    let scope = f.store.scope("default").await.expect("scope");
+    let stats = f
+        .store
+        .term_stats("invoice users total id billing parse request", 5000, &scope)
+        .await
+        .expect("term stats");
+    assert!(stats.len() >= 5, "{stats:?}");
+    // The same words, all common (no selective word to read the postings of), as if held by
+    // no chunk and by a billion: the candidates come from the words' index, then from the
+    // rows the filters let through, checked for the words.
+    let weights = |chunks: f64| -> Vec<TermWeight> {
+        stats
+            .iter()
+            .map(|t| TermWeight {
+                term: t.term.clone(),
+                idf: 1.0,
+                chunks,
+                selective: false,
+            })
+            .collect()
+    };
+    let (through_index, through_rows) = (weights(0.0), weights(1e9));
+    let search = |terms: Vec<TermWeight>, filters: Filters| {
+        let (store, scope) = (&f.store, &scope);
+        async move {
+            store
+                .lexical_search(&LexicalQuery {
+                    terms: &terms,
+                    scope,
+                    filters: &filters,
+                    avg_length: 10.0,
+                    limit: 40,
+                })
+                .await
+                .expect("lexical search")
+                .into_iter()
+                .map(|h| (h.id, h.file_path, h.lexical.unwrap_or_default()))
+                .collect::<Vec<_>>()
+        }
+    };
+    let everything = f
+        .store
+        .lexical_search(&LexicalQuery {
+            terms: &through_index,
+            scope: &scope,
+            filters: &Filters::default(),
+            avg_length: 10.0,
+            limit: 40,
+        })
+        .await
+        .expect("lexical search");
+    assert!(everything.len() >= 5, "{everything:?}");
+    let one = |v: &Option<String>| v.clone().map(|v| vec![v]);
+    let mut cases = vec![Filters {
+        repositories: Some(vec!["app".into()]),
+        ..Filters::default()
+    }];
+    for h in &everything {
+        cases.push(Filters {
+            languages: one(&h.language),
+            ..Filters::default()
+        });
+        cases.push(Filters {
+            modules: one(&h.module),
+            file_types: one(&h.file_type),
+            ..Filters::default()
+        });
+    }
+    for filters in cases.into_iter().filter(|f| !f.is_empty()) {
+        let want = search(through_index.clone(), filters.clone()).await;
+        let got = search(through_rows.clone(), filters.clone()).await;
+        assert!(!want.is_empty(), "{filters:?}: nothing to compare");
+        // The same chunks in the same order; their scores summed in another order.
+        assert_eq!(got.len(), want.len(), "{filters:?}: {got:?} vs {want:?}");
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!((g.0, &g.1), (w.0, &w.1), "{filters:?}: {got:?} vs {want:?}");
+            assert!((g.2 - w.2).abs() < 1e-9, "{filters:?}: {g:?} vs {w:?}");
+        }
+    }
 }
