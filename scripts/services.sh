@@ -7,6 +7,8 @@
 # State lives in $CODESEARCH_STATE_DIR (default .codesearch/): pgdata/, postgres.log, nats.log,
 # and `env`, which exports DATABASE_URL and NATS_URL for codesearch.
 # Ports: CODESEARCH_PG_PORT (default 54329), CODESEARCH_NATS_PORT (default 4222).
+# PostgreSQL's shared_buffers: CODESEARCH_PG_SHARED_BUFFERS (default a quarter of the memory,
+# between 128MB and 4096MB; docs/OPERATIONS.md, "Sizing").
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -30,6 +32,24 @@ as_pg() { # a PostgreSQL tool, as the unprivileged user when we are root
 own() { [ -n "$CODESEARCH_PG_USER" ] && chown "$CODESEARCH_PG_USER" "$@"; return 0; }
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# A quarter of the memory this machine (or its cgroup's limit) has, between 128 MB and 4 GB:
+# searches walk the HNSW index, about 1.2 KiB a chunk, and pages held by PostgreSQL itself
+# are cheaper to read than copies from the kernel's cache (docs/BENCHMARKS.md).
+shared_buffers() {
+  if [ -n "${CODESEARCH_PG_SHARED_BUFFERS:-}" ]; then
+    echo "$CODESEARCH_PG_SHARED_BUFFERS"
+    return
+  fi
+  local mb limit
+  mb=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo 2>/dev/null || echo 0)
+  limit=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || echo max)
+  if [[ "$limit" =~ ^[0-9]+$ ]] && (( limit / 1048576 < mb )); then mb=$(( limit / 1048576 )); fi
+  mb=$(( mb / 4 ))
+  (( mb < 128 )) && mb=128
+  (( mb > 4096 )) && mb=4096
+  echo "${mb}MB"
+}
+
 start() {
   mkdir -p "$PGRUN"; own "$PGRUN"
   if [ ! -f "$PGDATA/PG_VERSION" ]; then
@@ -46,10 +66,11 @@ start() {
     say "PostgreSQL already running from $PGDATA"
   else
     port_busy "$PG_PORT" && die "port $PG_PORT is taken; set CODESEARCH_PG_PORT to a free port"
-    say "starting PostgreSQL 18 + pgvector on 127.0.0.1:$PG_PORT (log: $STATE/postgres.log)"
+    local buffers; buffers=$(shared_buffers)
+    say "starting PostgreSQL 18 + pgvector on 127.0.0.1:$PG_PORT, shared_buffers $buffers (log: $STATE/postgres.log)"
     touch "$STATE/postgres.log"; own "$STATE/postgres.log"
     as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" -l "$STATE/postgres.log" -w \
-      -o "-p $PG_PORT -k $PGRUN -c listen_addresses=127.0.0.1" start >/dev/null \
+      -o "-p $PG_PORT -k $PGRUN -c listen_addresses=127.0.0.1 -c shared_buffers=$buffers" start >/dev/null \
       || die "PostgreSQL did not start; see $STATE/postgres.log"
   fi
   local psql=("$CODESEARCH_PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -tAq)
