@@ -32,6 +32,9 @@ as_pg() { # a PostgreSQL tool, as the unprivileged user when we are root
 own() { [ -n "$CODESEARCH_PG_USER" ] && chown "$CODESEARCH_PG_USER" "$@"; return 0; }
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# PostgreSQL also loads pg_prewarm, whose worker writes down which pages its buffers hold
+# (every 5 minutes and at shutdown) and reads them back after a start: the first searches after
+# a restart do not wait for the index's pages one by one.
 # A quarter of the memory this machine (or its cgroup's limit) has, between 128 MB and 4 GB:
 # searches walk the HNSW index, about 1.2 KiB a chunk, and pages held by PostgreSQL itself
 # are cheaper to read than copies from the kernel's cache (docs/BENCHMARKS.md).
@@ -70,7 +73,7 @@ start() {
     say "starting PostgreSQL 18 + pgvector on 127.0.0.1:$PG_PORT, shared_buffers $buffers (log: $STATE/postgres.log)"
     touch "$STATE/postgres.log"; own "$STATE/postgres.log"
     as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" -l "$STATE/postgres.log" -w \
-      -o "-p $PG_PORT -k $PGRUN -c listen_addresses=127.0.0.1 -c shared_buffers=$buffers" start >/dev/null \
+      -o "-p $PG_PORT -k $PGRUN -c listen_addresses=127.0.0.1 -c shared_buffers=$buffers -c shared_preload_libraries=pg_prewarm" start >/dev/null \
       || die "PostgreSQL did not start; see $STATE/postgres.log"
   fi
   local psql=("$CODESEARCH_PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -tAq)
