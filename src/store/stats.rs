@@ -16,6 +16,20 @@ pub struct TermStat {
     pub count: Option<i64>,
 }
 
+/// Chunks whose lengths [`Store::collection_stats`] averages: samples of 3,000 at 100k chunks
+/// were within 2.5 % of the whole's average.
+const LENGTH_SAMPLE_ROWS: i64 = 3000;
+
+/// The percentage of the table's pages to sample for the average length of a scope of
+/// `chunks` in a table of about `table_rows`: the share that holds [`LENGTH_SAMPLE_ROWS`] of
+/// the scope's chunks. `None` when that would read more rows than the scope has, which are
+/// then read themselves.
+fn length_sample_percent(chunks: i64, table_rows: i64) -> Option<f64> {
+    let table_rows = table_rows.max(chunks);
+    let read = LENGTH_SAMPLE_ROWS.saturating_mul(table_rows) / chunks.max(1);
+    (read < chunks).then(|| (100.0 * LENGTH_SAMPLE_ROWS as f64 / chunks as f64).min(100.0))
+}
+
 /// The figures chunk-level BM25 needs about the scope.
 #[derive(Debug, Clone, Copy)]
 pub struct CollectionStats {
@@ -102,45 +116,57 @@ impl Store {
         .map_err(q("estimating the chunk count"))
     }
 
-    /// The scope's chunk count (from the files' `chunk_count`) and average lexical length:
-    /// from a 1 % sample of the table's pages once that holds 1,000 of the scope's chunks,
-    /// else from all of them. A full scan took 0.8 to 8 s at 1M chunks; BM25 needs only a fair
-    /// estimate of the average.
+    /// The scope's chunk count (from the files' `chunk_count`) and average lexical length.
+    /// BM25 needs only a fair estimate of the average: it is taken from a sample of the
+    /// table's pages sized to hold about [`LENGTH_SAMPLE_ROWS`] of the scope's chunks, unless
+    /// reading the scope's own rows (through the repository index) is cheaper, or the sample
+    /// holds fewer than 1,000 of them. A full scan took 0.8 to 8 s at 1M chunks, and a fixed
+    /// 1 % sample 55 ms at 1M, while at 100k it held fewer than 1,000 rows about half the time
+    /// and fell back to a scan of every row: 90 to 840 ms (docs/BENCHMARKS.md).
     pub async fn collection_stats(&self, scope: &Scope) -> Result<CollectionStats, StoreError> {
-        // Built per case: with generic plans, `$1 IS NULL OR ...` would never use an index.
-        let in_workspace = |qb: &mut QueryBuilder<'_, Postgres>| {
+        let restriction = scope.restriction();
+        let chunks = self.chunks_in_files(restriction).await?;
+        let table_rows = self.chunk_count_estimate().await?;
+        let mut avg_length = None;
+        if let Some(percent) = length_sample_percent(chunks, table_rows) {
+            let mut qb = QueryBuilder::<Postgres>::new(
+                "SELECT avg(lexical_length)::float8 AS avg_length, count(*) AS n
+                 FROM codebase_index TABLESAMPLE SYSTEM (",
+            );
+            qb.push_bind(percent).push(") WHERE lexemes IS NOT NULL");
             if let Some(w) = scope.workspace_restriction() {
                 qb.push(" AND workspace = ").push_bind(w.to_owned());
             }
-        };
-        let mut qb = QueryBuilder::<Postgres>::new(
-            "WITH s AS (SELECT avg(lexical_length) AS avg_length, count(*) AS n
-                        FROM codebase_index TABLESAMPLE SYSTEM (1) WHERE lexemes IS NOT NULL",
-        );
-        in_workspace(&mut qb);
-        qb.push(") SELECT (SELECT coalesce(sum(chunk_count), 0) FROM indexed_files WHERE TRUE");
-        if let Some(r) = scope.restriction() {
-            qb.push(" AND repository = ANY(")
-                .push_bind(r.to_vec())
-                .push(")");
+            let row = qb
+                .build()
+                .fetch_one(&self.pool)
+                .await
+                .map_err(q("sampling the chunks' lengths"))?;
+            if row.get::<i64, _>("n") >= 1000 {
+                avg_length = row.get::<Option<f64>, _>("avg_length");
+            }
         }
-        qb.push(
-            ")::int8 AS chunks,
-                    coalesce(CASE WHEN s.n >= 1000 THEN s.avg_length
-                                  ELSE (SELECT avg(lexical_length) FROM codebase_index
-                                        WHERE lexemes IS NOT NULL",
-        );
-        in_workspace(&mut qb);
-        qb.push(") END, 0)::float8 AS avg_length FROM s");
-        let row = qb
-            .build()
-            .fetch_one(&self.pool)
-            .await
-            .map_err(q("reading collection statistics"))?;
-        Ok(CollectionStats {
-            chunks: row.get("chunks"),
-            avg_length: row.get("avg_length"),
-        })
+        let avg_length = match avg_length {
+            Some(a) => a,
+            None => {
+                // Built per case: with generic plans, `$1 IS NULL OR ...` would never use an
+                // index.
+                let mut qb = QueryBuilder::<Postgres>::new(
+                    "SELECT coalesce(avg(lexical_length), 0)::float8 FROM codebase_index
+                     WHERE lexemes IS NOT NULL",
+                );
+                if let Some(r) = restriction {
+                    qb.push(" AND repository = ANY(")
+                        .push_bind(r.to_vec())
+                        .push(")");
+                }
+                qb.build_query_scalar()
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(q("reading the chunks' lengths"))?
+            }
+        };
+        Ok(CollectionStats { chunks, avg_length })
     }
 
     /// The scope's chunk count, from the files' `chunk_count` (callers cache it per scope
@@ -200,5 +226,29 @@ impl Store {
             .await
             .map_err(q("counting files"))?;
         Ok(FileStats { files })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_are_sampled_only_where_the_sample_reads_fewer_rows_than_the_scope_has() {
+        // The whole table: 3,000 of 100,000 rows, 3 %; of 1M, 0.3 %.
+        let p = length_sample_percent(100_000, 100_000).expect("sampled");
+        assert!((p - 3.0).abs() < 1e-9, "{p}");
+        let p = length_sample_percent(1_000_000, 1_000_000).expect("sampled");
+        assert!((p - 0.3).abs() < 1e-9, "{p}");
+        // A small table, and a workspace of 10,000 of 1M rows (a 30 % sample would read
+        // 300,000 rows): their own rows.
+        assert_eq!(length_sample_percent(2_000, 2_000), None);
+        assert_eq!(length_sample_percent(10_000, 1_000_000), None);
+        // Half of 1M rows: 0.6 % of the table holds 3,000 of them.
+        let p = length_sample_percent(500_000, 1_000_000).expect("sampled");
+        assert!((p - 0.6).abs() < 1e-9, "{p}");
+        // Statistics not gathered yet (an estimate of 0), and an empty scope.
+        assert!(length_sample_percent(100_000, 0).is_some());
+        assert_eq!(length_sample_percent(0, 0), None);
     }
 }
