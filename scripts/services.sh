@@ -67,6 +67,19 @@ start() {
   fi
   if as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
     say "PostgreSQL already running from $PGDATA"
+    # Started by an older version of this script, or with another size: say how to apply it.
+    local running wanted
+    running=$("$CODESEARCH_PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -tAq \
+      -c "SELECT setting::int8 * 8 / 1024 FROM pg_settings WHERE name = 'shared_buffers'" 2>/dev/null || true)
+    wanted=$(shared_buffers)
+    case "$wanted" in
+      *MB) wanted=${wanted%MB} ;;
+      *GB) wanted=$(( ${wanted%GB} * 1024 )) ;;
+      *) wanted="" ;;
+    esac
+    if [ -n "$running" ] && [ -n "$wanted" ] && [ "$running" != "$wanted" ]; then
+      say "it runs with shared_buffers ${running}MB, not ${wanted}MB: scripts/services.sh stop, then start, applies it"
+    fi
   else
     port_busy "$PG_PORT" && die "port $PG_PORT is taken; set CODESEARCH_PG_PORT to a free port"
     local buffers; buffers=$(shared_buffers)
