@@ -65,12 +65,13 @@ start() {
       || die "initdb failed; see $STATE/initdb.log"
     mv "$PGDATA.partial" "$PGDATA"
   fi
+  local psql=("$CODESEARCH_PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -tAq)
   if as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
     say "PostgreSQL already running from $PGDATA"
     # Started by an older version of this script, or with another size: say how to apply it.
     local running wanted
-    running=$("$CODESEARCH_PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -tAq \
-      -c "SELECT setting::int8 * 8 / 1024 FROM pg_settings WHERE name = 'shared_buffers'" 2>/dev/null || true)
+    running=$("${psql[@]}" -c "SELECT setting::int8 * 8 / 1024 FROM pg_settings WHERE name = 'shared_buffers'" \
+      2>/dev/null || true)
     wanted=$(shared_buffers)
     case "$wanted" in
       *MB) wanted=${wanted%MB} ;;
@@ -89,7 +90,6 @@ start() {
       -o "-p $PG_PORT -k $PGRUN -c listen_addresses=127.0.0.1 -c shared_buffers=$buffers -c shared_preload_libraries=pg_prewarm" start >/dev/null \
       || die "PostgreSQL did not start; see $STATE/postgres.log"
   fi
-  local psql=("$CODESEARCH_PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -tAq)
   "${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname = 'codesearch'" | grep -q 1 \
     || "${psql[@]}" -c "CREATE DATABASE codesearch"
 

@@ -29,12 +29,17 @@ pub struct Filters {
 impl Filters {
     /// Whether any filter but the repositories applies (those need the chunks' columns).
     fn on_chunks(&self) -> bool {
+        self.on_indexed_columns() || self.path_regex.is_some()
+    }
+
+    /// Whether a filter on a chunk column with an index of its own applies: file type,
+    /// module, component type, language (not the path, matched by a regular expression).
+    fn on_indexed_columns(&self) -> bool {
         let set = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| !l.is_empty());
         set(&self.file_types)
             || set(&self.modules)
             || set(&self.component_types)
             || set(&self.languages)
-            || self.path_regex.is_some()
     }
 
     /// Whether anything narrows the scope.
@@ -574,12 +579,7 @@ impl Store {
         generating: &[&TermWeight],
     ) -> Result<bool, StoreError> {
         let f = query.filters;
-        let set = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| !l.is_empty());
-        let indexed = repository_filter(query.scope, f).is_some()
-            || set(&f.file_types)
-            || set(&f.modules)
-            || set(&f.component_types)
-            || set(&f.languages);
+        let indexed = repository_filter(query.scope, f).is_some() || f.on_indexed_columns();
         // A selective word (held by fewer chunks than the search counts, 5,000) is the only
         // one whose postings are read: a millisecond or two at most.
         let common = generating.iter().all(|t| !t.selective);
