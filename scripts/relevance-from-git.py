@@ -7,7 +7,13 @@ over the repository as it stands at one commit (the snapshot), and prints them a
 benches/relevance (see benches/relevance/commits.toml and docs/BENCHMARKS.md).
 
     scripts/relevance-from-git.py --git-dir DIR --name fd --url https://github.com/sharkdp/fd \
-        [--commit REV] [--max 40] [--body] >> benches/relevance/commits.toml
+        [--commit REV] [--max 40] >> benches/relevance/commits.toml
+
+With --body the query is the whole message, subject and body, the way a ticket or a pull
+request describes a change: only commits whose body has at least 12 words are kept, and
+trailers (Signed-off-by, Co-authored-by...), issue references, links and HTML comments are
+removed from it. --queries-only prints the queries without the [[corpus]] block, for a set
+that searches corpora another set declares (benches/relevance/long.toml).
 
 What is kept, so that the labels are answers and the queries are questions:
 - non-merge commits whose subject has at least four words and is not housekeeping (a release,
@@ -58,6 +64,28 @@ def clean_subject(s):
     return " ".join(s.split()).strip(" .:-")
 
 
+TRAILER = re.compile(r"^\s*[A-Za-z-]+-by:|^\s*(Change-Id|Refs?|See|Closes|Fixes|Resolves):", re.I)
+
+
+def clean_body(body):
+    """The prose of a commit's body: no trailers, links, issue references or HTML comments."""
+    body = re.sub(r"<!--.*?-->", " ", body, flags=re.S)
+    lines = [line for line in body.split("\n") if not TRAILER.search(line)]
+    text = " ".join(" ".join(lines).split())
+    text = re.sub(r"https?://\S+", " ", text)
+    text = re.sub(r"\b(fixes|closes|fix|close|resolves?)\s+#\d+\b[:,]?", " ", text, flags=re.I)
+    text = re.sub(r"[\w.-]*#\d+", " ", text)
+    text = re.sub(r"\(\s*\)", " ", text)
+    text = re.sub(r"\s+([.,;:])", r"\1", " ".join(text.split()))
+    if len(text) > MAX_BODY_CHARS:
+        text = text[:MAX_BODY_CHARS].rsplit(" ", 1)[0]
+    return text
+
+
+# A long description is cut here: about 300 words, well under search.max_query_chars.
+MAX_BODY_CHARS = 2000
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--git-dir", required=True)
@@ -66,6 +94,8 @@ def main():
     ap.add_argument("--commit", default="HEAD", help="the snapshot searched (default HEAD)")
     ap.add_argument("--max", type=int, default=40, help="queries to keep")
     ap.add_argument("--language", default="", help="written beside the corpus, for people")
+    ap.add_argument("--body", action="store_true", help="whole messages, subject and body")
+    ap.add_argument("--queries-only", action="store_true", help="no [[corpus]] block")
     args = ap.parse_args()
 
     snapshot = git(args.git_dir, "rev-parse", args.commit).strip()
@@ -75,19 +105,24 @@ def main():
         "log",
         "--no-merges",
         "--no-renames",
-        "--format=%x00%H%x1f%s",
+        "--format=%x00%H%x1f%s%x1f%b%x1e",
         "--name-status",
         snapshot,
     )
     kept = []
     seen_subjects = set()
     for block in log.split("\0")[1:]:
-        head, _, files = block.partition("\n")
-        sha, _, subject = head.partition("\x1f")
+        head, _, files = block.partition("\x1e")
+        sha, _, rest = head.partition("\x1f")
+        subject, _, body = rest.partition("\x1f")
         query = clean_subject(subject)
         words = re.findall(r"[A-Za-z]{2,}", query)
         if len(words) < 4 or HOUSEKEEPING.search(query) or query.lower() in seen_subjects:
             continue
+        if args.body:
+            body = clean_body(body)
+            if len(re.findall(r"[A-Za-z]{2,}", body)) < 12:
+                continue
         changed = []
         for line in files.strip().split("\n"):
             parts = line.split("\t")
@@ -99,14 +134,19 @@ def main():
         if not 1 <= len(changed) <= 4:
             continue
         seen_subjects.add(query.lower())
+        if args.body:
+            query = f"{query}. {body}" if query[-1:].isalnum() else f"{query} {body}"
         kept.append((sha, query, sorted(set(changed))))
 
     step = max(1, len(kept) / max(1, args.max))
     sample = [kept[int(i * step)] for i in range(min(args.max, len(kept)))]
-    print(f"\n[[corpus]]\nname = {toml_str(args.name)}")
-    if args.language:
-        print(f"# {args.language}; {len(kept)} commits qualified, {len(sample)} sampled evenly.")
-    print(f"git = {toml_str(args.url)}\ncommit = {toml_str(snapshot)}\nheld_out = true")
+    if args.queries_only:
+        print(f"\n# {args.name} at {snapshot[:12]}: {len(kept)} commits qualified, {len(sample)} kept.")
+    else:
+        print(f"\n[[corpus]]\nname = {toml_str(args.name)}")
+        if args.language:
+            print(f"# {args.language}; {len(kept)} commits qualified, {len(sample)} sampled evenly.")
+        print(f"git = {toml_str(args.url)}\ncommit = {toml_str(snapshot)}\nheld_out = true")
     for sha, query, relevant in sample:
         print(
             f"\n[[query]]\ncorpus = {toml_str(args.name)}\nquery = {toml_str(query)}\n"
