@@ -3,9 +3,10 @@
 //! `scripts/bench.sh relevance` (it starts the services); the queries and their labels are in
 //! `benches/relevance/*.toml`, chosen by `RELEVANCE_SETS` (default `queries,commits`):
 //! `queries` (intent queries written for small packages), `commits` (commit subjects over whole
-//! repositories, read while choosing the defaults) and `validation` (the same from eight other
-//! repositories, only ever scored). All the sets run share one workspace, so its BM25
-//! statistics, and the figures, depend on which sets are run together.
+//! repositories, read while choosing the defaults), `validation` (the same from eight other
+//! repositories, only ever scored) and `long` (whole commit messages, subject and body, over the
+//! corpora of `commits` and `validation`, which must run with it). All the sets run share one
+//! workspace, so its BM25 statistics, and the figures, depend on which sets are run together.
 //!
 //! The corpora are indexed incrementally into the database given by `DATABASE_URL` (one
 //! repository per corpus), so a second run re-uses the vectors and takes seconds. The embedder
@@ -36,6 +37,8 @@ use tokio_util::sync::CancellationToken;
 
 #[derive(Deserialize)]
 struct Labels {
+    /// A set may search corpora that another set declares (`long.toml`).
+    #[serde(default)]
     corpus: Vec<Corpus>,
     query: Vec<Query>,
 }
@@ -73,6 +76,9 @@ struct Query {
     #[serde(default)]
     #[allow(dead_code)]
     source: Option<String>,
+    /// Which file the query came from (set when loading).
+    #[serde(skip)]
+    set: String,
 }
 
 /// Sums of the per-query figures.
@@ -186,12 +192,21 @@ async fn main() -> anyhow::Result<()> {
     };
     let mut per_corpus: Vec<(String, [Score; 4])> = Vec::new();
     // The same figures by kind of query: (name, scores).
-    let mut groups: Vec<(&str, [Score; 4])> =
-        ["tuning", "held out", "exact", "commits", "validation"]
-            .into_iter()
-            .map(|g| (g, [Score::default(); 4]))
-            .collect();
+    let mut groups: Vec<(&str, [Score; 4])> = [
+        "tuning",
+        "held out",
+        "exact",
+        "commits",
+        "validation",
+        "long, commits' repositories",
+        "long, validation's repositories",
+    ]
+    .into_iter()
+    .map(|g| (g, [Score::default(); 4]))
+    .collect();
     let mut misses: Vec<String> = Vec::new();
+    // Hybrid search's time (the query embedding included), short queries and long ones.
+    let mut latencies: HashMap<&str, Vec<f64>> = HashMap::new();
     // Queries where hybrid ranks the first relevant file below the baseline.
     let mut behind: Vec<String> = Vec::new();
     for c in &labels.corpus {
@@ -199,8 +214,24 @@ async fn main() -> anyhow::Result<()> {
             continue;
         };
         let bm25 = FileBm25::build(paths, &cfg)?;
-        let mut scores = [Score::default(); 4];
+        // One row per set that searches this corpus: its own, then the others (`long`).
+        let mut scores: Vec<(String, [Score; 4])> = Vec::new();
         for q in labels.query.iter().filter(|q| q.corpus == c.name) {
+            let hybrid_ms = &mut latencies
+                .entry(if q.set == "long" { "long" } else { "short" })
+                .or_default();
+            let row = if q.set == c.set {
+                c.name.clone()
+            } else {
+                format!("{} ({})", c.name, q.set)
+            };
+            let scores = match scores.iter().position(|(r, _)| *r == row) {
+                Some(i) => &mut scores[i].1,
+                None => {
+                    scores.push((row, [Score::default(); 4]));
+                    &mut scores.last_mut().expect("just pushed").1
+                }
+            };
             let mut hybrid_ranked = Vec::new();
             let mut ranked_by_mode: Vec<Vec<String>> = Vec::new();
             for (m, mode) in MODES.iter().enumerate() {
@@ -213,7 +244,11 @@ async fn main() -> anyhow::Result<()> {
                     },
                     &search_cfg,
                 )?;
+                let started = Instant::now();
                 let out = service.search(&req).await?;
+                if *mode == "hybrid" {
+                    hybrid_ms.push(started.elapsed().as_secs_f64() * 1000.0);
+                }
                 if *mode == "hybrid"
                     && let Some(s) = &show
                     && (s == "*" || q.query.contains(s.as_str()))
@@ -282,6 +317,8 @@ async fn main() -> anyhow::Result<()> {
             }
             scores[3].add(&baseline, &q.relevant);
             let group = match (q.exact, c.held_out) {
+                _ if q.set == "long" && c.set == "validation" => 6,
+                _ if q.set == "long" => 5,
                 _ if c.set == "commits" => 3,
                 _ if c.set == "validation" => 4,
                 (true, _) => 2,
@@ -305,7 +342,7 @@ async fn main() -> anyhow::Result<()> {
                 ));
             }
         }
-        per_corpus.push((c.name.clone(), scores));
+        per_corpus.extend(scores);
     }
 
     println!("\nfile-level relevance, limit 10 (R@5, R@10, MRR@10)");
@@ -318,10 +355,25 @@ async fn main() -> anyhow::Result<()> {
     }
     print_table("all", &total);
     println!(
-        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings), commits (commit subjects over whole repositories, commits.toml), validation (the same from eight other repositories, validation.toml)"
+        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings), commits (commit subjects over whole repositories, commits.toml), validation (the same from eight other repositories, validation.toml), long (whole commit messages over either's repositories, long.toml)"
     );
     for (name, scores) in &groups {
         print_table(name, scores);
+    }
+    println!(
+        "\nhybrid search time, query embedding included, one at a time, no result cache (this \
+         workspace, {} chunks; not the scale benchmark):",
+        store.chunk_count_estimate().await?
+    );
+    for (kind, ms) in &mut latencies {
+        ms.sort_by(f64::total_cmp);
+        let at = |p: f64| ms[((ms.len() as f64 * p) as usize).min(ms.len() - 1)];
+        println!(
+            "  {kind:<6} {:>5} queries  p50 {:>6.2} ms  p95 {:>6.2} ms",
+            ms.len(),
+            at(0.5),
+            at(0.95)
+        );
     }
     if !behind.is_empty() {
         println!("\nhybrid behind bm25-file:");
@@ -356,8 +408,23 @@ fn load_sets() -> anyhow::Result<Labels> {
         for c in &mut labels.corpus {
             c.set = set.to_owned();
         }
+        for q in &mut labels.query {
+            q.set = set.to_owned();
+        }
         all.corpus.append(&mut labels.corpus);
         all.query.append(&mut labels.query);
+    }
+    if let Some(q) = all
+        .query
+        .iter()
+        .find(|q| !all.corpus.iter().any(|c| c.name == q.corpus))
+    {
+        anyhow::bail!(
+            "set `{}` searches corpus `{}`, which none of the sets in RELEVANCE_SETS={names} declares \
+             (`long` needs `commits` and `validation` beside it)",
+            q.set,
+            q.corpus
+        );
     }
     Ok(all)
 }
