@@ -35,8 +35,8 @@ use crate::config::{Fusion, SearchConfig, SearchMode};
 use crate::embed::{EmbedError, Embedder, InputKind};
 use crate::lock;
 use crate::store::{
-    CollectionStats, DefinitionQuery, FileQuery, FileStats, Hit, LexicalQuery, Scope, Store,
-    StoreError, TermWeight, VectorQuery,
+    CollectionStats, DefinitionQuery, FileQuery, FileStats, FileTerm, Hit, LexicalQuery, Scope,
+    Store, StoreError, TermWeight, VectorQuery,
 };
 use crate::text::{named_keys, words};
 
@@ -627,14 +627,15 @@ impl SearchService {
     }
 
     /// The distinct lexemes of the query's words with the number of the scope's files holding
-    /// each, the words read before from the cache ([`WordTerms`]).
+    /// each, the words read before from the cache ([`WordTerms`]), and each weighted by how
+    /// often the query repeats it ([`repeat_weight`]).
     async fn file_term_counts(
         &self,
         words: &[String],
         scope: &Scope,
-    ) -> Result<Vec<(String, f64)>, StoreError> {
+    ) -> Result<Vec<FileTerm>, StoreError> {
         let (workspace, fingerprint) = (scope.workspace(), scope.fingerprint());
-        let mut known: Vec<Arc<[(String, i64)]>> = Vec::new();
+        let mut known: HashMap<&str, Arc<[(String, i64)]>> = HashMap::new();
         let mut missing: Vec<String> = Vec::new();
         {
             let mut cache = lock(&self.inner.file_terms);
@@ -646,7 +647,9 @@ impl SearchService {
             }
             for w in words {
                 match entry.words.get(w) {
-                    Some(terms) => known.push(terms.clone()),
+                    Some(terms) => {
+                        known.insert(w, terms.clone());
+                    }
                     None if !missing.contains(w) => missing.push(w.clone()),
                     None => {}
                 }
@@ -668,14 +671,33 @@ impl SearchService {
             for (word, terms) in read {
                 let terms: Arc<[(String, i64)]> = terms.into();
                 entry.words.put(word.to_owned(), terms.clone());
-                known.push(terms);
+                if let Some(w) = words.iter().find(|w| *w == word) {
+                    known.insert(w, terms);
+                }
             }
         }
-        let mut terms: Vec<(String, f64)> = Vec::new();
-        for (lexeme, files) in known.iter().flat_map(|t| t.iter()) {
-            if !terms.iter().any(|(t, _)| t == lexeme) {
-                terms.push((lexeme.clone(), *files as f64));
+        // In the query's order; a lexeme as often as the query's words give it.
+        let mut terms: Vec<FileTerm> = Vec::new();
+        let mut repeats: Vec<u32> = Vec::new();
+        for (lexeme, files) in words
+            .iter()
+            .filter_map(|w| known.get(w.as_str()))
+            .flat_map(|t| t.iter())
+        {
+            match terms.iter().position(|t| t.term == *lexeme) {
+                Some(i) => repeats[i] += 1,
+                None => {
+                    terms.push(FileTerm {
+                        term: lexeme.clone(),
+                        files: *files as f64,
+                        weight: 1.0,
+                    });
+                    repeats.push(1);
+                }
             }
+        }
+        for (t, n) in terms.iter_mut().zip(repeats) {
+            t.weight = repeat_weight(n);
         }
         Ok(terms)
     }
@@ -707,7 +729,8 @@ impl SearchService {
                     None => count as f64,
                 };
                 TermWeight {
-                    idf: (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0),
+                    idf: (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0)
+                        * repeat_weight(t.occurrences.max(1).unsigned_abs()),
                     chunks: df,
                     selective: t.frequency.is_none() && count < TERM_COUNT_CAP,
                     term: t.term,
@@ -718,6 +741,20 @@ impl SearchService {
         Ok((terms, collection.avg_length))
     }
 }
+
+/// What a query term's BM25 weight is multiplied by when the query holds it `n` times:
+/// Robertson's query-term saturation, `(k3 + 1) n / (k3 + n)`. 1 for a term said once; a long
+/// description (a ticket, a commit message) that keeps coming back to a word is about it,
+/// without letting one word outweigh the rest.
+fn repeat_weight(n: u32) -> f64 {
+    let n = f64::from(n);
+    (REPEAT_K3 + 1.0) * n / (REPEAT_K3 + n)
+}
+
+/// [`repeat_weight`]'s saturation: 8, the common choice in the BM25 literature (a word said
+/// twice weighs 1.8, four times 3, at most 9). On long queries (docs/BENCHMARKS.md, "Long
+/// queries") 2 gained about half as much and a linear weight no more.
+const REPEAT_K3: f64 = 8.0;
 
 /// The query embedding's deadline: the configured one, else 3 s for Ollama and 750 ms for an
 /// in-process model.
@@ -1268,6 +1305,14 @@ mod tests {
             ranked("the workflow that runs the tests"),
             ".github/workflows/tests.yml"
         );
+    }
+
+    #[test]
+    fn a_repeated_query_word_weighs_more_and_saturates() {
+        assert_eq!(repeat_weight(1), 1.0);
+        assert!((repeat_weight(2) - 1.8).abs() < 1e-9);
+        assert!((repeat_weight(4) - 3.0).abs() < 1e-9);
+        assert!(repeat_weight(1000) < REPEAT_K3 + 1.0);
     }
 
     #[test]

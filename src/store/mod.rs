@@ -35,8 +35,9 @@ pub use self::lease::{Lease, lease_application_name};
 pub use self::pending::PendingChunk;
 pub use self::repos::{Claimed, Origin, RepoClaim, RepoRecord, RepoState};
 pub use self::retrieve::{
-    ChunkLines, DEFINITIONS_PER_KEY, DefinitionQuery, FILE_POSTINGS_PER_TERM, FileQuery, Filters,
-    Hit, IndexedFile, LEXICAL_CANDIDATES, LexicalQuery, TermWeight, VectorQuery, ef_search_for,
+    ChunkLines, DEFINITIONS_PER_KEY, DefinitionQuery, FILE_POSTINGS_PER_TERM, FileQuery, FileTerm,
+    Filters, Hit, IndexedFile, LEXICAL_CANDIDATES, LexicalQuery, TermWeight, VectorQuery,
+    ef_search_for,
 };
 pub use self::scope::Scope;
 pub use self::stats::{CollectionStats, FileStats, TermStat};

@@ -128,9 +128,8 @@ pub struct DefinitionQuery<'a> {
 /// statement that scores the files: one round trip.
 #[derive(Debug, Clone)]
 pub struct FileQuery<'a> {
-    /// The query's distinct terms (lexemes of its words, [`Store::file_term_counts`]), each
-    /// with the number of the scope's files holding it.
-    pub terms: &'a [(String, f64)],
+    /// The query's distinct terms (lexemes of its words, [`Store::file_term_counts`]).
+    pub terms: &'a [FileTerm],
     pub stats: &'a FileStats,
     /// The repositories the query may see.
     pub scope: &'a Scope,
@@ -139,6 +138,16 @@ pub struct FileQuery<'a> {
     /// How many of the best files get their best-matching chunk found (the others are
     /// represented by their first chunk).
     pub best_chunks: i64,
+}
+
+/// A term of the file query: a lexeme of the query's words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileTerm {
+    pub term: String,
+    /// How many of the scope's files hold it.
+    pub files: f64,
+    /// What its BM25 weight is multiplied by: more than 1 for a term the query repeats.
+    pub weight: f64,
 }
 
 /// A query term (a lexeme of the `english` configuration) and its inverse document frequency.
@@ -634,7 +643,7 @@ impl Store {
         let mut hits = self.files_on(query, &route).await?;
         // Short only because a word's window was full: a word held by fewer files than the
         // window had every posting read, and the files that pass are all there.
-        let window_full = |postings: i64| query.terms.iter().any(|(_, n)| *n >= postings as f64);
+        let window_full = |postings: i64| query.terms.iter().any(|t| t.files >= postings as f64);
         if let FileRoute::CheckRanked { postings } = route
             && (hits.len() as i64) < query.limit
             && window_full(postings)
@@ -671,10 +680,11 @@ impl Store {
         // ([`Store::file_term_counts`]): another workspace's files never change a term's weight
         // here. A term counted in more files than there are (a count lagging behind) is left
         // out.
-        let (terms, files): (Vec<&str>, Vec<f64>) =
-            query.terms.iter().map(|(t, n)| (t.as_str(), *n)).unzip();
+        let terms: Vec<&str> = query.terms.iter().map(|t| t.term.as_str()).collect();
+        let files: Vec<f64> = query.terms.iter().map(|t| t.files).collect();
+        let weights: Vec<f64> = query.terms.iter().map(|t| t.weight).collect();
         let mut qb = QueryBuilder::new(
-            "WITH q AS (SELECT term, quote_literal(term)::tsquery AS tq, ln(1 + (",
+            "WITH q AS (SELECT term, quote_literal(term)::tsquery AS tq, weight * ln(1 + (",
         );
         qb.push_bind(query.stats.files.max(1) as f64)
             .push(
@@ -684,8 +694,10 @@ impl Store {
             .push_bind(terms)
             .push("::text[], ")
             .push_bind(files)
+            .push("::float8[], ")
+            .push_bind(weights)
             .push(
-                "::float8[]) AS n(term, files)
+                "::float8[]) AS n(term, files, weight)
                  WHERE files > 0 AND files < ",
             )
             .push_bind(query.stats.files.max(1) as f64)

@@ -14,6 +14,8 @@ pub struct TermStat {
     pub frequency: Option<f32>,
     /// Chunks containing it, counted up to the cap given, when `frequency` is unknown.
     pub count: Option<i64>,
+    /// How many of the text's words gave it.
+    pub occurrences: i32,
 }
 
 /// Chunks whose lengths [`Store::collection_stats`] averages: samples of 3,000 at 100k chunks
@@ -56,7 +58,7 @@ impl Store {
         scope: &Scope,
     ) -> Result<Vec<TermStat>, StoreError> {
         let mut qb = QueryBuilder::<Postgres>::new(format!(
-            "WITH t AS (SELECT DISTINCT lexeme AS term
+            "WITH t AS (SELECT lexeme AS term, cardinality(positions) AS occurrences
                         FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', "
         ));
         qb.push_bind(text.to_owned()).push(")))");
@@ -70,7 +72,7 @@ impl Store {
                           AS e(term, freq)
                    WHERE s.schemaname = current_schema() AND s.tablename = 'codebase_index'
                      AND s.attname = 'lexemes')
-                 SELECT t.term, mce.freq::float4 AS freq,
+                 SELECT t.term, t.occurrences, mce.freq::float4 AS freq,
                    CASE WHEN mce.freq IS NULL THEN
                      (SELECT count(*) FROM (SELECT 1 FROM codebase_index c
                         WHERE c.lexemes @@ quote_literal(t.term)::tsquery LIMIT ",
@@ -79,7 +81,7 @@ impl Store {
             .push(") s) END AS df FROM t LEFT JOIN mce USING (term) ORDER BY t.term");
         } else {
             qb.push(
-                " SELECT t.term, NULL::float4 AS freq,
+                " SELECT t.term, t.occurrences, NULL::float4 AS freq,
                    (SELECT count(*) FROM (SELECT 1 FROM codebase_index c
                       WHERE c.lexemes @@ quote_literal(t.term)::tsquery
                         AND c.workspace = ",
@@ -100,6 +102,7 @@ impl Store {
                 term: r.get("term"),
                 frequency: r.get("freq"),
                 count: r.get("df"),
+                occurrences: r.get("occurrences"),
             })
             .collect())
     }

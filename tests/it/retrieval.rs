@@ -7,7 +7,7 @@ use codesearch::config::{Config, SearchMode};
 use codesearch::embed::{Embedder, HashEmbedder, OllamaEmbedder};
 use codesearch::pipeline::Indexer;
 use codesearch::search::{RawSearch, ScoredHit, SearchOutcome, SearchRequest, SearchService};
-use codesearch::store::{FileQuery, FileStats, Filters, LexicalQuery, Store, TermWeight};
+use codesearch::store::{FileQuery, FileStats, FileTerm, Filters, LexicalQuery, Store, TermWeight};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{self, TestDb, test_db};
@@ -240,6 +240,25 @@ async fn rare_terms_outweigh_common_ones() {
     let f = Fixture::new(&files).await;
     let paths = f.paths(lexical("refund handler")).await;
     assert_eq!(paths[0], "src/refund.rs");
+}
+
+#[tokio::test]
+async fn a_word_the_query_keeps_coming_back_to_weighs_more() {
+    // One file says "retry" twice, the other "cache" once: on their words alone the first wins.
+    let files = [
+        ("src/a.rs", "fn send() { retry(); retry(); }\n"),
+        ("src/b.rs", "fn lookup() { cache(); other(); }\n"),
+        ("src/c.rs", "fn main() { start(); }\n"),
+    ];
+    let f = Fixture::new(&files).await;
+    assert_eq!(f.paths(lexical("retry cache")).await[0], "src/a.rs");
+    // A description that is about the cache, and mentions a retry once.
+    let paths = f
+        .paths(lexical(
+            "a cache miss: the cache is read again after a retry, so the cache fills twice",
+        ))
+        .await;
+    assert_eq!(paths[0], "src/b.rs", "{paths:?}");
 }
 
 #[tokio::test]
@@ -848,21 +867,31 @@ async fn a_filtered_file_query_finds_the_unfiltered_ones_files_that_pass() {
     let words: Vec<String> = ["invoice", "users", "total", "id", "billing", "parse"]
         .map(String::from)
         .to_vec();
-    let mut terms: Vec<(String, f64)> = Vec::new();
+    let mut terms: Vec<FileTerm> = Vec::new();
     for (_, lexeme, files) in f
         .store
         .file_term_counts(&words, &scope)
         .await
         .expect("term counts")
     {
-        if !terms.iter().any(|(t, _)| *t == lexeme) {
-            terms.push((lexeme, files as f64));
+        if !terms.iter().any(|t| t.term == lexeme) {
+            terms.push(FileTerm {
+                term: lexeme,
+                files: files as f64,
+                weight: 1.0,
+            });
         }
     }
     // As counted; then as if every word were in every one of 4,000 files, so that each word's
     // window of postings is full and a short page takes the route that checks each posting
     // (the same weights for the unfiltered search it is compared with).
-    let full: Vec<(String, f64)> = terms.iter().map(|(t, _)| (t.clone(), 4000.0)).collect();
+    let full: Vec<FileTerm> = terms
+        .iter()
+        .map(|t| FileTerm {
+            files: 4000.0,
+            ..t.clone()
+        })
+        .collect();
     let weightings = [
         (terms.clone(), stats.clone()),
         (full, FileStats { files: 4000 }),
