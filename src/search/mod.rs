@@ -245,10 +245,7 @@ impl SearchService {
                     let known = if scope.is_empty() {
                         format!("workspace `{workspace}` has no repositories")
                     } else {
-                        format!(
-                            "repositories of workspace `{workspace}`: {}",
-                            scope.repositories().join(", ")
-                        )
+                        repositories_named_like(name, scope.repositories(), workspace)
                     };
                     return Err(SearchError::Invalid(format!(
                         "repository: no repository `{name}`; {known}"
@@ -742,6 +739,39 @@ impl SearchService {
             .collect();
         Ok((most_selective(terms, |t| t.idf), collection.avg_length))
     }
+}
+
+/// What an error about an unknown repository `name` lists of the workspace's `repositories`:
+/// all of them when there are few, else those whose names share the wanted one's first
+/// letters, and how many there are in all (a workspace may hold hundreds).
+fn repositories_named_like(name: &str, repositories: &[String], workspace: &str) -> String {
+    const LISTED: usize = 12;
+    if repositories.len() <= LISTED {
+        return format!(
+            "repositories of workspace `{workspace}`: {}",
+            repositories.join(", ")
+        );
+    }
+    let wanted = name.to_lowercase();
+    let stem: String = wanted.chars().take(3).collect();
+    let like: Vec<&str> = repositories
+        .iter()
+        .filter(|r| {
+            let r = r.to_lowercase();
+            r.contains(&wanted) || wanted.contains(&r) || r.starts_with(&stem)
+        })
+        .take(LISTED)
+        .map(String::as_str)
+        .collect();
+    let named = if like.is_empty() {
+        String::new()
+    } else {
+        format!("; named like it: {}", like.join(", "))
+    };
+    format!(
+        "workspace `{workspace}` has {} repositories{named} (`codesearch repo list` lists them)",
+        repositories.len()
+    )
 }
 
 /// The [`MAX_QUERY_TERMS`] terms of highest `weight` (all of them for a shorter query), in
@@ -1345,6 +1375,26 @@ mod tests {
             ranked("the workflow that runs the tests"),
             ".github/workflows/tests.yml"
         );
+    }
+
+    #[test]
+    fn an_unknown_repository_is_answered_with_the_names_like_it_not_hundreds() {
+        let few: Vec<String> = ["api", "web"].map(String::from).to_vec();
+        assert_eq!(
+            repositories_named_like("ap", &few, "default"),
+            "repositories of workspace `default`: api, web"
+        );
+        let many: Vec<String> = (0..300)
+            .map(|i| format!("crate-{i}"))
+            .chain(["serde-1.0.228".to_owned(), "serde_json-1.0.145".to_owned()])
+            .collect();
+        let said = repositories_named_like("serde_json", &many, "default");
+        assert_eq!(
+            said,
+            "workspace `default` has 302 repositories; named like it: serde-1.0.228, \
+             serde_json-1.0.145 (`codesearch repo list` lists them)"
+        );
+        assert!(!repositories_named_like("zzz", &many, "default").contains("crate-1"));
     }
 
     #[test]
