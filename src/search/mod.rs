@@ -678,14 +678,16 @@ impl SearchService {
         // In the query's order; a lexeme as often as the query's words give it.
         let mut terms: Vec<FileTerm> = Vec::new();
         let mut repeats: Vec<u32> = Vec::new();
+        let mut at: HashMap<&str, usize> = HashMap::new();
         for (lexeme, files) in words
             .iter()
             .filter_map(|w| known.get(w.as_str()))
             .flat_map(|t| t.iter())
         {
-            match terms.iter().position(|t| t.term == *lexeme) {
-                Some(i) => repeats[i] += 1,
+            match at.get(lexeme.as_str()) {
+                Some(&i) => repeats[i] += 1,
                 None => {
+                    at.insert(lexeme, terms.len());
                     terms.push(FileTerm {
                         term: lexeme.clone(),
                         files: *files as f64,
