@@ -206,7 +206,7 @@ async fn main() -> anyhow::Result<()> {
     .collect();
     let mut misses: Vec<String> = Vec::new();
     // Hybrid search's time (the query embedding included), short queries and long ones.
-    let mut latencies: HashMap<&str, Vec<f64>> = HashMap::new();
+    let mut latencies: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
     // Queries where hybrid ranks the first relevant file below the baseline.
     let mut behind: Vec<String> = Vec::new();
     for c in &labels.corpus {
@@ -217,7 +217,7 @@ async fn main() -> anyhow::Result<()> {
         // One row per set that searches this corpus: its own, then the others (`long`).
         let mut scores: Vec<(String, [Score; 4])> = Vec::new();
         for q in labels.query.iter().filter(|q| q.corpus == c.name) {
-            let hybrid_ms = &mut latencies
+            let hybrid_ms = latencies
                 .entry(if q.set == "long" { "long" } else { "short" })
                 .or_default();
             let row = if q.set == c.set {
