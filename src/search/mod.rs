@@ -802,7 +802,7 @@ fn most_selective<T>(mut terms: Vec<T>, weight: impl Fn(&T) -> f64) -> Vec<T> {
 }
 
 /// Terms a query's BM25 lists read at most ([`most_selective`]). A 580-word query read all
-/// its 421 terms in 220–300 ms at 100k chunks, 6–11 ms with 64; on the long queries of the
+/// its 421 terms in 220–300 ms at 100k chunks, 6–14 ms with 64; on the long queries of the
 /// relevance benchmark 64 changed R@10 by nothing and MRR by 0.004 at most (32 cost 0.006
 /// R@10; docs/BENCHMARKS.md, "Long queries").
 const MAX_QUERY_TERMS: usize = 64;
