@@ -349,7 +349,7 @@ impl SearchService {
                 })
                 .await?;
             let terms = most_selective(self.file_term_counts(&query_words, &scope).await?, |t| {
-                file_idf(stats.files, t.files) * t.weight
+                bm25_idf(stats.files.max(1) as f64, t.files) * t.weight
             });
             inner
                 .store
@@ -730,7 +730,7 @@ impl SearchService {
                     None => count as f64,
                 };
                 TermWeight {
-                    idf: (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0)
+                    idf: bm25_idf(n, df).max(0.0)
                         * repeat_weight(t.occurrences.max(1).unsigned_abs()),
                     chunks: df,
                     selective: t.frequency.is_none() && count < TERM_COUNT_CAP,
@@ -807,11 +807,10 @@ fn most_selective<T>(mut terms: Vec<T>, weight: impl Fn(&T) -> f64) -> Vec<T> {
 /// R@10; docs/BENCHMARKS.md, "Long queries").
 const MAX_QUERY_TERMS: usize = 64;
 
-/// The file query's idf of a term held by `files` of the scope's `scope_files` (the file
-/// query's own formula, `Store::lexical_file_search`).
-fn file_idf(scope_files: i64, files: f64) -> f64 {
-    let n = scope_files.max(1) as f64;
-    (1.0 + (n - files + 0.5) / (files + 0.5)).ln()
+/// BM25's idf (Lucene's variant) of a term held by `df` of `n` documents: chunks for the
+/// chunk list, files for the file list (whose statement computes the same in SQL).
+fn bm25_idf(n: f64, df: f64) -> f64 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
 /// What a query term's BM25 weight is multiplied by when the query holds it `n` times:
