@@ -8,7 +8,7 @@
 # and `env`, which exports DATABASE_URL and NATS_URL for codesearch.
 # Ports: CODESEARCH_PG_PORT (default 54329), CODESEARCH_NATS_PORT (default 4222).
 # PostgreSQL's shared_buffers: CODESEARCH_PG_SHARED_BUFFERS (default a quarter of the memory,
-# between 128MB and 4096MB; docs/OPERATIONS.md, "Sizing").
+# between 128MB and 4096MB; docs/DEPLOYMENT.md, "Sizing").
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
