@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use lru::LruCache;
 use sqlx::{Postgres, QueryBuilder, Row};
 
+use super::upkeep::Graph;
 use super::{BM25_B, BM25_K1, FileStats, Scope, Store, StoreError, pad, q};
 use crate::lock;
 
@@ -82,18 +83,25 @@ pub struct VectorQuery<'a> {
     pub scope_chunks: i64,
 }
 
-/// `hnsw.ef_search` for an index of `vectors` rows when the configuration leaves it automatic
-/// (`configured` 0): the candidate list grows with the graph so that recall@10 against exact
-/// search stays near 0.95 (docs/BENCHMARKS.md, measured on the hash embedder's vectors, which
-/// are harder to index than a model's). A search whose filters discard most of the graph's
-/// rows (`filtered`) gets twice as many: the walk finds the remaining rows' nearest less well.
+/// `hnsw.ef_search` for the graph this version builds, of `vectors` rows, when the
+/// configuration leaves it automatic (`configured` 0): see [`ef_search_on`].
 pub fn ef_search_for(configured: u32, vectors: i64, filtered: bool) -> u32 {
-    let automatic = if vectors < 50_000 {
-        100
-    } else if vectors < 500_000 {
-        200
-    } else {
-        400
+    ef_search_on(Graph::Denser, configured, vectors, filtered)
+}
+
+/// `hnsw.ef_search` for `graph` of `vectors` rows when the configuration leaves it automatic
+/// (`configured` 0): the candidate list grows with the graph so that recall@10 against exact
+/// search stays at 0.95 or more (docs/BENCHMARKS.md, measured on the hash embedder's vectors,
+/// which are harder to index than a model's). A search whose filters discard most of the
+/// graph's rows (`filtered`) gets twice as many: the walk finds the remaining rows' nearest
+/// less well.
+fn ef_search_on(graph: Graph, configured: u32, vectors: i64, filtered: bool) -> u32 {
+    let automatic = match graph {
+        Graph::Denser if vectors < 500_000 => 100,
+        Graph::Denser => 200,
+        Graph::PgvectorDefaults if vectors < 50_000 => 100,
+        Graph::PgvectorDefaults if vectors < 500_000 => 200,
+        Graph::PgvectorDefaults => 400,
     };
     match configured {
         0 if filtered => automatic * 2,
@@ -222,26 +230,30 @@ impl Store {
         // it has one, the workspace's own when the database holds several workspaces; the rows
         // it finds are then ordered by the full-precision distance.
         let dim = query.embedding.len();
+        let workspace_graph = match workspace {
+            Some(w) if !exact => self.ann_graph(query.model, dim, Some(w)).await?,
+            _ => None,
+        };
         let walk = if exact {
             None
-        } else if let Some(w) = workspace
-            && self.has_ann_index(query.model, dim, Some(w)).await?
-        {
+        } else if let Some(graph) = workspace_graph {
             // Its graph holds the workspace's rows only: sized by them, and not filtered
             // unless the request is.
-            Some(ef_search_for(
+            Some(ef_search_on(
+                graph,
                 query.ef_search,
                 query.scope_chunks,
                 narrows(query.scope_chunks),
             ))
-        } else if self.has_ann_index(query.model, dim, None).await? {
-            Some(ef_search_for(
-                query.ef_search,
-                query.table_chunks,
-                narrows(query.table_chunks) || workspace.is_some(),
-            ))
         } else {
-            None
+            self.ann_graph(query.model, dim, None).await?.map(|graph| {
+                ef_search_on(
+                    graph,
+                    query.ef_search,
+                    query.table_chunks,
+                    narrows(query.table_chunks) || workspace.is_some(),
+                )
+            })
         };
         // `relaxed_order` iterative scans may return rows slightly out of order: the outer
         // query puts them back in order (pgvector's documented pattern). The least similarity
@@ -1355,6 +1367,25 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_denser_graph_walks_fewer_candidates_and_the_old_one_keeps_its_own() {
+        assert_eq!(ef_search_on(Graph::Denser, 0, 100_548, false), 100);
+        assert_eq!(
+            ef_search_on(Graph::PgvectorDefaults, 0, 100_548, false),
+            200
+        );
+        assert_eq!(ef_search_on(Graph::PgvectorDefaults, 0, 20_000, false), 100);
+        assert_eq!(ef_search_on(Graph::Denser, 0, 100_548, true), 200);
+        assert_eq!(ef_search_on(Graph::Denser, 0, 1_001_584, false), 200);
+        assert_eq!(ef_search_on(Graph::PgvectorDefaults, 0, 1_001_584, false), 400);
+        // A configured value is kept, whichever the graph.
+        assert_eq!(
+            ef_search_on(Graph::PgvectorDefaults, 150, 100_548, true),
+            150
+        );
+        assert_eq!(ef_search_for(0, 100_548, false), 100);
+    }
 
     #[test]
     fn a_filter_passing_few_chunks_or_a_small_share_of_many_is_scanned_exactly() {

@@ -491,6 +491,68 @@ async fn each_model_gets_its_own_half_precision_index_and_searches_walk_it() {
     );
 }
 
+#[tokio::test]
+async fn an_index_with_pgvectors_default_graph_serves_until_the_denser_one_replaces_it() {
+    use codesearch::store::{Filters, VectorQuery};
+    let (_db, store, scope, hash) = hash_store().await;
+    // The index earlier versions built: pgvector's default parameters, named by the model
+    // and its dimensions alone.
+    let digest = codesearch::scan::sha256_hex(b"hash/v1\x00384");
+    let old = format!("idx_codebase_index_hnsw_{}", &digest[..16]);
+    sqlx::query(&format!(
+        "CREATE INDEX {old} ON codebase_index
+         USING hnsw ((subvector(embedding, 1, 384)::halfvec(384)) halfvec_cosine_ops)
+         WHERE embedding_model = 'hash/v1'"
+    ))
+    .execute(store.pool())
+    .await
+    .expect("old index");
+    store.vacuum_analyze().await.expect("analyze");
+    let query = hash.embed_one("alpha beta 3 1");
+    let filters = Filters::default();
+    let search = VectorQuery {
+        embedding: &query,
+        model: "hash/v1",
+        scope: &scope,
+        filters: &filters,
+        min_similarity: -1.0,
+        limit: 10,
+        ef_search: 0,
+        table_chunks: 0,
+        scope_chunks: 0,
+    };
+    assert_eq!(
+        store.vector_search(&search).await.expect("search").len(),
+        10
+    );
+    assert_used(store.pool(), &old).await;
+
+    // The next pass builds the denser graph beside it, under a name of its own.
+    assert!(store.ensure_ann_index().await.expect("build"), "built");
+    let now = hnsw_indexes(store.pool()).await;
+    assert_eq!(now.len(), 2, "{now:?}");
+    let (new, def) = now.iter().find(|(n, _)| *n != old).expect("the new index");
+    assert!(
+        def.contains("m='24'") && def.contains("ef_construction='200'"),
+        "{def}"
+    );
+    // The old one goes once the new one has been valid long enough for every daemon to see
+    // it; searches then walk the new one.
+    age_index(store.pool(), new).await;
+    assert!(
+        !store.ensure_ann_index().await.expect("upkeep"),
+        "nothing to build"
+    );
+    let now = hnsw_indexes(store.pool()).await;
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_eq!(&now[0].0, new);
+    assert_eq!(
+        store.vector_search(&search).await.expect("search").len(),
+        10
+    );
+    assert_used(store.pool(), new).await;
+}
+
 /// The HNSW indexes on `codebase_index`: (name, definition), by name.
 async fn hnsw_indexes(pool: &sqlx::PgPool) -> Vec<(String, String)> {
     sqlx::query_as(
