@@ -1378,7 +1378,10 @@ mod tests {
         assert_eq!(ef_search_on(Graph::PgvectorDefaults, 0, 20_000, false), 100);
         assert_eq!(ef_search_on(Graph::Denser, 0, 100_548, true), 200);
         assert_eq!(ef_search_on(Graph::Denser, 0, 1_001_584, false), 200);
-        assert_eq!(ef_search_on(Graph::PgvectorDefaults, 0, 1_001_584, false), 400);
+        assert_eq!(
+            ef_search_on(Graph::PgvectorDefaults, 0, 1_001_584, false),
+            400
+        );
         // A configured value is kept, whichever the graph.
         assert_eq!(
             ef_search_on(Graph::PgvectorDefaults, 150, 100_548, true),
