@@ -211,11 +211,14 @@ impl Store {
                     //   the lexical queries again at each run cost more than running them
                     //   (1 to 5 ms). The vector search, whose best plan depends on how much
                     //   its filters let through, asks for a fresh plan each time.
+                    // - The HNSW walk's candidate list the automatic choice gives most
+                    //   searches, so that they need no transaction to set it.
                     for setting in [
-                        "SET hnsw.iterative_scan = relaxed_order",
-                        "SET plan_cache_mode = force_generic_plan",
+                        "SET hnsw.iterative_scan = relaxed_order".to_owned(),
+                        "SET plan_cache_mode = force_generic_plan".to_owned(),
+                        format!("SET hnsw.ef_search = {SESSION_EF_SEARCH}"),
                     ] {
-                        sqlx::query(setting).execute(&mut *conn).await?;
+                        sqlx::query(&setting).execute(&mut *conn).await?;
                     }
                     Ok(())
                 })
@@ -283,6 +286,10 @@ pub const TEXT_SEARCH_CONFIG: &str = "english";
 pub const FILE_TEXT_SEARCH_CONFIG: &str = "english";
 /// A pooled connection idle for longer than this is pinged before it is handed out.
 const IDLE_BEFORE_PING: Duration = Duration::from_secs(2);
+/// Every connection's `hnsw.ef_search`: the automatic candidate list of an unfiltered walk of
+/// a graph below 500,000 rows ([`retrieve::ef_search_for`]). A walk of another length sets its
+/// own inside a transaction.
+const SESSION_EF_SEARCH: u32 = 100;
 const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
 /// The document length file postings are normalized to, in words: BM25's average length,

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use lru::LruCache;
 use sqlx::{Postgres, QueryBuilder, Row};
 
-use super::upkeep::Graph;
+use super::upkeep::{Graph, quote_literal};
 use super::{BM25_B, BM25_K1, FileStats, Scope, Store, StoreError, pad, q};
 use crate::lock;
 
@@ -310,9 +310,20 @@ impl Store {
         if narrow {
             qb.push("id IN (SELECT chunk_id FROM kept) AND ");
         }
-        qb.push("embedding IS NOT NULL AND embedding_model = ")
-            .push_bind(query.model.to_owned());
-        push_filters(&mut qb, query.scope, query.filters);
+        // An unfiltered walk has one plan whatever the query, made once per connection: the
+        // model and workspace are written into the statement, where they match the partial
+        // index's predicate (a bound value would not, in a plan made before the values).
+        let one_plan = walk.is_some() && query.filters.is_empty();
+        qb.push("embedding IS NOT NULL AND embedding_model = ");
+        if one_plan {
+            qb.push(quote_literal(query.model));
+            if let Some(w) = workspace {
+                qb.push(" AND workspace = ").push(quote_literal(w));
+            }
+        } else {
+            qb.push_bind(query.model.to_owned());
+            push_filters(&mut qb, query.scope, query.filters);
+        }
         match walk {
             // The expression of the indexes `ensure_ann_index` builds, exactly.
             Some(_) => qb
@@ -331,27 +342,35 @@ impl Store {
         );
         qb.push_bind(query.min_similarity)
             .push(" ORDER BY distance");
-        // A plan for these filters' values: an HNSW scan, or an exact scan of the few rows a
-        // selective filter lets through (see `connect`).
-        let settings = match walk {
-            Some(ef) => format!(
-                "BEGIN; SET LOCAL plan_cache_mode = force_custom_plan;
-                 SET LOCAL hnsw.ef_search = {}",
-                ef.clamp(1, 1000)
-            ),
-            None => "BEGIN; SET LOCAL plan_cache_mode = force_custom_plan".to_owned(),
-        };
-        let mut tx = self
-            .pool
-            .begin_with(settings)
-            .await
-            .map_err(q("searching vectors"))?;
-        let rows = qb
-            .build()
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(q("searching vectors"))?;
-        tx.commit().await.map_err(q("searching vectors"))?;
+        // Under filters, a plan for their values: an HNSW scan, or an exact scan of the few
+        // rows a selective filter lets through (see `connect`). A walk of another length than
+        // the connections' own sets it for the statement.
+        let mut settings = Vec::new();
+        if !one_plan {
+            settings.push("SET LOCAL plan_cache_mode = force_custom_plan".to_owned());
+        }
+        if let Some(ef) = walk.map(|ef| ef.clamp(1, 1000))
+            && ef != super::SESSION_EF_SEARCH
+        {
+            settings.push(format!("SET LOCAL hnsw.ef_search = {ef}"));
+        }
+        // Without settings, no transaction: the two round trips around it were 0.3 ms of a
+        // 100k-chunk search (docs/BENCHMARKS.md).
+        let rows = if settings.is_empty() {
+            qb.build().fetch_all(&self.pool).await
+        } else {
+            let mut tx = self
+                .pool
+                .begin_with(format!("BEGIN; {}", settings.join("; ")))
+                .await
+                .map_err(q("searching vectors"))?;
+            let rows = qb.build().fetch_all(&mut *tx).await;
+            if rows.is_ok() {
+                tx.commit().await.map_err(q("searching vectors"))?;
+            }
+            rows
+        }
+        .map_err(q("searching vectors"))?;
         Ok(rows.iter().map(hit).collect())
     }
 
@@ -1388,6 +1407,11 @@ mod tests {
             150
         );
         assert_eq!(ef_search_for(0, 100_548, false), 100);
+        // Most searches walk with the connections' own setting, without a transaction.
+        assert_eq!(
+            ef_search_for(0, 100_548, false),
+            super::super::SESSION_EF_SEARCH
+        );
     }
 
     #[test]

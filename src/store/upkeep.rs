@@ -461,6 +461,6 @@ async fn drop_index(conn: &mut sqlx::PgConnection, name: &str) -> Result<(), Sto
 }
 
 /// `text` as an SQL string literal (standard-conforming strings: only quotes are doubled).
-fn quote_literal(text: &str) -> String {
+pub(super) fn quote_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
