@@ -343,8 +343,9 @@ impl Store {
         qb.push_bind(query.min_similarity)
             .push(" ORDER BY distance");
         // Under filters, a plan for their values: an HNSW scan, or an exact scan of the few
-        // rows a selective filter lets through (see `connect`). A walk of another length than
-        // the connections' own sets it for the statement.
+        // rows a selective filter lets through (see `connect`); even under a path filter alone,
+        // whose files' keys the planner cannot see, a generic plan was slower (docs/BENCHMARKS.md).
+        // A walk of another length than the connections' own sets it for the statement.
         let mut settings = Vec::new();
         if !one_plan {
             settings.push("SET LOCAL plan_cache_mode = force_custom_plan".to_owned());
@@ -354,8 +355,8 @@ impl Store {
         {
             settings.push(format!("SET LOCAL hnsw.ef_search = {ef}"));
         }
-        // Without settings, no transaction: the two round trips around it were 0.3 ms of a
-        // 100k-chunk search (docs/BENCHMARKS.md).
+        // Without settings, no transaction: the two round trips around it cost 1.3–1.5 ms of
+        // a hybrid search's p50 at 100k chunks, with both cores busy (docs/BENCHMARKS.md).
         let rows = if settings.is_empty() {
             qb.build().fetch_all(&self.pool).await
         } else {
