@@ -93,9 +93,9 @@ pub fn ef_search_for(configured: u32, vectors: i64, filtered: bool) -> u32 {
 /// (`configured` 0): the candidate list grows with the graph so that recall@10 against exact
 /// search stays at 0.95 or more (docs/BENCHMARKS.md, measured on the hash embedder's vectors,
 /// which are harder to index than a model's: the denser graph gave 0.977 at 100k rows and
-/// 0.985 at 1M with 100 candidates; beyond 2M, unmeasured, it gets twice that). A search whose filters discard most of the
-/// graph's rows (`filtered`) gets twice as many: the walk finds the remaining rows' nearest
-/// less well.
+/// 0.985 at 1M with 100 candidates; beyond 2M, unmeasured, it gets twice that). A search
+/// whose filters discard most of the graph's rows (`filtered`) gets twice as many: the walk
+/// finds the remaining rows' nearest less well.
 fn ef_search_on(graph: Graph, configured: u32, vectors: i64, filtered: bool) -> u32 {
     let automatic = match graph {
         Graph::Denser if vectors < 2_000_000 => 100,
@@ -231,13 +231,11 @@ impl Store {
         // it has one, the workspace's own when the database holds several workspaces; the rows
         // it finds are then ordered by the full-precision distance.
         let dim = query.embedding.len();
-        let workspace_graph = match workspace {
-            Some(w) if !exact => self.ann_graph(query.model, dim, Some(w)).await?,
-            _ => None,
-        };
         let walk = if exact {
             None
-        } else if let Some(graph) = workspace_graph {
+        } else if let Some(w) = workspace
+            && let Some(graph) = self.ann_graph(query.model, dim, Some(w)).await?
+        {
             // Its graph holds the workspace's rows only: sized by them, and not filtered
             // unless the request is.
             Some(ef_search_on(
