@@ -4,8 +4,9 @@
 //! `benches/relevance/*.toml`, chosen by `RELEVANCE_SETS` (default `queries,commits`):
 //! `queries` (intent queries written for small packages), `commits` (commit subjects over whole
 //! repositories, read while choosing the defaults), `validation` (the same from eight other
-//! repositories, only ever scored) and `long` (whole commit messages, subject and body, over the
-//! corpora of `commits` and `validation`, which must run with it). All the sets run share one
+//! repositories, only ever scored), `long` (whole commit messages, subject and body, over the
+//! corpora of `commits` and `validation`, which must run with it) and `large` (commit subjects
+//! over two repositories of thousands of files, only ever scored). All the sets run share one
 //! workspace, so its BM25 statistics, and the figures, depend on which sets are run together.
 //!
 //! The corpora are indexed incrementally into the database given by `DATABASE_URL` (one
@@ -200,6 +201,7 @@ async fn main() -> anyhow::Result<()> {
         "validation",
         "long, commits' repositories",
         "long, validation's repositories",
+        "large",
     ]
     .into_iter()
     .map(|g| (g, [Score::default(); 4]))
@@ -321,6 +323,7 @@ async fn main() -> anyhow::Result<()> {
                 _ if q.set == "long" => 5,
                 _ if c.set == "commits" => 3,
                 _ if c.set == "validation" => 4,
+                _ if c.set == "large" => 7,
                 (true, _) => 2,
                 (false, true) => 1,
                 (false, false) => 0,
@@ -355,9 +358,9 @@ async fn main() -> anyhow::Result<()> {
     }
     print_table("all", &total);
     println!(
-        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings), commits (commit subjects over whole repositories, commits.toml), validation (the same from eight other repositories, validation.toml), long (whole commit messages over either's repositories, long.toml)"
+        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings), commits (commit subjects over whole repositories, commits.toml), validation (the same from eight other repositories, validation.toml), long (whole commit messages over either's repositories, long.toml), large (commit subjects over two repositories of thousands of files, large.toml)"
     );
-    for (name, scores) in &groups {
+    for (name, scores) in groups.iter().filter(|(_, s)| s[0].n > 0) {
         print_table(name, scores);
     }
     println!(
