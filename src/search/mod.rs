@@ -540,19 +540,7 @@ impl SearchService {
         };
         let mut hits = fuse(lists, mode, &inner.cfg);
         if mode != SearchMode::Vector {
-            let kinds = KindWeights {
-                test: if asks_for_tests(&words) {
-                    1.0
-                } else {
-                    inner.cfg.test_weight
-                },
-                changelog: if asks_for_changes(&words) {
-                    1.0
-                } else {
-                    inner.cfg.changelog_weight
-                },
-                project_file: inner.cfg.project_file_weight,
-            };
+            let kinds = KindWeights::for_query(&inner.cfg, &words);
             weigh_kinds(&mut hits, &kinds, &words);
         }
         if let Some(min) = req.min_similarity {
@@ -1014,6 +1002,33 @@ fn asks_for_changes(words: &str) -> bool {
     })
 }
 
+/// Whether a query (its [`words`]) asks about documentation: then prose files are ranked like
+/// code.
+fn asks_for_docs(words: &str) -> bool {
+    words.split(' ').any(|w| {
+        w.starts_with("doc")
+            || w.starts_with("readme")
+            || w.starts_with("guide")
+            || w.starts_with("tutorial")
+            || w.starts_with("manual")
+            || w.starts_with("explain")
+            || w.starts_with("clarif")
+            || w == "faq"
+            || w == "wording"
+    })
+}
+
+/// Whether a path is prose: Markdown, reStructuredText, AsciiDoc, Org or plain text.
+pub fn is_prose(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    name.rsplit_once('.').is_some_and(|(_, ext)| {
+        matches!(
+            ext,
+            "md" | "markdown" | "mdx" | "rst" | "txt" | "adoc" | "org"
+        )
+    })
+}
+
 /// Whether a path is a project's changelog (`CHANGELOG.md`, `CHANGES.rst`, `HISTORY.md`,
 /// `NEWS`, `RELEASE_NOTES.md`...): a prose file (or one without an extension) by one of those
 /// names, whatever the case. `src/changes.rs` is code.
@@ -1086,6 +1101,22 @@ struct KindWeights {
     changelog: f64,
     /// Process files ([`is_project_file`]) the query does not name ([`names_file`]).
     project_file: f64,
+    /// Other prose ([`is_prose`]: not changelogs or process files, which have their own).
+    docs: f64,
+}
+
+impl KindWeights {
+    /// The configured weights, less those the query asks for: a query about tests ranks
+    /// tests like other code, and so on for changes and documentation.
+    fn for_query(cfg: &SearchConfig, words: &str) -> Self {
+        let unless = |asked: bool, weight: f64| if asked { 1.0 } else { weight };
+        Self {
+            test: unless(asks_for_tests(words), cfg.test_weight),
+            changelog: unless(asks_for_changes(words), cfg.changelog_weight),
+            project_file: cfg.project_file_weight,
+            docs: unless(asks_for_docs(words), cfg.docs_weight),
+        }
+    }
 }
 
 /// Multiplies the fused score of tests, changelogs and process files by their
@@ -1101,8 +1132,12 @@ fn weigh_kinds(hits: &mut [ScoredHit], kinds: &KindWeights, words: &str) {
         if is_changelog(path) {
             w *= kinds.changelog;
         }
-        if kinds.project_file != 1.0 && is_project_file(path) && !names_file(words, path) {
+        let project_file = is_project_file(path);
+        if kinds.project_file != 1.0 && project_file && !names_file(words, path) {
             w *= kinds.project_file;
+        }
+        if kinds.docs != 1.0 && !project_file && !is_changelog(path) && is_prose(path) {
+            w *= kinds.docs;
         }
         if w != 1.0 {
             h.score *= w;
@@ -1249,6 +1284,7 @@ mod tests {
             test: 0.9,
             changelog: 1.0,
             project_file: 1.0,
+            docs: 1.0,
         };
         weigh_kinds(&mut hits, &kinds, "abort");
         let order: Vec<&str> = hits.iter().map(|h| h.hit.file_path.as_str()).collect();
@@ -1301,6 +1337,7 @@ mod tests {
             test: 0.8,
             changelog: 0.6,
             project_file: 0.6,
+            docs: 1.0,
         };
         weigh_kinds(&mut hits, &kinds, "min depth");
         assert_eq!(hits[0].hit.file_path, "src/cli.rs");
@@ -1352,6 +1389,7 @@ mod tests {
             test: 1.0,
             changelog: 1.0,
             project_file: 0.6,
+            docs: 1.0,
         };
         let ranked = |query: &str| {
             let mut hits = vec![
@@ -1375,6 +1413,53 @@ mod tests {
         assert_eq!(
             ranked("the workflow that runs the tests"),
             ".github/workflows/tests.yml"
+        );
+    }
+
+    #[test]
+    fn prose_ranks_below_code_when_weighted_unless_the_query_asks_about_docs() {
+        for prose in [
+            "docs/content/en/urls.md",
+            "README.rst",
+            "guide.mdx",
+            "notes.txt",
+        ] {
+            assert!(is_prose(prose), "{prose}");
+        }
+        for code in ["src/markdown.rs", "docs/conf.py", "Makefile", "md"] {
+            assert!(!is_prose(code), "{code}");
+        }
+        let mut cfg = Config::defaults().expect("defaults").search;
+        (cfg.test_weight, cfg.docs_weight) = (1.0, 0.8);
+        let ranked = |query: &str| {
+            let mut hits = vec![
+                ScoredHit {
+                    score: 1.1,
+                    ..ScoredHit::new(hit("docs/content/en/urls.md", 0, "ugly urls"))
+                },
+                ScoredHit {
+                    score: 1.0,
+                    ..ScoredHit::new(hit("hugolib/site.go", 0, "uglyURLs"))
+                },
+                // A changelog has its own weight, not the docs' too.
+                ScoredHit {
+                    score: 1.5,
+                    ..ScoredHit::new(hit("CHANGELOG.md", 0, "ugly urls"))
+                },
+            ];
+            let words = words(query).collect::<Vec<_>>().join(" ");
+            weigh_kinds(&mut hits, &KindWeights::for_query(&cfg, &words), &words);
+            hits.iter()
+                .map(|h| (h.hit.file_path.clone(), h.score))
+                .collect::<Vec<_>>()
+        };
+        let code_first = ranked("fix uglyURLs from the command line");
+        assert_eq!(code_first[0].0, "hugolib/site.go");
+        assert!((code_first[1].1 - 0.9).abs() < 1e-9, "{code_first:?}");
+        assert!((code_first[2].1 - 0.88).abs() < 1e-9, "{code_first:?}");
+        assert_eq!(
+            ranked("document the uglyURLs flag")[0].0,
+            "docs/content/en/urls.md"
         );
     }
 
