@@ -455,6 +455,7 @@ fn checkout(name: &str, url: &str, commit: &str) -> anyhow::Result<PathBuf> {
         .map(|m| PathBuf::from(m).join(&slug).join("repo"))
         .ok()
         .filter(|p| p.is_dir());
+    let from_mirror = mirror.is_some();
     let git_dir = match mirror {
         Some(m) => m,
         None => {
@@ -471,27 +472,85 @@ fn checkout(name: &str, url: &str, commit: &str) -> anyhow::Result<PathBuf> {
     let partial = base.join(format!(".{name}-partial"));
     let _ = std::fs::remove_dir_all(&partial);
     std::fs::create_dir_all(&partial)?;
-    // `git archive | tar -x`: writes nothing into the repository (a checkout would write its index).
-    let mut archive = std::process::Command::new("git")
-        .arg("--git-dir")
-        .arg(&git_dir)
-        .args(["archive", "--format=tar", commit])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .context("running git archive")?;
-    let tar_in = archive.stdout.take().context("git archive's output")?;
-    run(std::process::Command::new("tar")
-        .arg("-x")
-        .arg("-C")
-        .arg(&partial)
-        .stdin(tar_in))
-    .with_context(|| format!("unpacking {commit} of {url}"))?;
-    anyhow::ensure!(
-        archive.wait()?.success(),
-        "git archive {commit} of {url} failed"
-    );
+    // Through an index file of its own beside the checkout: nothing is written into the
+    // repository. A mirror may lack its largest blobs (a `.wasm`, a font): those files are left
+    // out, and said so. A blob-less clone fetches what it lacks instead.
+    let index = base.join(format!(".{name}-partial.index"));
+    let git = || {
+        let mut cmd = std::process::Command::new("git");
+        cmd.arg("--git-dir")
+            .arg(&git_dir)
+            .arg("--work-tree")
+            .arg(&partial)
+            .env("GIT_INDEX_FILE", &index);
+        cmd
+    };
+    run(git().args(["read-tree", commit])).with_context(|| format!("reading {commit} of {url}"))?;
+    if from_mirror {
+        let absent = absent_blobs(git)?;
+        if !absent.is_empty() {
+            println!(
+                "corpus {name}: {} file(s) left out, their blobs absent from the mirror: {}",
+                absent.len(),
+                absent.join(", ")
+            );
+            let mut remove = git()
+                .args(["update-index", "--force-remove", "-z", "--stdin"])
+                .stdin(std::process::Stdio::piped())
+                .spawn()?;
+            {
+                use std::io::Write;
+                let mut stdin = remove.stdin.take().context("update-index's input")?;
+                for path in &absent {
+                    stdin.write_all(path.as_bytes())?;
+                    stdin.write_all(b"\0")?;
+                }
+            }
+            anyhow::ensure!(remove.wait()?.success(), "git update-index failed");
+        }
+    }
+    run(git().args(["checkout-index", "--all"]))
+        .with_context(|| format!("checking out {commit} of {url}"))?;
+    let _ = std::fs::remove_file(&index);
     std::fs::rename(&partial, &dir)?;
     Ok(dir)
+}
+
+/// The paths of the index (`git` runs with it) whose blobs the repository does not hold.
+fn absent_blobs(git: impl Fn() -> std::process::Command) -> anyhow::Result<Vec<String>> {
+    let listed = git().args(["ls-files", "--stage", "-z"]).output()?;
+    anyhow::ensure!(listed.status.success(), "git ls-files failed");
+    // `<mode> <object> <stage>\t<path>`, NUL-separated.
+    let entries: Vec<(String, String)> = String::from_utf8_lossy(&listed.stdout)
+        .split('\0')
+        .filter_map(|e| {
+            let (meta, path) = e.split_once('\t')?;
+            let object = meta.split(' ').nth(1)?;
+            Some((object.to_owned(), path.to_owned()))
+        })
+        .collect();
+    let mut check = git()
+        .args(["cat-file", "--batch-check"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    let mut stdin = check.stdin.take().context("cat-file's input")?;
+    let objects: String = entries.iter().map(|(o, _)| format!("{o}\n")).collect();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        stdin.write_all(objects.as_bytes())
+    });
+    let out = check.wait_with_output()?;
+    writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("cat-file writer"))??;
+    // One line per object, in order: `<object> missing` for an absent one.
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .zip(&entries)
+        .filter(|(line, _)| line.ends_with(" missing"))
+        .map(|(_, (_, path))| path.clone())
+        .collect())
 }
 
 fn run(cmd: &mut std::process::Command) -> anyhow::Result<()> {
