@@ -10,7 +10,10 @@
 //! workspace, so its BM25 statistics, and the figures, depend on which sets are run together.
 //!
 //! The corpora are indexed incrementally into the database given by `DATABASE_URL` (one
-//! repository per corpus), so a second run re-uses the vectors and takes seconds. The embedder
+//! repository per corpus), so a second run re-uses the vectors and takes seconds. They go to
+//! the workspace `CODESEARCH_WORKSPACE` names (default `default`): `large` runs in one of its
+//! own (`CODESEARCH_WORKSPACE=large RELEVANCE_SETS=large`), so that its corpora leave the
+//! other sets' statistics alone. The embedder
 //! is the configured one (`CODESEARCH_EMBEDDER`, default `auto`: the local model here).
 //!
 //! `RELEVANCE_SHOW=text` prints, for each query containing `text` (`*`: every query), hybrid's top 10 with the
@@ -29,8 +32,10 @@ use anyhow::Context;
 use codesearch::config::Config;
 use codesearch::daemon;
 use codesearch::pipeline::Indexer;
+use codesearch::repository::Repository;
 use codesearch::scan::Walker;
 use codesearch::search::{RawSearch, SearchRequest, SearchService};
+use codesearch::store::Origin;
 use codesearch::text::words;
 use common::registry_crate;
 use serde::Deserialize;
@@ -155,11 +160,18 @@ async fn main() -> anyhow::Result<()> {
         }
         let mut icfg = cfg.index.clone();
         icfg.repository = c.name.clone();
-        let indexer = Indexer::new(store.clone(), Arc::clone(&embedder), icfg)?;
+        let indexer = Indexer::new(store.clone(), Arc::clone(&embedder), icfg.clone())?;
         for p in &paths {
             let started = Instant::now();
+            let repo = Repository::new(
+                &c.name,
+                p,
+                &cfg.workspaces.default,
+                Origin::Local,
+                icfg.clone(),
+            )?;
             let r = indexer
-                .index_root(p, None, &CancellationToken::new())
+                .index_repository(&repo, None, &CancellationToken::new())
                 .await?;
             println!(
                 "corpus {}: {} ({} files indexed, {} unchanged, {} chunks embedded, {:.0}s)",
@@ -181,7 +193,8 @@ async fn main() -> anyhow::Result<()> {
         .filter(|s| !s.is_empty());
     let mut search_cfg = cfg.search.clone();
     search_cfg.result_cache_entries = 0;
-    let service = SearchService::new(store.clone(), Arc::clone(&embedder), search_cfg.clone());
+    let service = SearchService::new(store.clone(), Arc::clone(&embedder), search_cfg.clone())
+        .with_default_workspace(&cfg.workspaces.default);
 
     // `RELEVANCE_RANKINGS=FILE` writes each mode's ranked files per query (mode, corpus,
     // query, files), for reading where one mode finds what another misses.
