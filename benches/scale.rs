@@ -6,12 +6,13 @@
 //! indexed as its own repository with the hash embedder, until the index holds CHUNKS chunks.
 //! When the registry runs out it is indexed again under new repository names (`name~2`, ...):
 //! the text repeats, but each copy is a repository of its own for filters and statistics.
-//! [`CopyEmbedder`] was meant to make a copy's vectors near neighbours of the original's (its
-//! text plus three words naming the copy), but the indexer reuses a vector by its embedding
-//! input, which a copy shares: a copy's vectors are the original's, and pgvector keeps equal
-//! vectors in one element of the graph. The corpus line says how many distinct texts there
-//! are: at 1M chunks about 176,000, so the HNSW walk there measures a graph of that many
-//! elements. The database keeps the corpus: a later run at the same size reuses it.
+//! A copy's files are linked one directory down (`fork2/src/lib.rs`), so that its embedding
+//! inputs differ from the original's and the indexer does not reuse the original's vectors;
+//! its vectors are those of its text plus three words naming the copy: near neighbours (as
+//! vendored or forked code is) rather than equal vectors, which pgvector would keep in one
+//! element of the graph. Corpora built before 2026-11-25 (sixth session) reused the original's
+//! vectors: the corpus line says how many distinct embedding inputs a database holds. The
+//! database keeps the corpus: a later run at the same size reuses it.
 //!
 //! The hash embedder (hashed words) stands in for a model: vectors of real text, computed in
 //! microseconds. Its vectors are less clustered than a trained model's, which makes the
@@ -45,6 +46,7 @@
 mod common;
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -62,9 +64,24 @@ use tokio_util::sync::CancellationToken;
 const DEFAULT_CHUNKS: i64 = 100_000;
 /// `hnsw.ef_search` values the recall table compares.
 const EF_SEARCH: [u32; 5] = [40, 100, 200, 400, 800];
-/// The hash embedder, for a copy of the corpus: each text gets the copy's words appended. Only
-/// inputs the store holds no vector for reach it, and a copy's inputs are the original's: see
-/// the module's documentation.
+/// `src`'s files under `dst`, hard-linked (copied where links fail); symbolic links are left
+/// out, as the walker leaves them.
+fn link_tree(src: &Path, dst: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dst)?;
+    for entry in std::fs::read_dir(src)? {
+        let entry = entry?;
+        let (from, to) = (entry.path(), dst.join(entry.file_name()));
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            link_tree(&from, &to)?;
+        } else if kind.is_file() && std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to)?;
+        }
+    }
+    Ok(())
+}
+
+/// The hash embedder, for a copy of the corpus: each text gets the copy's words appended.
 struct CopyEmbedder {
     inner: HashEmbedder,
     salt: String,
@@ -106,6 +123,9 @@ async fn build_corpus(store: &Store, cfg: &Config, target: i64) -> anyhow::Resul
     store.clear().await?;
     let hash: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
     let cancel = CancellationToken::new();
+    // Where a copy's files are linked while it is indexed.
+    let copies =
+        std::env::temp_dir().join(format!("codesearch-scale-copies-{}", std::process::id()));
     let started = Instant::now();
     let (mut files, mut chunks, mut repos) = (0usize, 0i64, 0usize);
     'copies: for copy in 1.. {
@@ -123,16 +143,25 @@ async fn build_corpus(store: &Store, cfg: &Config, target: i64) -> anyhow::Resul
             } else {
                 format!("{name}~{copy}")
             };
-            let embedder: Arc<dyn Embedder> = if copy == 1 {
-                Arc::clone(&hash)
+            let (embedder, root): (Arc<dyn Embedder>, PathBuf) = if copy == 1 {
+                (Arc::clone(&hash), dir.clone())
             } else {
-                Arc::new(CopyEmbedder {
+                // The copy's files one directory down (`fork2/src/lib.rs`): their embedding
+                // inputs name that path, so the indexer does not reuse the original's vectors.
+                let root = copies.join(&index_cfg.repository);
+                link_tree(dir, &root.join(format!("fork{copy}")))?;
+                let embedder = Arc::new(CopyEmbedder {
                     inner: HashEmbedder::new(384),
                     salt: format!(" fork{copy}a fork{copy}b fork{copy}c"),
-                })
+                });
+                (embedder, root)
             };
             let indexer = Indexer::new(store.clone(), embedder, index_cfg)?;
-            let report = indexer.index_root(dir, None, &cancel).await?;
+            let report = indexer.index_root(&root, None, &cancel).await;
+            if copy > 1 {
+                let _ = std::fs::remove_dir_all(&root);
+            }
+            let report = report?;
             files += report.indexed;
             chunks += report.chunks as i64;
             repos += 1;
@@ -144,6 +173,7 @@ async fn build_corpus(store: &Store, cfg: &Config, target: i64) -> anyhow::Resul
             }
         }
     }
+    let _ = std::fs::remove_dir(&copies);
     store.vacuum_analyze().await?;
     println!(
         "  built: {repos} repositories, {files} files, {chunks} chunks in {:.0}s",
@@ -577,13 +607,14 @@ async fn main() -> anyhow::Result<()> {
     )
     .fetch_all(store.pool())
     .await?;
-    // Copies share their original's vectors (see the module's documentation).
+    // A corpus built before copies had vectors of their own shares them (see the module's
+    // documentation): the inputs' hashes tell.
     let distinct: i64 =
         sqlx::query_scalar("SELECT count(DISTINCT content_hash) FROM codebase_index")
             .fetch_one(store.pool())
             .await?;
     println!(
-        "  {total} chunks in {} repositories; {distinct} distinct texts (copies share vectors)",
+        "  {total} chunks in {} repositories, {distinct} distinct embedding inputs",
         repositories.len()
     );
 
