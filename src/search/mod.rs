@@ -1019,7 +1019,7 @@ fn asks_for_docs(words: &str) -> bool {
 }
 
 /// Whether a path is prose: Markdown, reStructuredText, AsciiDoc, Org or plain text.
-pub fn is_prose(path: &str) -> bool {
+fn is_prose(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     name.rsplit_once('.').is_some_and(|(_, ext)| {
         matches!(
@@ -1119,7 +1119,7 @@ impl KindWeights {
     }
 }
 
-/// Multiplies the fused score of tests, changelogs and process files by their
+/// Multiplies the fused score of tests, changelogs, process files and other prose by their
 /// [`KindWeights`], and re-sorts, keeping the order among equals.
 fn weigh_kinds(hits: &mut [ScoredHit], kinds: &KindWeights, words: &str) {
     let mut changed = false;
