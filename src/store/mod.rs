@@ -287,7 +287,7 @@ pub const FILE_TEXT_SEARCH_CONFIG: &str = "english";
 /// A pooled connection idle for longer than this is pinged before it is handed out.
 const IDLE_BEFORE_PING: Duration = Duration::from_secs(2);
 /// Every connection's `hnsw.ef_search`: the automatic candidate list of an unfiltered walk of
-/// a graph below 2,000,000 rows ([`retrieve::ef_search_for`]). A walk of another length sets its
+/// a graph below 500,000 rows ([`retrieve::ef_search_for`]). A walk of another length sets its
 /// own inside a transaction.
 const SESSION_EF_SEARCH: u32 = 100;
 const BM25_K1: f64 = 1.2;

@@ -92,13 +92,13 @@ pub fn ef_search_for(configured: u32, vectors: i64, filtered: bool) -> u32 {
 /// `hnsw.ef_search` for `graph` of `vectors` rows when the configuration leaves it automatic
 /// (`configured` 0): the candidate list grows with the graph so that recall@10 against exact
 /// search stays at 0.95 or more (docs/BENCHMARKS.md, measured on the hash embedder's vectors,
-/// which are harder to index than a model's: the denser graph gave 0.977 at 100k rows and
-/// 0.985 at 1M with 100 candidates; beyond 2M, unmeasured, it gets twice that). A search
+/// which are harder to index than a model's: the denser graph gave 0.977 at 100k rows with 100
+/// candidates, and over a million distinct vectors 0.910 with 100 and 0.966 with 200). A search
 /// whose filters discard most of the graph's rows (`filtered`) gets twice as many: the walk
 /// finds the remaining rows' nearest less well.
 fn ef_search_on(graph: Graph, configured: u32, vectors: i64, filtered: bool) -> u32 {
     let automatic = match graph {
-        Graph::Denser if vectors < 2_000_000 => 100,
+        Graph::Denser if vectors < 500_000 => 100,
         Graph::Denser => 200,
         Graph::PgvectorDefaults if vectors < 50_000 => 100,
         Graph::PgvectorDefaults if vectors < 500_000 => 200,
@@ -1396,8 +1396,8 @@ mod tests {
         );
         assert_eq!(ef_search_on(Graph::PgvectorDefaults, 0, 20_000, false), 100);
         assert_eq!(ef_search_on(Graph::Denser, 0, 100_548, true), 200);
-        assert_eq!(ef_search_on(Graph::Denser, 0, 1_001_584, false), 100);
-        assert_eq!(ef_search_on(Graph::Denser, 0, 2_000_000, false), 200);
+        assert_eq!(ef_search_on(Graph::Denser, 0, 499_999, false), 100);
+        assert_eq!(ef_search_on(Graph::Denser, 0, 1_001_584, false), 200);
         assert_eq!(
             ef_search_on(Graph::PgvectorDefaults, 0, 1_001_584, false),
             400
