@@ -13,8 +13,8 @@
 //! repository per corpus), so a second run re-uses the vectors and takes seconds. They go to
 //! the workspace `CODESEARCH_WORKSPACE` names (default `default`): `large` runs in one of its
 //! own (`CODESEARCH_WORKSPACE=large RELEVANCE_SETS=large`), so that its corpora leave the
-//! other sets' statistics alone. The embedder
-//! is the configured one (`CODESEARCH_EMBEDDER`, default `auto`: the local model here).
+//! other sets' statistics alone. The embedder is the configured one (`CODESEARCH_EMBEDDER`,
+//! default `auto`: the local model here).
 //!
 //! `RELEVANCE_SHOW=text` prints, for each query containing `text` (`*`: every query), hybrid's top 10 with the
 //! score parts and the baseline's ranking: for reading a ranking, not for tuning to it.
@@ -507,19 +507,12 @@ fn checkout(name: &str, url: &str, commit: &str) -> anyhow::Result<PathBuf> {
                 absent.len(),
                 absent.join(", ")
             );
-            let mut remove = git()
-                .args(["update-index", "--force-remove", "-z", "--stdin"])
-                .stdin(std::process::Stdio::piped())
-                .spawn()?;
-            {
-                use std::io::Write;
-                let mut stdin = remove.stdin.take().context("update-index's input")?;
-                for path in &absent {
-                    stdin.write_all(path.as_bytes())?;
-                    stdin.write_all(b"\0")?;
-                }
-            }
-            anyhow::ensure!(remove.wait()?.success(), "git update-index failed");
+            let paths: String = absent.iter().map(|p| format!("{p}\0")).collect();
+            let removed = piped(
+                git().args(["update-index", "--force-remove", "-z", "--stdin"]),
+                paths,
+            )?;
+            anyhow::ensure!(removed.status.success(), "git update-index failed");
         }
     }
     run(git().args(["checkout-index", "--all"]))
@@ -542,21 +535,9 @@ fn absent_blobs(git: impl Fn() -> std::process::Command) -> anyhow::Result<Vec<S
             Some((object.to_owned(), path.to_owned()))
         })
         .collect();
-    let mut check = git()
-        .args(["cat-file", "--batch-check"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()?;
-    let mut stdin = check.stdin.take().context("cat-file's input")?;
     let objects: String = entries.iter().map(|(o, _)| format!("{o}\n")).collect();
-    let writer = std::thread::spawn(move || {
-        use std::io::Write;
-        stdin.write_all(objects.as_bytes())
-    });
-    let out = check.wait_with_output()?;
-    writer
-        .join()
-        .map_err(|_| anyhow::anyhow!("cat-file writer"))??;
+    let out = piped(git().args(["cat-file", "--batch-check"]), objects)?;
+    anyhow::ensure!(out.status.success(), "git cat-file failed");
     // One line per object, in order: `<object> missing` for an absent one.
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -564,6 +545,26 @@ fn absent_blobs(git: impl Fn() -> std::process::Command) -> anyhow::Result<Vec<S
         .filter(|(line, _)| line.ends_with(" missing"))
         .map(|(_, (_, path))| path.clone())
         .collect())
+}
+
+/// Runs `cmd` with `input` on its standard input (written from a thread of its own, so that a
+/// full output pipe cannot stall it), and collects its output.
+fn piped(cmd: &mut std::process::Command, input: String) -> anyhow::Result<std::process::Output> {
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("running {cmd:?}"))?;
+    let mut stdin = child.stdin.take().context("the child's input")?;
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        stdin.write_all(input.as_bytes())
+    });
+    let out = child.wait_with_output()?;
+    writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the input writer panicked"))??;
+    Ok(out)
 }
 
 fn run(cmd: &mut std::process::Command) -> anyhow::Result<()> {

@@ -1129,14 +1129,15 @@ fn weigh_kinds(hits: &mut [ScoredHit], kinds: &KindWeights, words: &str) {
             w *= kinds.test;
         }
         let path = &h.hit.file_path;
-        if is_changelog(path) {
+        let changelog = is_changelog(path);
+        if changelog {
             w *= kinds.changelog;
         }
         let project_file = is_project_file(path);
         if kinds.project_file != 1.0 && project_file && !names_file(words, path) {
             w *= kinds.project_file;
         }
-        if kinds.docs != 1.0 && !project_file && !is_changelog(path) && is_prose(path) {
+        if kinds.docs != 1.0 && !project_file && !changelog && is_prose(path) {
             w *= kinds.docs;
         }
         if w != 1.0 {
