@@ -344,20 +344,29 @@ impl Store {
         // Under filters, a plan for their values: an HNSW scan, or an exact scan of the few
         // rows a selective filter lets through (see `connect`); even under a path filter alone,
         // whose files' keys the planner cannot see, a generic plan was slower (docs/BENCHMARKS.md).
-        // A walk of another length than the connections' own sets it for the statement.
+        // An unfiltered walk of another length than the main pool's goes through a pool whose
+        // sessions walk that many; a filtered one sets it for the statement.
+        let other_length = walk
+            .map(|ef| ef.clamp(1, 1000))
+            .filter(|&ef| ef != super::SESSION_EF_SEARCH);
+        let walk_pool = other_length
+            .filter(|_| one_plan)
+            .and_then(|ef| self.walk_pool(ef));
         let mut settings = Vec::new();
         if !one_plan {
             settings.push("SET LOCAL plan_cache_mode = force_custom_plan".to_owned());
         }
-        if let Some(ef) = walk.map(|ef| ef.clamp(1, 1000))
-            && ef != super::SESSION_EF_SEARCH
+        if let Some(ef) = other_length
+            && walk_pool.is_none()
         {
             settings.push(format!("SET LOCAL hnsw.ef_search = {ef}"));
         }
         // Without settings, no transaction: the two round trips around it cost 1.3–1.5 ms of
         // a hybrid search's p50 at 100k chunks, with both cores busy (docs/BENCHMARKS.md).
         let rows = if settings.is_empty() {
-            qb.build().fetch_all(&self.pool).await
+            qb.build()
+                .fetch_all(walk_pool.as_ref().unwrap_or(&self.pool))
+                .await
         } else {
             let mut tx = self
                 .pool

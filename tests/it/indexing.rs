@@ -651,6 +651,12 @@ async fn several_workspaces_get_a_vector_index_each_and_searches_walk_their_own(
         assert!((got - want).abs() < 1e-5, "{got} vs exact {want}");
     }
     assert_used(store.pool(), one_index).await;
+    let walks = store.walk_pool(400).expect("a pool for walks of 400");
+    assert_eq!(
+        walks.size(),
+        1,
+        "the walk of 400 ran on a connection set for it"
+    );
 
     // Repository b joins workspace one (a restart with it configured there): its rows move
     // with it, one index over every row is built, and the workspaces' indexes are dropped once
@@ -675,6 +681,45 @@ async fn several_workspaces_get_a_vector_index_each_and_searches_walk_their_own(
     let now = hnsw_indexes(store.pool()).await;
     assert_eq!(now.len(), 1, "{now:?}");
     assert!(!now[0].1.contains("workspace"), "{now:?}");
+}
+
+/// An unfiltered walk of another length than the main pool's runs on connections whose
+/// sessions walk that many candidates, with the main pool's other settings, and without the
+/// transaction that would set it.
+#[tokio::test]
+async fn walks_of_another_length_get_connections_set_for_them() {
+    let db = test_db().await;
+    let cfg = support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    let settings = |pool: sqlx::PgPool| async move {
+        sqlx::query_as::<_, (String, String, String)>(
+            "SELECT current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan'),
+                    current_setting('plan_cache_mode')",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("settings")
+    };
+    let session = |ef: &str| {
+        (
+            ef.to_owned(),
+            "relaxed_order".to_owned(),
+            "force_generic_plan".to_owned(),
+        )
+    };
+    assert_eq!(settings(store.pool().clone()).await, session("100"));
+    let wide = store.walk_pool(200).expect("a pool for 200");
+    assert_eq!(wide.size(), 0, "connects when first used");
+    assert_eq!(settings(wide).await, session("200"));
+    let again = store.walk_pool(200).expect("the same pool");
+    assert_eq!(again.size(), 1, "the same pool, its connection kept");
+    assert_eq!(settings(again).await, session("200"));
+    // A store over a pool made elsewhere has none: its walks set their length themselves.
+    assert!(
+        Store::from_pool(store.pool().clone())
+            .walk_pool(200)
+            .is_none()
+    );
 }
 
 /// A daemon keeps each workspace's scope and reads it again only when the database says it
