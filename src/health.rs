@@ -506,7 +506,7 @@ impl Metrics {
             &mut out,
             "codesearch_db_pool_connections",
             "gauge",
-            "Database pool connections, by state.",
+            "Database connections of all the daemon's pools, by state.",
         );
         let (size, idle) = pool;
         out.push_str(&format!(

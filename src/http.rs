@@ -183,10 +183,7 @@ async fn metrics(State(s): State<HttpState>) -> Response {
         }
         Err(_) => None,
     };
-    let pool = s.store.pool();
-    let body = s
-        .metrics
-        .render(index.as_ref(), (pool.size(), pool.num_idle()));
+    let body = s.metrics.render(index.as_ref(), s.store.connections());
     (
         [(
             header::CONTENT_TYPE,

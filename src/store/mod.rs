@@ -294,6 +294,23 @@ impl Store {
         &self.pool
     }
 
+    /// Connections open to PostgreSQL in all the store's pools (the main one and the walks'),
+    /// and how many of them are idle.
+    pub fn connections(&self) -> (u32, usize) {
+        let (mut size, mut idle) = (self.pool.size(), self.pool.num_idle());
+        if let Some(walks) = &self.walks {
+            let pools = walks
+                .pools
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for pool in pools.values() {
+                size += pool.size();
+                idle += pool.num_idle();
+            }
+        }
+        (size, idle)
+    }
+
     /// A pool whose connections' sessions walk `ef_search` candidates of the HNSW graph, for
     /// the unfiltered walks of another length than the main pool's ([`SESSION_EF_SEARCH`]):
     /// made the first time a walk needs it, with a quarter of `database.max_connections`

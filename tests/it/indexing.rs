@@ -714,6 +714,8 @@ async fn walks_of_another_length_get_connections_set_for_them() {
     let again = store.walk_pool(200).expect("the same pool");
     assert_eq!(again.size(), 1, "the same pool, its connection kept");
     assert_eq!(settings(again).await, session("200"));
+    // The daemon's connection figures count it.
+    assert_eq!(store.connections().0, store.pool().size() + 1);
     // A store over a pool made elsewhere has none: its walks set their length themselves.
     assert!(
         Store::from_pool(store.pool().clone())
