@@ -162,7 +162,7 @@ pub struct Store {
 /// graph of 500,000 rows and more, or a configured `search.hnsw_ef_search`), one pool per
 /// length: their sessions walk that many candidates, so such a walk runs as one statement, as
 /// the others do, instead of in a transaction that sets its length. Those two round trips
-/// cost 1 ms of a hybrid search's p50 at a million chunks (docs/BENCHMARKS.md).
+/// cost 1 to 2 ms of a hybrid search's p50 at a million chunks (docs/BENCHMARKS.md).
 struct WalkPools {
     options: PgConnectOptions,
     max_connections: u32,
