@@ -87,6 +87,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("CODESEARCH_LOCAL_BATCH_SIZE", "embed.local_batch_size"),
     ("CODESEARCH_LOCAL_ENGINE", "embed.local_engine"),
     ("CODESEARCH_LOCAL_THREADS", "embed.local_threads"),
+    ("CODESEARCH_LOCAL_QUERY_INT8", "embed.local_query_int8"),
     ("CODESEARCH_ONNXRUNTIME", "embed.onnxruntime"),
     ("CODESEARCH_EMBED_CONCURRENCY", "embed.concurrency"),
     (
@@ -491,6 +492,8 @@ pub struct EmbedConfig {
     pub local_engine: LocalEngine,
     /// Threads ONNX Runtime computes one batch with; 0 = every core.
     pub local_threads: usize,
+    /// Queries through a copy of the model with 8-bit weights (ONNX Runtime only).
+    pub local_query_int8: bool,
     /// ONNX Runtime's shared library (`libonnxruntime.so.*`).
     pub onnxruntime: PathBuf,
     pub concurrency: usize,

@@ -79,7 +79,7 @@ impl LocalEmbedder {
         let onnx = match cfg.local_engine {
             LocalEngine::Candle => None,
             LocalEngine::Onnx => Some(
-                OnnxBert::load(&library, &config, &weights, threads)
+                OnnxBert::load(&library, &config, &weights, threads, cfg.local_query_int8)
                     .map_err(|e| load_err(format!("ONNX engine: {e}")))?,
             ),
             LocalEngine::Auto if !library.is_file() => {
@@ -89,13 +89,15 @@ impl LocalEmbedder {
                 );
                 None
             }
-            LocalEngine::Auto => match OnnxBert::load(&library, &config, &weights, threads) {
-                Ok(onnx) => Some(onnx),
-                Err(e) => {
-                    tracing::warn!(library = %library.display(), error = %e, "ONNX engine unavailable; the local model runs on candle");
-                    None
+            LocalEngine::Auto => {
+                match OnnxBert::load(&library, &config, &weights, threads, cfg.local_query_int8) {
+                    Ok(onnx) => Some(onnx),
+                    Err(e) => {
+                        tracing::warn!(library = %library.display(), error = %e, "ONNX engine unavailable; the local model runs on candle");
+                        None
+                    }
                 }
-            },
+            }
         };
         let engine = match onnx {
             Some(onnx) => Engine::Onnx(onnx),
@@ -146,7 +148,11 @@ fn resolve_path(path: &Path) -> PathBuf {
 }
 
 impl Model {
-    fn embed_batch(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn embed_batch(
+        &mut self,
+        texts: &[&str],
+        kind: InputKind,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
@@ -162,7 +168,7 @@ impl Model {
                     .iter()
                     .flat_map(|e| e.get_attention_mask().iter().map(|&m| i64::from(m)))
                     .collect();
-                onnx.forward(ids, mask, encodings.len(), tokens)
+                onnx.forward(ids, mask, encodings.len(), tokens, kind == InputKind::Query)
                     .map_err(EmbedError::Inference)?
             }
             Engine::Candle(model) => candle_forward(&model.0, &model.1, &encodings)
@@ -210,7 +216,7 @@ impl Embedder for LocalEmbedder {
     fn embed<'a>(
         &'a self,
         texts: &'a [String],
-        _kind: InputKind,
+        kind: InputKind,
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
         let inner = Arc::clone(&self.inner);
         let texts = texts.to_vec();
@@ -226,7 +232,7 @@ impl Embedder for LocalEmbedder {
                 let mut out = vec![Vec::new(); texts.len()];
                 for batch in order.chunks(batch_size) {
                     let refs: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
-                    for (&i, v) in batch.iter().zip(model.embed_batch(&refs)?) {
+                    for (&i, v) in batch.iter().zip(model.embed_batch(&refs, kind)?) {
                         out[i] = v;
                     }
                 }

@@ -17,10 +17,19 @@ fn embedder() -> LocalEmbedder {
 }
 
 fn engine(engine: LocalEngine) -> LocalEmbedder {
+    engine_with(
+        engine,
+        Config::defaults().expect("defaults").embed.local_query_int8,
+    )
+}
+
+/// `int8_queries`: queries through the copy of the model with 8-bit weights.
+fn engine_with(engine: LocalEngine, int8_queries: bool) -> LocalEmbedder {
     let mut cfg = Config::defaults().expect("defaults").embed;
     cfg.model_dir = support::tools().model_dir.clone();
     cfg.onnxruntime = support::tools().onnxruntime.clone();
     cfg.local_engine = engine;
+    cfg.local_query_int8 = int8_queries;
     LocalEmbedder::load(&cfg).expect("model loads")
 }
 
@@ -54,7 +63,7 @@ async fn similar_meanings_are_closer_than_unrelated_ones() {
 /// index built by one would be searched wrongly by the other.
 #[tokio::test]
 async fn both_engines_give_the_same_vectors() {
-    let onnx = embedder();
+    let onnx = engine_with(LocalEngine::Onnx, false);
     let candle = engine(LocalEngine::Candle);
     let long = "fn parse(input: &str) -> Result<Config, Error> { input.lines().map(str::trim) } "
         .repeat(20);
@@ -86,6 +95,45 @@ async fn both_engines_give_the_same_vectors() {
         assert!(cosine(&a[i], &alone[0]) > 0.99999, "text {i} alone");
     }
     assert_eq!(onnx.model_id(), candle.model_id());
+}
+
+/// Queries may go through a copy of the model with 8-bit weights (the default): their vectors
+/// are not the exact model's, but within 0.999 of them, so they search an index of exact
+/// document vectors as well. Documents always go through the exact model.
+#[tokio::test]
+async fn queries_through_8_bit_weights_stay_next_to_the_exact_vectors() {
+    assert!(Config::defaults().expect("defaults").embed.local_query_int8);
+    let exact = engine_with(LocalEngine::Onnx, false);
+    let int8 = engine_with(LocalEngine::Onnx, true);
+    let texts: Vec<String> = [
+        "x",
+        "parse the configuration file and report errors",
+        "where does the daemon retry a failed embedding batch",
+        "Ünïcödé, emoji 🚀 and CJK 検索",
+    ]
+    .map(String::from)
+    .to_vec();
+    let documents = int8
+        .embed(&texts, InputKind::Document)
+        .await
+        .expect("documents");
+    let mut lowest = f32::INFINITY;
+    for (i, text) in texts.iter().enumerate() {
+        let one = std::slice::from_ref(text);
+        let want = exact.embed(one, InputKind::Query).await.expect("exact");
+        let got = int8.embed(one, InputKind::Query).await.expect("int8");
+        assert!(
+            cosine(&documents[i], &want[0]) > 0.99999,
+            "text {i}: documents are exact"
+        );
+        let c = cosine(&got[0], &want[0]);
+        assert!(c > 0.999, "text {i}: {c}");
+        lowest = lowest.min(c);
+    }
+    assert!(
+        lowest < 0.99999,
+        "the queries went through the 8-bit weights: {lowest}"
+    );
 }
 
 #[tokio::test]
