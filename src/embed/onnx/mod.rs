@@ -11,9 +11,10 @@
 //! Queries go, by default, through a second session whose linear layers hold 8-bit weights
 //! (`embed.local_query_int8`, [`graph`]): a query is memory-bound on its 42 MB of float
 //! weights, which a daemon finds out of the caches after each pause; less than half the bytes
-//! (the three larger matrices of each layer in 8 bits) cut the query embedding from 6.5–7.0 to 4.3–4.5 ms in that case. Its vectors are within
-//! 0.9997 of the exact ones, and documents always go through the exact model, so the stored
-//! vectors do not depend on the setting (docs/BENCHMARKS.md).
+//! (the three larger matrices of each layer in 8 bits) cut the query embedding from 6.5–7.0
+//! to 4.3–4.5 ms in that case. Its vectors are within 0.9997 of the exact ones, and documents
+//! always go through the exact model, so the stored vectors do not depend on the setting
+//! (docs/BENCHMARKS.md).
 //!
 //! The graph is written here from `config.json` and `model.safetensors` ([`graph`]); there is
 //! no converted model file to keep in step. The runtime is a shared library loaded when the
