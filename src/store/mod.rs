@@ -170,6 +170,14 @@ struct WalkPools {
     pools: std::sync::Mutex<std::collections::HashMap<u32, PgPool>>,
 }
 
+impl WalkPools {
+    fn pools(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<u32, PgPool>> {
+        self.pools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 /// The options of every pool of the store: at most `max_connections`, pinged before use only
 /// after a pause, with the session settings searches rely on, among them `ef_search`, the
 /// HNSW walk's candidate list.
@@ -299,11 +307,7 @@ impl Store {
     pub fn connections(&self) -> (u32, usize) {
         let (mut size, mut idle) = (self.pool.size(), self.pool.num_idle());
         if let Some(walks) = &self.walks {
-            let pools = walks
-                .pools
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            for pool in pools.values() {
+            for pool in walks.pools().values() {
                 size += pool.size();
                 idle += pool.num_idle();
             }
@@ -318,10 +322,7 @@ impl Store {
     /// elsewhere ([`Store::from_pool`]), whose walks set their length in a transaction.
     pub fn walk_pool(&self, ef_search: u32) -> Option<PgPool> {
         let walks = self.walks.as_ref()?;
-        let mut pools = walks
-            .pools
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut pools = walks.pools();
         let pool = pools.entry(ef_search).or_insert_with(|| {
             pool_options(walks.max_connections, walks.acquire_timeout, ef_search)
                 .idle_timeout(Duration::from_secs(60))

@@ -161,19 +161,31 @@ impl<'a> Weights<'a> {
 
     /// A linear layer's weight (`[out, in]` in the checkpoint) as `[in, out]`, and its bias.
     fn linear(&self, prefix: &str) -> Result<(usize, usize, Vec<f32>, Vec<f32>), String> {
+        let (inp, out, w, b) = self.linear_as_stored(prefix)?;
+        Ok((inp, out, transpose(&w, inp), b))
+    }
+
+    /// A linear layer's weight as the checkpoint holds it (`[out, in]`), and its bias.
+    fn linear_as_stored(&self, prefix: &str) -> Result<(usize, usize, Vec<f32>, Vec<f32>), String> {
         let (shape, w) = self.f32(&format!("{prefix}.weight"))?;
         let [out, inp] = shape[..] else {
             return Err(format!("`{prefix}.weight` is not a matrix"));
         };
-        let mut t = vec![0.0f32; w.len()];
-        for (o, row) in w.chunks_exact(inp).enumerate() {
-            for (i, &value) in row.iter().enumerate() {
-                t[i * out + o] = value;
-            }
-        }
         let (_, b) = self.f32(&format!("{prefix}.bias"))?;
-        Ok((inp, out, t, b))
+        Ok((inp, out, w, b))
     }
+}
+
+/// A row-major matrix of rows of `cols` values, transposed.
+fn transpose(w: &[f32], cols: usize) -> Vec<f32> {
+    let rows = w.len() / cols;
+    let mut t = vec![0.0f32; w.len()];
+    for (r, row) in w.chunks_exact(cols).enumerate() {
+        for (c, &value) in row.iter().enumerate() {
+            t[c * rows + r] = value;
+        }
+    }
+    t
 }
 
 enum Attr<'a> {
@@ -298,33 +310,35 @@ impl Graph {
         x: &str,
         prefix: &str,
     ) -> Result<(String, String), String> {
-        if self.int8 {
-            return self.linear_int8(weights, x, prefix);
-        }
-        let (inp, out, w, b) = weights.linear(prefix)?;
-        let w = self.float(&format!("{prefix}.weight_t"), &[inp as i64, out as i64], &w);
+        let (inp, out, w, b) = weights.linear_as_stored(prefix)?;
         let b = self.float(&format!("{prefix}.bias"), &[out as i64], &b);
-        Ok((self.node("MatMul", &[x, &w], &[]), b))
+        let product = if self.int8 {
+            self.matmul_int8(x, prefix, &w, inp, out)?
+        } else {
+            let w = transpose(&w, inp);
+            let w = self.float(&format!("{prefix}.weight_t"), &[inp as i64, out as i64], &w);
+            self.node("MatMul", &[x, &w], &[])
+        };
+        Ok((product, b))
     }
 
-    /// [`Self::linear`] with the weight in 8 bits: blocks of [`INT8_BLOCK`] inputs per output,
-    /// each with its own scale (symmetric, ONNX Runtime's default zero point 128).
-    fn linear_int8(
+    /// `x W` with `w` (`[out, in]`, the layout `MatMulNBits` reads) in 8 bits: blocks of
+    /// [`INT8_BLOCK`] inputs per output, each with its own scale (symmetric, ONNX Runtime's
+    /// default zero point 128).
+    fn matmul_int8(
         &mut self,
-        weights: &Weights<'_>,
         x: &str,
         prefix: &str,
-    ) -> Result<(String, String), String> {
-        let (shape, w) = weights.f32(&format!("{prefix}.weight"))?;
-        let [out, inp] = shape[..] else {
-            return Err(format!("`{prefix}.weight` is not a matrix"));
-        };
+        w: &[f32],
+        inp: usize,
+        out: usize,
+    ) -> Result<String, String> {
         if !inp.is_multiple_of(INT8_BLOCK) {
             return Err(format!(
                 "`{prefix}.weight` has {inp} inputs, not blocks of {INT8_BLOCK}"
             ));
         }
-        let (quantized, scales) = quantize_int8(&w);
+        let (quantized, scales) = quantize_int8(w);
         let blocks = (inp / INT8_BLOCK) as i64;
         let q = self.tensor(
             &format!("{prefix}.weight_q8"),
@@ -337,9 +351,7 @@ impl Graph {
             &[out as i64 * blocks],
             &scales,
         );
-        let (_, b) = weights.f32(&format!("{prefix}.bias"))?;
-        let b = self.float(&format!("{prefix}.bias"), &[out as i64], &b);
-        let product = self.contrib(
+        Ok(self.contrib(
             "MatMulNBits",
             &[x, &q, &scales],
             &[
@@ -351,8 +363,7 @@ impl Graph {
                 // the weights dequantised to floats instead (level 1), a query took 12 ms.
                 Attr::Int("accuracy_level", 4),
             ],
-        );
-        Ok((product, b))
+        ))
     }
 
     /// A block's output: `LayerNorm(x W + b + residual)` of `{prefix}.output.dense` and
