@@ -8,7 +8,8 @@
 //! One file per concern: [`files`] (the write path), [`retrieve`] (searches), [`stats`]
 //! (BM25 statistics, the generation), [`summary`] (status), [`pending`] (the vector backfill),
 //! [`repos`] (repositories), [`scope`] (what a read may see), [`symbols`] (definitions, calls
-//! and imports), [`upkeep`] (vector index, vacuum).
+//! and imports), [`upkeep`] (vector index, vacuum), [`sessions`] (the pools and their
+//! session settings).
 
 mod files;
 mod lease;
@@ -16,6 +17,7 @@ mod pending;
 mod repos;
 mod retrieve;
 mod scope;
+mod sessions;
 mod stats;
 mod summary;
 mod symbols;
@@ -24,7 +26,7 @@ mod upkeep;
 use std::time::Duration;
 
 use pgvector::Vector;
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection};
 use sqlx::{Connection, PgPool, Postgres};
 use thiserror::Error;
 
@@ -40,6 +42,8 @@ pub use self::retrieve::{
     ef_search_for,
 };
 pub use self::scope::Scope;
+pub use self::sessions::Session;
+use self::sessions::{SessionPools, pool_options};
 pub use self::stats::{CollectionStats, FileStats, TermStat};
 pub use self::summary::{IndexSummary, RepositorySummary};
 pub use self::symbols::{
@@ -140,8 +144,8 @@ fn q(op: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
 #[derive(Clone)]
 pub struct Store {
     pool: PgPool,
-    /// Pools for walks of other lengths ([`Store::walk_pool`]).
-    walks: Option<std::sync::Arc<WalkPools>>,
+    /// Pools of connections set otherwise than the main pool's ([`Store::session_pool`]).
+    sessions: Option<std::sync::Arc<SessionPools>>,
     index_build_memory_mb: u32,
     /// The valid per-model vector indexes, and when they were read: searches name the
     /// indexed expression only when its index exists.
@@ -156,70 +160,6 @@ pub struct Store {
     /// How many passing files a filtered file query reads the postings of directly
     /// ([`retrieve::FEW_FILES`] unless a test sets it).
     few_files: i64,
-}
-
-/// The connections of unfiltered HNSW walks longer or shorter than [`SESSION_EF_SEARCH`] (a
-/// graph of 500,000 rows and more, or a configured `search.hnsw_ef_search`), one pool per
-/// length: their sessions walk that many candidates, so such a walk runs as one statement, as
-/// the others do, instead of in a transaction that sets its length. Those two round trips
-/// cost 1 to 2 ms of a hybrid search's p50 at a million chunks (docs/BENCHMARKS.md).
-struct WalkPools {
-    options: PgConnectOptions,
-    max_connections: u32,
-    acquire_timeout: Duration,
-    pools: std::sync::Mutex<std::collections::HashMap<u32, PgPool>>,
-}
-
-impl WalkPools {
-    fn pools(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<u32, PgPool>> {
-        self.pools
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-/// The options of every pool of the store: at most `max_connections`, pinged before use only
-/// after a pause, with the session settings searches rely on, among them `ef_search`, the
-/// HNSW walk's candidate list.
-fn pool_options(max_connections: u32, acquire_timeout: Duration, ef_search: u32) -> PgPoolOptions {
-    PgPoolOptions::new()
-        .max_connections(max_connections)
-        .acquire_timeout(acquire_timeout)
-        // A connection used in the last seconds is handed out as it is; one idle for
-        // longer is pinged first, in case the server restarted or a proxy dropped it
-        // meanwhile. Pinging every time (sqlx's default) put a round trip before each of
-        // a search's statements: 1 to 4 ms of a filtered hybrid search on two cores
-        // (docs/BENCHMARKS.md).
-        .test_before_acquire(false)
-        .before_acquire(|conn, meta| {
-            Box::pin(async move {
-                if meta.idle_for > IDLE_BEFORE_PING {
-                    conn.ping().await?;
-                }
-                Ok(true)
-            })
-        })
-        .after_connect(move |conn, _| {
-            Box::pin(async move {
-                // - HNSW iterative scans (pgvector >= 0.8), so that filtered searches
-                //   keep scanning until they have `limit` rows instead of silently
-                //   returning fewer.
-                // - Prepared statements use one plan, made at their first run: planning
-                //   the lexical queries again at each run cost more than running them
-                //   (1 to 5 ms). The vector search, whose best plan depends on how much
-                //   its filters let through, asks for a fresh plan each time.
-                // - The HNSW walk's candidate list, so that the walks of that length need
-                //   no transaction to set it.
-                for setting in [
-                    "SET hnsw.iterative_scan = relaxed_order".to_owned(),
-                    "SET plan_cache_mode = force_generic_plan".to_owned(),
-                    format!("SET hnsw.ef_search = {ef_search}"),
-                ] {
-                    sqlx::query(&setting).execute(&mut *conn).await?;
-                }
-                Ok(())
-            })
-        })
 }
 
 /// The names of the valid per-model vector indexes, read at `read_at`.
@@ -252,19 +192,14 @@ impl Store {
             Err(_) => {}
         }
         let acquire_timeout = Duration::from_secs(cfg.connect_timeout_secs);
-        let pool = pool_options(cfg.max_connections, acquire_timeout, SESSION_EF_SEARCH)
+        let pool = pool_options(cfg.max_connections, acquire_timeout, Session::MAIN)
             .connect_with(options.clone())
             .await
             .map_err(|source| StoreError::Connect { url, source })?;
-        let walks = WalkPools {
-            options,
-            max_connections: (cfg.max_connections / 4).max(1),
-            acquire_timeout,
-            pools: Default::default(),
-        };
+        let sessions = SessionPools::new(options, cfg.max_connections, acquire_timeout);
         Ok(Self {
             pool,
-            walks: Some(std::sync::Arc::new(walks)),
+            sessions: Some(std::sync::Arc::new(sessions)),
             index_build_memory_mb: cfg.index_build_memory_mb,
             ann_indexes: Default::default(),
             scopes: Default::default(),
@@ -279,7 +214,7 @@ impl Store {
     pub fn from_pool(pool: PgPool) -> Self {
         Self {
             pool,
-            walks: None,
+            sessions: None,
             index_build_memory_mb: 1024,
             ann_indexes: Default::default(),
             scopes: Default::default(),
@@ -302,33 +237,24 @@ impl Store {
         &self.pool
     }
 
-    /// Connections open to PostgreSQL in all the store's pools (the main one and the walks'),
-    /// and how many of them are idle.
+    /// Connections open to PostgreSQL in all the store's pools (the main one and the
+    /// sessions'), and how many of them are idle.
     pub fn connections(&self) -> (u32, usize) {
-        let (mut size, mut idle) = (self.pool.size(), self.pool.num_idle());
-        if let Some(walks) = &self.walks {
-            for pool in walks.pools().values() {
-                size += pool.size();
-                idle += pool.num_idle();
-            }
-        }
-        (size, idle)
+        let (size, idle) = self.sessions.as_ref().map_or((0, 0), |s| s.connections());
+        (size + self.pool.size(), idle + self.pool.num_idle())
     }
 
-    /// A pool whose connections' sessions walk `ef_search` candidates of the HNSW graph, for
-    /// the unfiltered walks of another length than the main pool's ([`SESSION_EF_SEARCH`]):
-    /// made the first time a walk needs it, with a quarter of `database.max_connections`
-    /// (at least one) that close after a minute unused. None for a store over a pool made
-    /// elsewhere ([`Store::from_pool`]), whose walks set their length in a transaction.
-    pub fn walk_pool(&self, ef_search: u32) -> Option<PgPool> {
-        let walks = self.walks.as_ref()?;
-        let mut pools = walks.pools();
-        let pool = pools.entry(ef_search).or_insert_with(|| {
-            pool_options(walks.max_connections, walks.acquire_timeout, ef_search)
-                .idle_timeout(Duration::from_secs(60))
-                .connect_lazy_with(walks.options.clone())
-        });
-        Some(pool.clone())
+    /// The pool whose connections are set as `session` asks: the main pool for
+    /// [`Session::MAIN`], otherwise one made the first time a search needs it, with a quarter
+    /// of `database.max_connections` (at least one) that close after a minute unused
+    /// ([`sessions`]). None for a store over a pool made elsewhere ([`Store::from_pool`]), and
+    /// for a while after the pool failed to give a connection: the search then sets the
+    /// session in a transaction.
+    pub fn session_pool(&self, session: Session) -> Option<PgPool> {
+        if session == Session::MAIN {
+            return Some(self.pool.clone());
+        }
+        self.sessions.as_ref()?.get(session)
     }
 
     /// Applies pending migrations (idempotent, safe to run from several daemons).
@@ -351,13 +277,6 @@ impl Store {
 pub const TEXT_SEARCH_CONFIG: &str = "english";
 /// Text search configuration of the file postings.
 pub const FILE_TEXT_SEARCH_CONFIG: &str = "english";
-/// A pooled connection idle for longer than this is pinged before it is handed out.
-const IDLE_BEFORE_PING: Duration = Duration::from_secs(2);
-/// Every connection's `hnsw.ef_search`: the automatic candidate list of an unfiltered walk of
-/// a graph below 500,000 rows ([`retrieve::ef_search_for`]). An unfiltered walk of another
-/// length goes through a pool of its own ([`Store::walk_pool`]), a filtered one sets its length
-/// in the transaction that asks for a custom plan.
-const SESSION_EF_SEARCH: u32 = 100;
 const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
 /// The document length file postings are normalized to, in words: BM25's average length,

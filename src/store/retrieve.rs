@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex};
 use lru::LruCache;
 use sqlx::{Postgres, QueryBuilder, Row};
 
+use super::sessions::SESSION_EF_SEARCH;
 use super::upkeep::{Graph, quote_literal};
-use super::{BM25_B, BM25_K1, FileStats, Scope, Store, StoreError, pad, q};
+use super::{BM25_B, BM25_K1, FileStats, Scope, Session, Store, StoreError, pad, q};
 use crate::lock;
 
 /// Which rows of the scope a search may return. `None` (or an empty list) means no
@@ -344,33 +345,36 @@ impl Store {
         // Under filters, a plan for their values: an HNSW scan, or an exact scan of the few
         // rows a selective filter lets through (see `connect`); even under a path filter alone,
         // whose files' keys the planner cannot see, a generic plan was slower (docs/BENCHMARKS.md).
-        // An unfiltered walk of another length than the main pool's goes through a pool whose
-        // sessions walk that many; a filtered one sets it for the statement.
-        let other_length = walk
-            .map(|ef| ef.clamp(1, 1000))
-            .filter(|&ef| ef != super::SESSION_EF_SEARCH);
-        let walk_pool = other_length
-            .filter(|_| one_plan)
-            .and_then(|ef| self.walk_pool(ef));
-        let mut settings = Vec::new();
-        if !one_plan {
-            settings.push("SET LOCAL plan_cache_mode = force_custom_plan".to_owned());
-        }
-        if let Some(ef) = other_length
-            && walk_pool.is_none()
-        {
-            settings.push(format!("SET LOCAL hnsw.ef_search = {ef}"));
-        }
-        // Without settings, no transaction: the two round trips around it cost 1.3–1.5 ms of
-        // a hybrid search's p50 at 100k chunks, with both cores busy (docs/BENCHMARKS.md).
-        let rows = if settings.is_empty() {
-            qb.build()
-                .fetch_all(walk_pool.as_ref().unwrap_or(&self.pool))
-                .await
+        // And the walk's length. Connections set that way run the statement alone; without
+        // them (a store over a foreign pool, or theirs failing) a transaction sets it.
+        let session = Session {
+            ef_search: walk.map_or(SESSION_EF_SEARCH, |ef| ef.clamp(1, 1000)),
+            custom_plans: !one_plan,
+        };
+        let conn = match self.session_pool(session) {
+            Some(pool) => match pool.acquire().await {
+                Ok(conn) => Some(conn),
+                Err(e) if session != Session::MAIN => {
+                    tracing::warn!(
+                        error = %e, ?session,
+                        "no connection for this search's session settings; setting them in a \
+                         transaction for the next 30 s"
+                    );
+                    if let Some(sessions) = &self.sessions {
+                        sessions.failed(session);
+                    }
+                    None
+                }
+                Err(e) => return Err(q("searching vectors")(e)),
+            },
+            None => None,
+        };
+        let rows = if let Some(mut conn) = conn {
+            qb.build().fetch_all(&mut *conn).await
         } else {
             let mut tx = self
                 .pool
-                .begin_with(format!("BEGIN; {}", settings.join("; ")))
+                .begin_with(format!("BEGIN; {}", session.settings(true).join("; ")))
                 .await
                 .map_err(q("searching vectors"))?;
             let rows = qb.build().fetch_all(&mut *tx).await;
@@ -1418,10 +1422,7 @@ mod tests {
         );
         assert_eq!(ef_search_for(0, 100_548, false), 100);
         // Most searches walk with the connections' own setting, without a transaction.
-        assert_eq!(
-            ef_search_for(0, 100_548, false),
-            super::super::SESSION_EF_SEARCH
-        );
+        assert_eq!(ef_search_for(0, 100_548, false), SESSION_EF_SEARCH);
     }
 
     #[test]

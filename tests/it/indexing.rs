@@ -651,7 +651,12 @@ async fn several_workspaces_get_a_vector_index_each_and_searches_walk_their_own(
         assert!((got - want).abs() < 1e-5, "{got} vs exact {want}");
     }
     assert_used(store.pool(), one_index).await;
-    let walks = store.walk_pool(400).expect("a pool for walks of 400");
+    let walks = store
+        .session_pool(codesearch::store::Session {
+            ef_search: 400,
+            custom_plans: false,
+        })
+        .expect("a pool for walks of 400");
     assert_eq!(
         walks.size(),
         1,
@@ -683,14 +688,13 @@ async fn several_workspaces_get_a_vector_index_each_and_searches_walk_their_own(
     assert!(!now[0].1.contains("workspace"), "{now:?}");
 }
 
-/// An unfiltered walk of another length than the main pool's runs on connections whose
-/// sessions walk that many candidates, with the main pool's other settings, and without the
-/// transaction that would set it.
+/// A vector search that needs other session settings than the main pool's (a walk of another
+/// length, a plan for its filters' values) runs on connections set that way, with the main
+/// pool's other settings, and without a transaction to set them.
 #[tokio::test]
-async fn walks_of_another_length_get_connections_set_for_them() {
-    let db = test_db().await;
-    let cfg = support::config(&db, "nats://unused");
-    let store = Store::connect(&cfg.database).await.expect("connect");
+async fn searches_needing_other_session_settings_get_connections_set_for_them() {
+    use codesearch::store::{Filters, Session, VectorQuery};
+    let (_db, store, scope, hash) = hash_store().await;
     let settings = |pool: sqlx::PgPool| async move {
         sqlx::query_as::<_, (String, String, String)>(
             "SELECT current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan'),
@@ -700,28 +704,139 @@ async fn walks_of_another_length_get_connections_set_for_them() {
         .await
         .expect("settings")
     };
-    let session = |ef: &str| {
-        (
-            ef.to_owned(),
-            "relaxed_order".to_owned(),
-            "force_generic_plan".to_owned(),
-        )
+    let session =
+        |ef: &str, plans: &str| (ef.to_owned(), "relaxed_order".to_owned(), plans.to_owned());
+    assert_eq!(
+        settings(store.pool().clone()).await,
+        session("100", "force_generic_plan")
+    );
+    let main = store.session_pool(Session::MAIN).expect("the main pool");
+    assert_eq!(main.size(), store.pool().size(), "the main pool itself");
+    let longer = Session {
+        ef_search: 200,
+        custom_plans: false,
     };
-    assert_eq!(settings(store.pool().clone()).await, session("100"));
-    let wide = store.walk_pool(200).expect("a pool for 200");
+    let wide = store.session_pool(longer).expect("a pool for 200");
     assert_eq!(wide.size(), 0, "connects when first used");
-    assert_eq!(settings(wide).await, session("200"));
-    let again = store.walk_pool(200).expect("the same pool");
+    assert_eq!(settings(wide).await, session("200", "force_generic_plan"));
+    let again = store.session_pool(longer).expect("the same pool");
     assert_eq!(again.size(), 1, "the same pool, its connection kept");
-    assert_eq!(settings(again).await, session("200"));
     // The daemon's connection figures count it.
     assert_eq!(store.connections().0, store.pool().size() + 1);
-    // A store over a pool made elsewhere has none: its walks set their length themselves.
+
+    // A filtered search runs on connections that plan each run for the filter's values.
+    let filtered = Session {
+        ef_search: 100,
+        custom_plans: true,
+    };
+    let query = hash.embed_one("alpha beta 3 1");
+    let hits = store
+        .vector_search(&VectorQuery {
+            embedding: &query,
+            model: "hash/v1",
+            scope: &scope,
+            filters: &Filters {
+                file_types: Some(vec!["py".into()]),
+                ..Filters::default()
+            },
+            min_similarity: -1.0,
+            limit: 10,
+            ef_search: 0,
+            table_chunks: 100 * HASH_FILES as i64,
+            scope_chunks: 100 * HASH_FILES as i64,
+        })
+        .await
+        .expect("search");
+    assert_eq!(hits.len(), 10);
     assert!(
-        Store::from_pool(store.pool().clone())
-            .walk_pool(200)
-            .is_none()
+        hits.iter().all(|h| h.file_path.ends_with(".py")),
+        "{hits:?}"
     );
+    let planned = store
+        .session_pool(filtered)
+        .expect("a pool for filtered searches");
+    assert_eq!(planned.size(), 1, "the search ran on it");
+    assert_eq!(settings(planned).await, session("100", "force_custom_plan"));
+
+    // A store over a pool made elsewhere has none: its searches set their sessions themselves.
+    let foreign = Store::from_pool(store.pool().clone());
+    assert!(foreign.session_pool(longer).is_none());
+    assert!(foreign.session_pool(Session::MAIN).is_some());
+}
+
+/// When a session pool cannot get a connection (here the role's connection limit, as a server
+/// at `max_connections` would refuse), the search waits a moment, sets the session in a
+/// transaction on the main pool instead, and answers; the pool is passed over for a while.
+#[tokio::test]
+async fn a_search_whose_session_pool_cannot_connect_sets_its_session_in_a_transaction() {
+    use codesearch::store::{Filters, Session, VectorQuery};
+    let (db, store, scope, hash) = hash_store().await;
+    let role = format!("limited_{}", uuid::Uuid::new_v4().simple());
+    for statement in [
+        format!("CREATE ROLE {role} LOGIN CONNECTION LIMIT 1"),
+        format!("GRANT pg_read_all_data TO {role}"),
+    ] {
+        sqlx::query(&statement)
+            .execute(store.pool())
+            .await
+            .expect("role");
+    }
+    let mut cfg = support::config(&db, "nats://unused");
+    cfg.database.url = db.url.replacen("://postgres@", &format!("://{role}@"), 1);
+    assert_ne!(cfg.database.url, db.url, "the role is in the URL");
+    cfg.database.connect_timeout_secs = 1;
+    // One connection for the main pool, which the role's limit allows, and none more.
+    cfg.database.max_connections = 1;
+    let limited = Store::connect(&cfg.database).await.expect("connect");
+    let search = |store: Store| {
+        let (scope, query) = (scope.clone(), hash.embed_one("alpha beta 3 1"));
+        async move {
+            store
+                .vector_search(&VectorQuery {
+                    embedding: &query,
+                    model: "hash/v1",
+                    scope: &scope,
+                    filters: &Filters {
+                        file_types: Some(vec!["py".into()]),
+                        ..Filters::default()
+                    },
+                    min_similarity: -1.0,
+                    limit: 10,
+                    ef_search: 0,
+                    table_chunks: 100 * HASH_FILES as i64,
+                    scope_chunks: 100 * HASH_FILES as i64,
+                })
+                .await
+                .expect("search")
+                .into_iter()
+                .map(|h| (h.file_path, h.chunk_index))
+                .collect::<Vec<_>>()
+        }
+    };
+    let want = search(store.clone()).await;
+    assert_eq!(want.len(), 10);
+    let started = std::time::Instant::now();
+    assert_eq!(search(limited.clone()).await, want);
+    let waited = started.elapsed();
+    assert!(
+        waited < std::time::Duration::from_secs(5),
+        "waited {waited:?}"
+    );
+    let filtered = Session {
+        ef_search: 100,
+        custom_plans: true,
+    };
+    assert!(
+        limited.session_pool(filtered).is_none(),
+        "passed over after it failed"
+    );
+    // The next search does not wait for it again.
+    assert_eq!(search(limited.clone()).await, want);
+    limited.pool().close().await;
+    sqlx::query(&format!("DROP ROLE {role}"))
+        .execute(store.pool())
+        .await
+        .expect("drop role");
 }
 
 /// A daemon keeps each workspace's scope and reads it again only when the database says it
