@@ -53,6 +53,15 @@ async fn main() -> anyhow::Result<()> {
             "\n{name}: loaded in {:.2} s",
             started.elapsed().as_secs_f64()
         );
+        // What the first search after a start waits for.
+        let t = Instant::now();
+        model
+            .embed(std::slice::from_ref(&phrases[0]), InputKind::Query)
+            .await?;
+        println!(
+            "  first query after the load {:.2} ms",
+            t.elapsed().as_secs_f64() * 1000.0
+        );
         let mut all = Vec::new();
         for (label, queries) in [("phrases", &phrases), ("commit subjects", &subjects)] {
             // Warm-up: first calls allocate and (candle) spin up thread pools.

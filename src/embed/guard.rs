@@ -5,7 +5,9 @@
 //!   process embeds one request at a time; the local model uses every core). Bulk work is cut
 //!   into batches of `batch_size` and takes a slot per batch, and a waiting query takes the next
 //!   free slot before any waiting batch: a search waits behind at most the batches already
-//!   running, never behind a re-index.
+//!   running, never behind a re-index. A backend whose queries run on a model of their own
+//!   ([`Embedder::queries_apart`], the local model's 8-bit copy) takes queries past the gate:
+//!   they wait for no batch at all.
 //! - **A circuit breaker.** After [`TRIP_AFTER`] consecutive server-level failures (unreachable,
 //!   timeout, 5xx, model missing) calls fail at once with [`EmbedError::CircuitOpen`] for a
 //!   cool-down that doubles up to [`MAX_COOLDOWN`], then one trial call goes through. A dead
@@ -50,9 +52,14 @@ impl Guarded {
         }
     }
 
-    /// One backend call for one batch, through the breaker and the gate.
+    /// One backend call for one batch, through the breaker and the gate (which a query to a
+    /// model of its own goes past).
     async fn call(&self, texts: &[String], kind: InputKind) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let _slot = self.gate.acquire(kind).await;
+        let apart = kind == InputKind::Query && self.inner.queries_apart();
+        let _slot = match apart {
+            true => None,
+            false => Some(self.gate.acquire(kind).await),
+        };
         // Checked after the wait: the breaker may have opened meanwhile.
         self.breaker.admit()?;
         let result = self.inner.embed(texts, kind).await;
@@ -72,6 +79,10 @@ impl Embedder for Guarded {
 
     fn batch_size(&self) -> usize {
         self.batch_size
+    }
+
+    fn queries_apart(&self) -> bool {
+        self.inner.queries_apart()
     }
 
     fn embed<'a>(
@@ -410,6 +421,66 @@ mod tests {
         inner.down.store(false, Ordering::SeqCst);
         tokio::time::sleep(FIRST_COOLDOWN + FIRST_COOLDOWN / 4).await;
         assert!(guarded.embed(&["x".into()], InputKind::Query).await.is_ok());
+    }
+
+    /// Holds every document call until `release` is notified; answers queries at once.
+    struct Held {
+        apart: bool,
+        release: Arc<tokio::sync::Notify>,
+    }
+
+    impl Embedder for Held {
+        fn model_id(&self) -> &str {
+            "test/held"
+        }
+        fn dimension(&self) -> usize {
+            2
+        }
+        fn queries_apart(&self) -> bool {
+            self.apart
+        }
+        fn embed<'a>(
+            &'a self,
+            texts: &'a [String],
+            kind: InputKind,
+        ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+            Box::pin(async move {
+                if kind == InputKind::Document {
+                    self.release.notified().await;
+                }
+                Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_query_to_a_model_of_its_own_does_not_wait_for_a_running_batch() {
+        for apart in [true, false] {
+            let release = Arc::new(tokio::sync::Notify::new());
+            let guarded = Arc::new(Guarded::new(
+                Box::new(Held {
+                    apart,
+                    release: release.clone(),
+                }),
+                4,
+                1,
+            ));
+            let bulk = tokio::spawn({
+                let guarded = guarded.clone();
+                async move { embed_documents(&*guarded, &["a".into(), "b".into()]).await }
+            });
+            // The batch holds the gate's one slot.
+            while guarded.gate.lock().running == 0 {
+                tokio::task::yield_now().await;
+            }
+            let texts = ["q".to_owned()];
+            let query = guarded.embed(&texts, InputKind::Query);
+            let wait = if apart { 5_000 } else { 100 };
+            let answered = tokio::time::timeout(Duration::from_millis(wait), query).await;
+            assert_eq!(answered.is_ok(), apart, "apart: {apart}");
+            release.notify_one();
+            assert_eq!(bulk.await.expect("bulk").pending(), 0);
+        }
     }
 
     #[tokio::test]

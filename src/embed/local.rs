@@ -9,6 +9,12 @@
 //! Inference is CPU-bound: it runs on a blocking thread, one batch at a time (a second batch
 //! in parallel would only fight the first for the same cores). Texts are sorted by length
 //! before batching so that padding, which costs as much as real tokens, stays small.
+//!
+//! Queries have a model of their own when there is one (the 8-bit copy on ONNX Runtime,
+//! `embed.local_query_int8`), behind its own lock: a search never waits for the indexer's
+//! batch of documents to finish, which cost searches 100 to 260 ms while a repository was
+//! being indexed (docs/BENCHMARKS.md). Otherwise queries share the documents' model, taken
+//! one batch at a time, so a query waits for one batch at most.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -24,15 +30,15 @@ use super::{EmbedError, Embedder, InputKind, normalize};
 use crate::config::{EmbedConfig, LocalEngine};
 
 pub struct LocalEmbedder {
-    inner: Arc<Mutex<Model>>,
+    /// Encoding takes `&self`: shared by both models, outside their locks.
+    tokenizer: Arc<Tokenizer>,
+    /// The model documents go through, and queries when they have none of their own.
+    documents: Arc<Mutex<Engine>>,
+    /// The queries' own model (`embed.local_query_int8`), when there is one.
+    queries: Option<Arc<Mutex<Engine>>>,
     model_id: String,
     dimension: usize,
     batch_size: usize,
-}
-
-struct Model {
-    tokenizer: Tokenizer,
-    engine: Engine,
 }
 
 enum Engine {
@@ -79,7 +85,7 @@ impl LocalEmbedder {
         let onnx = match cfg.local_engine {
             LocalEngine::Candle => None,
             LocalEngine::Onnx => Some(
-                OnnxBert::load(&library, &config, &weights, threads, cfg.local_query_int8)
+                OnnxBert::load(&library, &config, &weights, threads, false)
                     .map_err(|e| load_err(format!("ONNX engine: {e}")))?,
             ),
             LocalEngine::Auto if !library.is_file() => {
@@ -90,7 +96,7 @@ impl LocalEmbedder {
                 None
             }
             LocalEngine::Auto => {
-                match OnnxBert::load(&library, &config, &weights, threads, cfg.local_query_int8) {
+                match OnnxBert::load(&library, &config, &weights, threads, false) {
                     Ok(onnx) => Some(onnx),
                     Err(e) => {
                         tracing::warn!(library = %library.display(), error = %e, "ONNX engine unavailable; the local model runs on candle");
@@ -98,6 +104,18 @@ impl LocalEmbedder {
                     }
                 }
             }
+        };
+        // A runtime without 8-bit products (releases before 1.22) runs queries through the
+        // exact model.
+        let queries = match onnx.is_some() && cfg.local_query_int8 {
+            false => None,
+            true => match OnnxBert::load(&library, &config, &weights, threads, true) {
+                Ok(int8) => Some(Arc::new(Mutex::new(Engine::Onnx(int8)))),
+                Err(e) => {
+                    tracing::warn!(error = %e, "no 8-bit copy of the model for queries; they use the exact one");
+                    None
+                }
+            },
         };
         let engine = match onnx {
             Some(onnx) => Engine::Onnx(onnx),
@@ -128,7 +146,9 @@ impl LocalEmbedder {
         tracing::info!(model = %model_id, engine = engine_name, dir = %dir.display(), max_tokens, "local embedding model loaded");
         Ok(Self {
             dimension: config.hidden_size,
-            inner: Arc::new(Mutex::new(Model { tokenizer, engine })),
+            tokenizer: Arc::new(tokenizer),
+            documents: Arc::new(Mutex::new(engine)),
+            queries,
             model_id,
             batch_size: cfg.local_batch_size,
         })
@@ -147,36 +167,38 @@ fn resolve_path(path: &Path) -> PathBuf {
     }
 }
 
-impl Model {
-    fn embed_batch(
-        &mut self,
-        texts: &[&str],
-        kind: InputKind,
-    ) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Inference(e.to_string()))?;
-        let mut out = match &mut self.engine {
-            Engine::Onnx(onnx) => {
-                let tokens = encodings.first().map_or(0, |e| e.get_ids().len());
-                let ids = encodings
-                    .iter()
-                    .flat_map(|e| e.get_ids().iter().map(|&id| i64::from(id)))
-                    .collect();
-                let mask = encodings
-                    .iter()
-                    .flat_map(|e| e.get_attention_mask().iter().map(|&m| i64::from(m)))
-                    .collect();
-                onnx.forward(ids, mask, encodings.len(), tokens, kind == InputKind::Query)
-                    .map_err(EmbedError::Inference)?
-            }
-            Engine::Candle(model) => candle_forward(&model.0, &model.1, &encodings)
-                .map_err(|e| EmbedError::Inference(e.to_string()))?,
-        };
-        out.iter_mut().for_each(|v| normalize(v));
-        Ok(out)
-    }
+/// The normalised vectors of one batch.
+fn embed_batch(
+    tokenizer: &Tokenizer,
+    engine: &Mutex<Engine>,
+    texts: &[&str],
+) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let encodings = tokenizer
+        .encode_batch(texts.to_vec(), true)
+        .map_err(|e| EmbedError::Inference(e.to_string()))?;
+    let mut engine = engine
+        .lock()
+        .map_err(|_| EmbedError::Inference("model lock poisoned".to_owned()))?;
+    let mut out = match &mut *engine {
+        Engine::Onnx(onnx) => {
+            let tokens = encodings.first().map_or(0, |e| e.get_ids().len());
+            let ids = encodings
+                .iter()
+                .flat_map(|e| e.get_ids().iter().map(|&id| i64::from(id)))
+                .collect();
+            let mask = encodings
+                .iter()
+                .flat_map(|e| e.get_attention_mask().iter().map(|&m| i64::from(m)))
+                .collect();
+            onnx.forward(ids, mask, encodings.len(), tokens)
+                .map_err(EmbedError::Inference)?
+        }
+        Engine::Candle(model) => candle_forward(&model.0, &model.1, &encodings)
+            .map_err(|e| EmbedError::Inference(e.to_string()))?,
+    };
+    drop(engine);
+    out.iter_mut().for_each(|v| normalize(v));
+    Ok(out)
 }
 
 /// Mean-pooled hidden states on candle, not normalised.
@@ -213,26 +235,31 @@ impl Embedder for LocalEmbedder {
         self.dimension
     }
 
+    fn queries_apart(&self) -> bool {
+        self.queries.is_some()
+    }
+
     fn embed<'a>(
         &'a self,
         texts: &'a [String],
         kind: InputKind,
     ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
-        let inner = Arc::clone(&self.inner);
+        let tokenizer = Arc::clone(&self.tokenizer);
+        let engine = match &self.queries {
+            Some(queries) if kind == InputKind::Query => Arc::clone(queries),
+            _ => Arc::clone(&self.documents),
+        };
         let texts = texts.to_vec();
         let batch_size = self.batch_size;
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
-                let mut model = inner
-                    .lock()
-                    .map_err(|_| EmbedError::Inference("model lock poisoned".to_owned()))?;
                 // Longest first, in batches of similar length; results back in input order.
                 let mut order: Vec<usize> = (0..texts.len()).collect();
                 order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
                 let mut out = vec![Vec::new(); texts.len()];
                 for batch in order.chunks(batch_size) {
                     let refs: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
-                    for (&i, v) in batch.iter().zip(model.embed_batch(&refs, kind)?) {
+                    for (&i, v) in batch.iter().zip(embed_batch(&tokenizer, &engine, &refs)?) {
                         out[i] = v;
                     }
                 }

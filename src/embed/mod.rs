@@ -120,6 +120,11 @@ pub trait Embedder: Send + Sync {
     fn batch_size(&self) -> usize {
         32
     }
+    /// Whether queries run on a model of their own, beside the documents' (the local model's
+    /// 8-bit copy): then a query need not wait for a batch of documents to finish.
+    fn queries_apart(&self) -> bool {
+        false
+    }
     /// Embeds `texts` in order. The vectors have unit length.
     fn embed<'a>(
         &'a self,

@@ -105,6 +105,9 @@ async fn queries_through_8_bit_weights_stay_next_to_the_exact_vectors() {
     assert!(Config::defaults().expect("defaults").embed.local_query_int8);
     let exact = engine_with(LocalEngine::Onnx, false);
     let int8 = engine_with(LocalEngine::Onnx, true);
+    // The 8-bit copy is the queries' own model: they need not wait for documents.
+    assert!(int8.queries_apart());
+    assert!(!exact.queries_apart());
     let texts: Vec<String> = [
         "x",
         "parse the configuration file and report errors",

@@ -8,8 +8,8 @@
 //! project's 2-core machine (docs/BENCHMARKS.md, "The query embedding"): a 10-token query
 //! 14 ms on candle, under 5 ms here; a batch of 8 chunks of 128 tokens 590 ms against 260 ms.
 //!
-//! Queries go, by default, through a second session whose linear layers hold 8-bit weights
-//! (`embed.local_query_int8`, [`graph`]): a query is memory-bound on its 42 MB of float
+//! Queries go, by default, through a second model whose linear layers hold 8-bit weights
+//! (`embed.local_query_int8`, [`graph`]; [`super::local`] keeps it apart from the documents'): a query is memory-bound on its 42 MB of float
 //! weights, which a daemon finds out of the caches after each pause; less than half the bytes
 //! (the three larger matrices of each layer in 8 bits) cut the query embedding from 6.5–7.0
 //! to 4.3–4.5 ms in that case. Its vectors are within 0.9997 of the exact ones, and documents
@@ -36,78 +36,59 @@ use safetensors::SafeTensors;
 
 pub struct OnnxBert {
     session: Session,
-    /// The same model with 8-bit weights in its linear layers, for queries
-    /// (`embed.local_query_int8`).
-    queries: Option<Session>,
     hidden: usize,
 }
 
 impl OnnxBert {
-    /// Builds the graph and the session, and with `int8_queries` a second session whose
-    /// linear layers hold 8-bit weights, for queries ([`Self::forward`]). Blocking (about a
-    /// second): call from a blocking thread.
+    /// Builds the graph and its session; with `int8`, the linear layers outside attention
+    /// hold 8-bit weights ([`graph`]), for queries. Blocking (about half a second): call from
+    /// a blocking thread.
     pub fn load(
         library: &Path,
         config: &Config,
         weights: &[u8],
         threads: usize,
-        int8_queries: bool,
+        int8: bool,
     ) -> Result<Self, String> {
         let environment = environment(library)?;
         let tensors =
             SafeTensors::deserialize(weights).map_err(|e| format!("model.safetensors: {e}"))?;
-        let session = |int8: bool| -> Result<Session, String> {
-            let model = graph::bert(config, &tensors, int8)?;
-            let err = |e: ort::Error<_>| format!("ONNX Runtime session: {e}");
-            Session::builder(&environment)
-                .map_err(|e| format!("ONNX Runtime session: {e}"))?
-                .with_optimization_level(GraphOptimizationLevel::All)
-                .map_err(err)?
-                .with_intra_threads(threads)
-                .map_err(err)?
-                // Spinning threads would take the cores from PostgreSQL and the indexer
-                // between two searches.
-                .with_intra_op_spinning(false)
-                .map_err(err)?
-                .with_inter_threads(1)
-                .map_err(err)?
-                .commit_from_memory(&model)
-                .map_err(|e| format!("ONNX Runtime rejected the model: {e}"))
-        };
+        let model = graph::bert(config, &tensors, int8)?;
+        let err = |e: ort::Error<_>| format!("ONNX Runtime session: {e}");
+        let session = Session::builder(&environment)
+            .map_err(|e| format!("ONNX Runtime session: {e}"))?
+            .with_optimization_level(GraphOptimizationLevel::All)
+            .map_err(err)?
+            .with_intra_threads(threads)
+            .map_err(err)?
+            // Spinning threads would take the cores from PostgreSQL and the indexer
+            // between two searches.
+            .with_intra_op_spinning(false)
+            .map_err(err)?
+            .with_inter_threads(1)
+            .map_err(err)?
+            .commit_from_memory(&model)
+            .map_err(|e| format!("ONNX Runtime rejected the model: {e}"))?;
         Ok(Self {
-            session: session(false)?,
-            // A runtime without 8-bit products (releases before 1.22) still runs the exact
-            // model, for queries too.
-            queries: match int8_queries.then(|| session(true)) {
-                Some(Ok(int8)) => Some(int8),
-                Some(Err(e)) => {
-                    tracing::warn!(error = %e, "no 8-bit copy of the model for queries; they use the exact one");
-                    None
-                }
-                None => None,
-            },
+            session,
             hidden: config.hidden_size,
         })
     }
 
     /// Mean-pooled hidden states of `batch` sequences of `tokens` ids each (row-major), not
-    /// normalised; `query` runs them through the 8-bit session when there is one.
+    /// normalised.
     pub fn forward(
         &mut self,
         ids: Vec<i64>,
         mask: Vec<i64>,
         batch: usize,
         tokens: usize,
-        query: bool,
     ) -> Result<Vec<Vec<f32>>, String> {
         let err = |e: ort::Error| e.to_string();
         let ids = Tensor::from_array(([batch, tokens], ids)).map_err(err)?;
         let mask = Tensor::from_array(([batch, tokens], mask)).map_err(err)?;
-        let session = match &mut self.queries {
-            Some(int8) if query => int8,
-            _ => &mut self.session,
-        };
-        let outputs = session
+        let outputs = self
+            .session
             .run(ort::inputs![graph::INPUT_IDS => ids, graph::ATTENTION_MASK => mask])
             .map_err(err)?;
         let (_, pooled) = outputs[graph::POOLED]
