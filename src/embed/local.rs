@@ -36,8 +36,6 @@ pub struct LocalEmbedder {
     documents: Arc<Mutex<Engine>>,
     /// The queries' own model (`embed.local_query_int8`), when there is one.
     queries: Option<Arc<Mutex<Engine>>>,
-    /// The thread the documents' model runs on when queries have their own ([`Background`]).
-    background: Option<Background>,
     model_id: String,
     dimension: usize,
     batch_size: usize,
@@ -84,21 +82,32 @@ impl LocalEmbedder {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,
         };
-        let onnx_wanted = match cfg.local_engine {
-            LocalEngine::Candle => false,
-            LocalEngine::Onnx => true,
+        let onnx = match cfg.local_engine {
+            LocalEngine::Candle => None,
+            LocalEngine::Onnx => Some(
+                OnnxBert::load(&library, &config, &weights, threads, false)
+                    .map_err(|e| load_err(format!("ONNX engine: {e}")))?,
+            ),
             LocalEngine::Auto if !library.is_file() => {
                 tracing::info!(
                     library = %library.display(),
                     "no ONNX Runtime library; the local model runs on candle, about 3x slower per query (scripts/setup.sh installs the library)"
                 );
-                false
+                None
             }
-            LocalEngine::Auto => true,
+            LocalEngine::Auto => {
+                match OnnxBert::load(&library, &config, &weights, threads, false) {
+                    Ok(onnx) => Some(onnx),
+                    Err(e) => {
+                        tracing::warn!(library = %library.display(), error = %e, "ONNX engine unavailable; the local model runs on candle");
+                        None
+                    }
+                }
+            }
         };
         // A runtime without 8-bit products (releases before 1.22) runs queries through the
-        // exact model. (A missing runtime is reported by the exact model's load below.)
-        let mut queries = match onnx_wanted && cfg.local_query_int8 && library.is_file() {
+        // exact model.
+        let queries = match onnx.is_some() && cfg.local_query_int8 {
             false => None,
             true => match OnnxBert::load(&library, &config, &weights, threads, true) {
                 Ok(int8) => Some(Arc::new(Mutex::new(Engine::Onnx(int8)))),
@@ -108,44 +117,10 @@ impl LocalEmbedder {
                 }
             },
         };
-        // With a model of their own for queries, documents run on a thread of lower priority,
-        // which loads their model so that ONNX Runtime's threads inherit it.
-        let mut background = if queries.is_some() {
-            let started = Background::start();
-            Some(started.map_err(|e| load_err(format!("starting the documents' thread: {e}")))?)
-        } else {
-            None
-        };
-        let weights = Arc::new(weights);
-        let onnx = if onnx_wanted {
-            let load = {
-                let (library, config, weights) = (library.clone(), config.clone(), weights.clone());
-                move || OnnxBert::load(&library, &config, &weights, threads, false)
-            };
-            let loaded = match &background {
-                Some(thread) => thread.run_blocking(load).and_then(|loaded| loaded),
-                None => load(),
-            };
-            match (loaded, cfg.local_engine) {
-                (Ok(onnx), _) => Some(onnx),
-                (Err(e), LocalEngine::Onnx) => return Err(load_err(format!("ONNX engine: {e}"))),
-                (Err(e), _) => {
-                    tracing::warn!(library = %library.display(), error = %e, "ONNX engine unavailable; the local model runs on candle");
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        if onnx.is_none() {
-            queries = None;
-            background = None;
-        }
         let engine = match onnx {
             Some(onnx) => Engine::Onnx(onnx),
             None => {
                 let device = Device::Cpu;
-                let weights = Arc::try_unwrap(weights).unwrap_or_else(|shared| (*shared).clone());
                 let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
                     .map_err(|e| load_err(format!("model.safetensors: {e}")))?;
                 let bert =
@@ -168,18 +143,12 @@ impl LocalEmbedder {
                 config.hidden_size, config.num_hidden_layers, config.vocab_size
             )
         };
-        let queries_through = if queries.is_some() {
-            "8-bit copy"
-        } else {
-            "the same model"
-        };
-        tracing::info!(model = %model_id, engine = engine_name, queries = queries_through, dir = %dir.display(), max_tokens, "local embedding model loaded");
+        tracing::info!(model = %model_id, engine = engine_name, dir = %dir.display(), max_tokens, "local embedding model loaded");
         Ok(Self {
             dimension: config.hidden_size,
             tokenizer: Arc::new(tokenizer),
             documents: Arc::new(Mutex::new(engine)),
             queries,
-            background,
             model_id,
             batch_size: cfg.local_batch_size,
         })
@@ -282,105 +251,22 @@ impl Embedder for LocalEmbedder {
         };
         let texts = texts.to_vec();
         let batch_size = self.batch_size;
-        let work = move || embed_all(&tokenizer, &engine, &texts, batch_size);
         Box::pin(async move {
-            match &self.background {
-                Some(thread) if kind == InputKind::Document => thread.run(work).await?,
-                _ => tokio::task::spawn_blocking(work)
-                    .await
-                    .map_err(|e| EmbedError::Inference(e.to_string()))?,
-            }
-        })
-    }
-}
-
-/// Embeds `texts` longest first, in batches of similar length; the vectors come back in
-/// input order.
-fn embed_all(
-    tokenizer: &Tokenizer,
-    engine: &Mutex<Engine>,
-    texts: &[String],
-    batch_size: usize,
-) -> Result<Vec<Vec<f32>>, EmbedError> {
-    let mut order: Vec<usize> = (0..texts.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
-    let mut out = vec![Vec::new(); texts.len()];
-    for batch in order.chunks(batch_size) {
-        let refs: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
-        for (&i, v) in batch.iter().zip(embed_batch(tokenizer, engine, &refs)?) {
-            out[i] = v;
-        }
-    }
-    Ok(out)
-}
-
-/// A thread of lower CPU priority (nice [`BACKGROUND_NICE`]) for the documents' model, when
-/// queries have a model of their own. The indexer's batches then take the cores only when
-/// searches leave them free: a search's query embedding and its PostgreSQL statements run
-/// beside a batch almost as fast as without it (docs/BENCHMARKS.md). Its jobs run one at a
-/// time, in order. The priority is a Linux thread's own (elsewhere the thread runs at the
-/// normal one); ONNX Runtime's threads for the model, made when the model loads on this
-/// thread, inherit it.
-struct Background(std::sync::mpsc::Sender<Box<dyn FnOnce() + Send>>);
-
-/// How much lower the documents' thread runs: under contention, a thread of nice 10 gets about
-/// a tenth of the CPU time of a normal one.
-const BACKGROUND_NICE: i32 = 10;
-
-impl Background {
-    fn start() -> std::io::Result<Self> {
-        let (jobs, queue) = std::sync::mpsc::channel::<Box<dyn FnOnce() + Send>>();
-        std::thread::Builder::new()
-            .name("embed-documents".into())
-            .spawn(move || {
-                lower_priority();
-                // Ends when the embedder, and with it the sender, is dropped.
-                for job in queue {
-                    job();
+            tokio::task::spawn_blocking(move || {
+                // Longest first, in batches of similar length; results back in input order.
+                let mut order: Vec<usize> = (0..texts.len()).collect();
+                order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
+                let mut out = vec![Vec::new(); texts.len()];
+                for batch in order.chunks(batch_size) {
+                    let refs: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
+                    for (&i, v) in batch.iter().zip(embed_batch(&tokenizer, &engine, &refs)?) {
+                        out[i] = v;
+                    }
                 }
-            })?;
-        Ok(Self(jobs))
-    }
-
-    /// Runs `work` on the thread and blocks until it is done.
-    fn run_blocking<T: Send + 'static>(
-        &self,
-        work: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, String> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        self.0
-            .send(Box::new(move || {
-                let _ = tx.send(work());
-            }))
-            .map_err(|_| "the documents' embedding thread has stopped".to_owned())?;
-        rx.recv()
-            .map_err(|_| "the documents' embedding thread has stopped".to_owned())
-    }
-
-    /// Runs `work` on the thread.
-    async fn run<T: Send + 'static>(
-        &self,
-        work: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, EmbedError> {
-        let stopped =
-            || EmbedError::Inference("the documents' embedding thread has stopped".into());
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        self.0
-            .send(Box::new(move || {
-                let _ = tx.send(work());
-            }))
-            .map_err(|_| stopped())?;
-        rx.await.map_err(|_| stopped())
-    }
-}
-
-/// Lowers the calling thread's priority to nice [`BACKGROUND_NICE`] (Linux, where the nice
-/// value belongs to the thread; lowering needs no privilege).
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    if let Err(e) =
-        rustix::process::setpriority_process(Some(rustix::thread::gettid()), BACKGROUND_NICE)
-    {
-        tracing::warn!(error = %e, "could not lower the documents' embedding thread's priority");
+                Ok(out)
+            })
+            .await
+            .map_err(|e| EmbedError::Inference(e.to_string()))?
+        })
     }
 }

@@ -137,43 +137,6 @@ async fn queries_through_8_bit_weights_stay_next_to_the_exact_vectors() {
         lowest < 0.99999,
         "the queries went through the 8-bit weights: {lowest}"
     );
-    // Documents ran on a thread of lower priority, and so do ONNX Runtime's threads for
-    // their model, made from it.
-    #[cfg(target_os = "linux")]
-    {
-        let niced = threads_at_nice(10);
-        assert!(
-            niced.iter().any(|name| name == "embed-documents"),
-            "{niced:?}"
-        );
-        assert!(niced.len() >= 2, "{niced:?}");
-    }
-}
-
-/// The names of this process' threads whose nice value is `nice`.
-#[cfg(target_os = "linux")]
-fn threads_at_nice(nice: i64) -> Vec<String> {
-    let mut names = Vec::new();
-    for task in std::fs::read_dir("/proc/self/task")
-        .expect("tasks")
-        .flatten()
-    {
-        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
-            continue; // the thread ended meanwhile
-        };
-        // "tid (name) state ppid ...": the nice value is the 19th field.
-        let Some((head, fields)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let value = fields
-            .split_whitespace()
-            .nth(16)
-            .and_then(|f| f.parse::<i64>().ok());
-        if value == Some(nice) {
-            names.push(head.split_once('(').map_or("", |(_, n)| n).to_owned());
-        }
-    }
-    names
 }
 
 #[tokio::test]
