@@ -9,7 +9,9 @@
 //!    time from writing the file to the first search over NATS (lexical mode, polled every
 //!    5 ms) whose top result holds the new code;
 //! 3. a burst of 1,000 new files: the time until all are indexed with their vectors, and the
-//!    process' memory before and at its peak.
+//!    process' memory before and at its peak;
+//! 4. hybrid searches over NATS, distinct queries 50 ms apart, while the daemon is idle and
+//!    while it indexes the burst: what a search costs an agent while files change.
 
 mod common;
 
@@ -26,6 +28,38 @@ use tokio_util::sync::CancellationToken;
 
 const EDITS: usize = 30;
 const BURST: usize = 1000;
+/// Questions about asyncio's code, made distinct by a number so that no result is cached.
+const QUESTIONS: [&str; 8] = [
+    "cancel a running task",
+    "read lines from a subprocess pipe",
+    "schedule a callback on the event loop",
+    "close the transport when the connection is lost",
+    "wait for the first of several futures",
+    "limit concurrent access with a semaphore",
+    "start a TCP server",
+    "run a coroutine in another thread",
+];
+/// The pause between two of those searches.
+const SEARCH_PAUSE: Duration = Duration::from_millis(50);
+
+/// Times the `i`-th question's hybrid search; None when it failed.
+async fn timed_search(client: &async_nats::Client, i: usize) -> Option<f64> {
+    let query = format!("{} {i}", QUESTIONS[i % QUESTIONS.len()]);
+    let t = Instant::now();
+    let reply = search(client, &query, "hybrid").await?;
+    (reply["success"] == true).then(|| t.elapsed().as_secs_f64() * 1000.0)
+}
+
+fn print_searches(label: &str, mut ms: Vec<f64>, failed: usize) {
+    ms.sort_by(f64::total_cmp);
+    println!(
+        "  {label}: {} searches, p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms, {failed} failed",
+        ms.len(),
+        percentile(&ms, 0.5),
+        percentile(&ms, 0.95),
+        percentile(&ms, 1.0)
+    );
+}
 
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
@@ -197,6 +231,16 @@ async fn main() -> anyhow::Result<()> {
         percentile(&latencies, 1.0)
     );
 
+    // 4a. Searches while the daemon is idle.
+    let (mut idle, mut idle_failed) = (Vec::new(), 0);
+    for i in 0..40 {
+        match timed_search(&client, i).await {
+            Some(ms) => idle.push(ms),
+            None => idle_failed += 1,
+        }
+        tokio::time::sleep(SEARCH_PAUSE).await;
+    }
+
     // 3. A burst of new files, each a function cut from the corpus' real code.
     let functions: Vec<String> = files
         .iter()
@@ -221,7 +265,9 @@ async fn main() -> anyhow::Result<()> {
     }
     let written = t0.elapsed();
     let pool = store.pool();
-    loop {
+    // 4b. Searches while the daemon indexes it.
+    let (mut busy, mut busy_failed) = (Vec::new(), 0);
+    for i in 1000.. {
         let (files, pending): (i64, i64) = sqlx::query_as(
             "SELECT (SELECT count(*) FROM indexed_files WHERE file_path LIKE 'burst/%'),
                     (SELECT count(*) FROM codebase_index
@@ -236,7 +282,11 @@ async fn main() -> anyhow::Result<()> {
             t0.elapsed() < Duration::from_secs(1800),
             "the burst never finished"
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        match timed_search(&client, i).await {
+            Some(ms) => busy.push(ms),
+            None => busy_failed += 1,
+        }
+        tokio::time::sleep(SEARCH_PAUSE).await;
     }
     let took = t0.elapsed();
     let chunks: i64 =
@@ -257,6 +307,12 @@ async fn main() -> anyhow::Result<()> {
         rss_before as f64 / 1024.0,
         memory_kb("VmHWM:") as f64 / 1024.0
     );
+    println!(
+        "\n[hybrid searches over NATS, distinct questions {} ms apart]",
+        SEARCH_PAUSE.as_millis()
+    );
+    print_searches("daemon idle", idle, idle_failed);
+    print_searches("while it indexes the burst", busy, busy_failed);
     let _ = stop_tx.send(());
     daemon.await??;
     Ok(())
