@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Regenerates the key table of docs/CONFIGURATION.md from config/default.toml (Python 3.11+).
 
-    python3 scripts/gen-config-doc.py
+    python3 scripts/gen-config-doc.py            rewrites the table
+    python3 scripts/gen-config-doc.py --check    fails if the table differs (scripts/test.sh)
 """
 import pathlib
 import re
+import sys
 import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -20,7 +22,7 @@ def rows(text):
             section, comment = s.strip("[]"), []
         elif s.startswith("#"):
             comment.append(s.lstrip("# ").rstrip())
-        elif (m := re.match(r"^([a-z_]+)\s*=", s)) and section:
+        elif (m := re.match(r"^([a-z0-9_]+)\s*=", s)) and section:
             key = m.group(1)
             env = next((c[5:] for c in comment if c.startswith("env: ")), "")
             desc = " ".join(c for c in comment if not c.startswith("env: "))
@@ -44,7 +46,15 @@ def main():
     start = doc.index(TABLE_HEAD) + len(TABLE_HEAD)
     end = doc.index("\n\n", start)
     table = "\n".join(rows((ROOT / "config/default.toml").read_text()))
-    doc_path.write_text(doc[:start] + table + doc[end:])
+    new = doc[:start] + table + doc[end:]
+    if "--check" in sys.argv[1:]:
+        if new != doc:
+            sys.exit(
+                "docs/CONFIGURATION.md's key table differs from config/default.toml's comments: "
+                "edit the comments, then run python3 scripts/gen-config-doc.py"
+            )
+        return
+    doc_path.write_text(new)
 
 
 if __name__ == "__main__":

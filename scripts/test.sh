@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the whole test suite on a fresh machine: checks formatting (`cargo fmt --check`) and the
-# deployment files (scripts/check-deploy.sh), installs the local tools (scripts/setup.sh:
+# Runs the whole test suite on a fresh machine: checks formatting (`cargo fmt --check`), the
+# configuration docs (scripts/gen-config-doc.py --check) and the deployment files
+# (scripts/check-deploy.sh), installs the local tools (scripts/setup.sh:
 # PostgreSQL + pgvector, nats-server, the local model), runs the lints (`cargo clippy --all-targets -- -D warnings`), then `cargo test`. The
 # tests start their own PostgreSQL cluster and nats-servers on free ports and stop them when
 # they end. Clippy and the tests share one build profile (dev), so the tree is built once.
@@ -33,6 +34,9 @@ fi
 cd "$ROOT"
 say "checking formatting (cargo fmt --check)"
 cargo fmt --check || die "formatting differs: run \`cargo fmt\`"
+
+say "checking docs/CONFIGURATION.md's key table against config/default.toml"
+python3 "$ROOT/scripts/gen-config-doc.py" --check || die "the configuration docs are stale"
 
 # docker-compose.yml and the Kubernetes manifests, checked without an engine or a cluster.
 "$ROOT/scripts/check-deploy.sh"
