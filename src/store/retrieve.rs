@@ -343,7 +343,7 @@ impl Store {
         qb.push_bind(query.min_similarity)
             .push(" ORDER BY distance");
         // Under filters, a plan for their values: an HNSW scan, or an exact scan of the few
-        // rows a selective filter lets through (see `connect`); even under a path filter alone,
+        // rows a selective filter lets through (see `sessions`); even under a path filter alone,
         // whose files' keys the planner cannot see, a generic plan was slower (docs/BENCHMARKS.md).
         // And the walk's length. Connections set that way run the statement alone; without
         // them (a store over a foreign pool, or theirs failing) a transaction sets it.

@@ -9,12 +9,12 @@
 //! 14 ms on candle, under 5 ms here; a batch of 8 chunks of 128 tokens 590 ms against 260 ms.
 //!
 //! Queries go, by default, through a second model whose linear layers hold 8-bit weights
-//! (`embed.local_query_int8`, [`graph`]; [`super::local`] keeps it apart from the documents'): a query is memory-bound on its 42 MB of float
-//! weights, which a daemon finds out of the caches after each pause; less than half the bytes
-//! (the three larger matrices of each layer in 8 bits) cut the query embedding from 6.5–7.0
-//! to 4.3–4.5 ms in that case. Its vectors are within 0.9997 of the exact ones, and documents
-//! always go through the exact model, so the stored vectors do not depend on the setting
-//! (docs/BENCHMARKS.md).
+//! (`embed.local_query_int8`, [`graph`]; [`super::local`] keeps it apart from the
+//! documents'): a query is memory-bound on its 42 MB of float weights, which a daemon finds
+//! out of the caches after each pause; less than half the bytes (the three larger matrices of
+//! each layer in 8 bits) cut the query embedding from 6.5–7.0 to 4.3–4.5 ms in that case. Its
+//! vectors are within 0.9997 of the exact ones, and documents always go through the exact
+//! model, so the stored vectors do not depend on the setting (docs/BENCHMARKS.md).
 //!
 //! The graph is written here from `config.json` and `model.safetensors` ([`graph`]); there is
 //! no converted model file to keep in step. The runtime is a shared library loaded when the
