@@ -688,12 +688,39 @@ async fn several_workspaces_get_a_vector_index_each_and_searches_walk_their_own(
     assert!(!now[0].1.contains("workspace"), "{now:?}");
 }
 
+/// A vector search of [`hash_store`]'s rows under `fileTypes: ["py"]` (a tenth of the files,
+/// scanned exactly), 10 hits.
+async fn python_files_search(
+    store: &Store,
+    scope: &codesearch::store::Scope,
+    hash: &HashEmbedder,
+) -> Vec<codesearch::store::Hit> {
+    use codesearch::store::{Filters, VectorQuery};
+    store
+        .vector_search(&VectorQuery {
+            embedding: &hash.embed_one("alpha beta 3 1"),
+            model: "hash/v1",
+            scope,
+            filters: &Filters {
+                file_types: Some(vec!["py".into()]),
+                ..Filters::default()
+            },
+            min_similarity: -1.0,
+            limit: 10,
+            ef_search: 0,
+            table_chunks: 100 * HASH_FILES as i64,
+            scope_chunks: 100 * HASH_FILES as i64,
+        })
+        .await
+        .expect("search")
+}
+
 /// A vector search that needs other session settings than the main pool's (a walk of another
 /// length, a plan for its filters' values) runs on connections set that way, with the main
 /// pool's other settings, and without a transaction to set them.
 #[tokio::test]
 async fn searches_needing_other_session_settings_get_connections_set_for_them() {
-    use codesearch::store::{Filters, Session, VectorQuery};
+    use codesearch::store::Session;
     let (_db, store, scope, hash) = hash_store().await;
     let settings = |pool: sqlx::PgPool| async move {
         sqlx::query_as::<_, (String, String, String)>(
@@ -729,24 +756,7 @@ async fn searches_needing_other_session_settings_get_connections_set_for_them() 
         ef_search: 100,
         custom_plans: true,
     };
-    let query = hash.embed_one("alpha beta 3 1");
-    let hits = store
-        .vector_search(&VectorQuery {
-            embedding: &query,
-            model: "hash/v1",
-            scope: &scope,
-            filters: &Filters {
-                file_types: Some(vec!["py".into()]),
-                ..Filters::default()
-            },
-            min_similarity: -1.0,
-            limit: 10,
-            ef_search: 0,
-            table_chunks: 100 * HASH_FILES as i64,
-            scope_chunks: 100 * HASH_FILES as i64,
-        })
-        .await
-        .expect("search");
+    let hits = python_files_search(&store, &scope, &hash).await;
     assert_eq!(hits.len(), 10);
     assert!(
         hits.iter().all(|h| h.file_path.ends_with(".py")),
@@ -769,7 +779,7 @@ async fn searches_needing_other_session_settings_get_connections_set_for_them() 
 /// transaction on the main pool instead, and answers; the pool is passed over for a while.
 #[tokio::test]
 async fn a_search_whose_session_pool_cannot_connect_sets_its_session_in_a_transaction() {
-    use codesearch::store::{Filters, Session, VectorQuery};
+    use codesearch::store::Session;
     let (db, store, scope, hash) = hash_store().await;
     let role = format!("limited_{}", uuid::Uuid::new_v4().simple());
     for statement in [
@@ -789,25 +799,10 @@ async fn a_search_whose_session_pool_cannot_connect_sets_its_session_in_a_transa
     cfg.database.max_connections = 1;
     let limited = Store::connect(&cfg.database).await.expect("connect");
     let search = |store: Store| {
-        let (scope, query) = (scope.clone(), hash.embed_one("alpha beta 3 1"));
+        let (scope, hash) = (scope.clone(), &hash);
         async move {
-            store
-                .vector_search(&VectorQuery {
-                    embedding: &query,
-                    model: "hash/v1",
-                    scope: &scope,
-                    filters: &Filters {
-                        file_types: Some(vec!["py".into()]),
-                        ..Filters::default()
-                    },
-                    min_similarity: -1.0,
-                    limit: 10,
-                    ef_search: 0,
-                    table_chunks: 100 * HASH_FILES as i64,
-                    scope_chunks: 100 * HASH_FILES as i64,
-                })
+            python_files_search(&store, &scope, hash)
                 .await
-                .expect("search")
                 .into_iter()
                 .map(|h| (h.file_path, h.chunk_index))
                 .collect::<Vec<_>>()
