@@ -355,13 +355,8 @@ impl Store {
             Some(pool) => match pool.acquire().await {
                 Ok(conn) => Some(conn),
                 Err(e) if session != Session::MAIN => {
-                    tracing::warn!(
-                        error = %e, ?session,
-                        "no connection for this search's session settings; setting them in a \
-                         transaction for the next 30 s"
-                    );
                     if let Some(sessions) = &self.sessions {
-                        sessions.failed(session);
+                        sessions.failed(session, &e);
                     }
                     None
                 }

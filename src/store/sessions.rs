@@ -161,9 +161,15 @@ impl SessionPools {
         Some(entry.pool.clone())
     }
 
-    /// Notes that `session`'s pool could not give a connection: searches pass it over for a
-    /// while.
-    pub(super) fn failed(&self, session: Session) {
+    /// Notes that `session`'s pool could not give a connection (`error`): searches pass it
+    /// over for [`SESSION_POOL_REST`], setting the session in a transaction instead.
+    pub(super) fn failed(&self, session: Session, error: &sqlx::Error) {
+        tracing::warn!(
+            %error, ?session,
+            "no connection for this search's session settings; setting them in a transaction \
+             for the next {} s",
+            SESSION_POOL_REST.as_secs()
+        );
         if let Some(entry) = self.pools().get_mut(&session) {
             entry.failed = Some(Instant::now());
         }
