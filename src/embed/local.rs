@@ -25,7 +25,7 @@ use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use futures::future::BoxFuture;
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
-use super::onnx::OnnxBert;
+use super::onnx::{Checkpoint, OnnxBert};
 use super::{EmbedError, Embedder, InputKind, normalize};
 use crate::config::{EmbedConfig, LocalEngine};
 
@@ -82,34 +82,39 @@ impl LocalEmbedder {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,
         };
-        let onnx = match cfg.local_engine {
-            LocalEngine::Candle => None,
-            LocalEngine::Onnx => Some(
-                OnnxBert::load(&library, &config, &weights, threads, false)
-                    .map_err(|e| load_err(format!("ONNX engine: {e}")))?,
-            ),
+        let checkpoint = |library: &Path| Checkpoint::read(library, &config, &weights);
+        let (checkpoint, onnx) = match cfg.local_engine {
+            LocalEngine::Candle => (None, None),
+            LocalEngine::Onnx => {
+                let checkpoint =
+                    checkpoint(&library).map_err(|e| load_err(format!("ONNX engine: {e}")))?;
+                let onnx = checkpoint
+                    .session(threads, false)
+                    .map_err(|e| load_err(format!("ONNX engine: {e}")))?;
+                (Some(checkpoint), Some(onnx))
+            }
             LocalEngine::Auto if !library.is_file() => {
                 tracing::info!(
                     library = %library.display(),
                     "no ONNX Runtime library; the local model runs on candle, about 3x slower per query (scripts/setup.sh installs the library)"
                 );
-                None
+                (None, None)
             }
             LocalEngine::Auto => {
-                match OnnxBert::load(&library, &config, &weights, threads, false) {
-                    Ok(onnx) => Some(onnx),
+                match checkpoint(&library).and_then(|c| c.session(threads, false).map(|s| (c, s))) {
+                    Ok((checkpoint, onnx)) => (Some(checkpoint), Some(onnx)),
                     Err(e) => {
                         tracing::warn!(library = %library.display(), error = %e, "ONNX engine unavailable; the local model runs on candle");
-                        None
+                        (None, None)
                     }
                 }
             }
         };
         // A runtime without 8-bit products (releases before 1.22) runs queries through the
         // exact model.
-        let queries = match onnx.is_some() && cfg.local_query_int8 {
-            false => None,
-            true => match OnnxBert::load(&library, &config, &weights, threads, true) {
+        let queries = match checkpoint.as_ref().filter(|_| cfg.local_query_int8) {
+            None => None,
+            Some(checkpoint) => match checkpoint.session(threads, true) {
                 Ok(int8) => Some(Arc::new(Mutex::new(Engine::Onnx(int8)))),
                 Err(e) => {
                     tracing::warn!(error = %e, "no 8-bit copy of the model for queries; they use the exact one");
@@ -117,6 +122,7 @@ impl LocalEmbedder {
                 }
             },
         };
+        drop(checkpoint); // it borrows `weights`, which candle takes below
         let engine = match onnx {
             Some(onnx) => Engine::Onnx(onnx),
             None => {

@@ -28,6 +28,9 @@ use super::proto::Message;
 pub const INPUT_IDS: &str = "input_ids";
 pub const ATTENTION_MASK: &str = "attention_mask";
 pub const POOLED: &str = "pooled";
+/// The word-embedding table's initializer, which the sessions of one checkpoint share
+/// ([`super::Checkpoint`]).
+pub const WORD_EMBEDDINGS: &str = "word_embeddings";
 
 /// ONNX operator set the graph is written against (LayerNormalization needs 17, Split's
 /// `num_outputs` 18).
@@ -43,6 +46,14 @@ const FLOAT: i64 = 1;
 const UINT8: i64 = 2;
 const INT32: i64 = 6;
 const INT64: i64 = 7;
+
+/// The checkpoint's word-embedding table.
+const WORD_EMBEDDINGS_KEY: &str = "embeddings.word_embeddings.weight";
+
+/// The word-embedding table's shape and values, for the value the sessions share.
+pub fn word_embeddings(weights: &SafeTensors<'_>) -> Result<(Vec<usize>, Vec<f32>), String> {
+    Weights(weights).f32(WORD_EMBEDDINGS_KEY)
+}
 
 /// The model's bytes, ready for `Session::commit_from_memory`.
 pub fn bert(config: &Config, weights: &SafeTensors<'_>, int8: bool) -> Result<Vec<u8>, String> {
@@ -74,11 +85,8 @@ pub fn bert(config: &Config, weights: &SafeTensors<'_>, int8: bool) -> Result<Ve
     let seq = g.node("Gather", &[&shape, &one], &[Attr::Int("axis", 0)]);
     let zero = g.int64("zero", &[], &[0]);
     let positions = g.node("Range", &[&zero, &seq, &one], &[]);
-    let word_table = g.weight(
-        "word_embeddings",
-        &weights,
-        "embeddings.word_embeddings.weight",
-    )?;
+    // Not in the model's bytes: the session is handed the table ([`super::Checkpoint`]).
+    let word_table = g.handed(WORD_EMBEDDINGS, hidden);
     let position_table = g.weight(
         "position_embeddings",
         &weights,
@@ -286,6 +294,12 @@ impl Graph {
         name.to_owned()
     }
 
+    /// A stand-in for a float initializer the session is handed (`AddInitializer`), which
+    /// replaces it: one row of `width` zeros, so that the model does not hold the values.
+    fn handed(&mut self, name: &str, width: usize) -> String {
+        self.float(name, &[1, width as i64], &vec![0.0; width])
+    }
+
     fn float(&mut self, name: &str, dims: &[i64], data: &[f32]) -> String {
         let raw: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
         self.tensor(name, dims, FLOAT, &raw)
@@ -447,8 +461,10 @@ impl Graph {
             graph.message(1, n);
         }
         graph.string(2, "bert_sentence_encoder");
-        for t in &self.initializers {
-            graph.message(5, t);
+        // Each initializer is freed once copied: the model's bytes are the largest thing
+        // held while a model loads.
+        for t in self.initializers {
+            graph.message(5, &t);
         }
         let tokens = [Dim::Param("batch"), Dim::Param("tokens")];
         graph.message(11, &value_info(INPUT_IDS, INT64, &tokens));

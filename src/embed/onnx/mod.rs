@@ -25,13 +25,13 @@ mod graph;
 mod proto;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use candle_transformers::models::bert::Config;
 use ort::environment::Environment;
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
-use ort::value::Tensor;
+use ort::value::{DynValue, Tensor};
 use safetensors::SafeTensors;
 
 pub struct OnnxBert {
@@ -39,23 +39,51 @@ pub struct OnnxBert {
     hidden: usize,
 }
 
-impl OnnxBert {
-    /// Builds the graph and its session; with `int8`, the linear layers outside attention
-    /// hold 8-bit weights ([`graph`]), for queries. Blocking (about half a second): call from
-    /// a blocking thread.
-    pub fn load(
-        library: &Path,
-        config: &Config,
-        weights: &[u8],
-        threads: usize,
-        int8: bool,
-    ) -> Result<Self, String> {
+/// What the sessions of one checkpoint share: the runtime, the parsed weights, and the
+/// word-embedding table, which both the exact and the 8-bit graph read as it is. ONNX
+/// Runtime keeps a copy of every initializer per session, so two sessions held the table
+/// twice (47 MB of all-MiniLM-L6-v2's 90); handed to each session as the same value
+/// (`AddInitializer`, which replaces the model's initializer of that name), it is held once,
+/// and the model's bytes carry only a stand-in for it ([`graph`]). The tests check the
+/// vectors this gives against candle's (`tests/it/local_model.rs`).
+pub struct Checkpoint<'w> {
+    environment: Environment,
+    config: Config,
+    tensors: SafeTensors<'w>,
+    word_embeddings: Arc<DynValue>,
+}
+
+impl<'w> Checkpoint<'w> {
+    /// Loads the runtime and reads the weights' header; copies the word-embedding table.
+    pub fn read(library: &Path, config: &Config, weights: &'w [u8]) -> Result<Self, String> {
         let environment = environment(library)?;
         let tensors =
             SafeTensors::deserialize(weights).map_err(|e| format!("model.safetensors: {e}"))?;
-        let model = graph::bert(config, &tensors, int8)?;
+        let (shape, table) = graph::word_embeddings(&tensors)?;
+        if shape != [config.vocab_size, config.hidden_size] {
+            return Err(format!(
+                "the word-embedding table is {shape:?}, not [{}, {}] as config.json says",
+                config.vocab_size, config.hidden_size
+            ));
+        }
+        let word_embeddings = Tensor::from_array((shape, table))
+            .map_err(|e| format!("the word-embedding table: {e}"))?
+            .into_dyn();
+        Ok(Self {
+            environment,
+            config: config.clone(),
+            tensors,
+            word_embeddings: Arc::new(word_embeddings),
+        })
+    }
+
+    /// Builds the graph and its session; with `int8`, the linear layers outside attention
+    /// hold 8-bit weights ([`graph`]), for queries. Blocking (about half a second): call from
+    /// a blocking thread.
+    pub fn session(&self, threads: usize, int8: bool) -> Result<OnnxBert, String> {
+        let model = graph::bert(&self.config, &self.tensors, int8)?;
         let err = |e: ort::Error<_>| format!("ONNX Runtime session: {e}");
-        let session = Session::builder(&environment)
+        let session = Session::builder(&self.environment)
             .map_err(|e| format!("ONNX Runtime session: {e}"))?
             .with_optimization_level(GraphOptimizationLevel::All)
             .map_err(err)?
@@ -67,14 +95,18 @@ impl OnnxBert {
             .map_err(err)?
             .with_inter_threads(1)
             .map_err(err)?
+            .with_initializer(graph::WORD_EMBEDDINGS, Arc::clone(&self.word_embeddings))
+            .map_err(err)?
             .commit_from_memory(&model)
             .map_err(|e| format!("ONNX Runtime rejected the model: {e}"))?;
-        Ok(Self {
+        Ok(OnnxBert {
             session,
-            hidden: config.hidden_size,
+            hidden: self.config.hidden_size,
         })
     }
+}
 
+impl OnnxBert {
     /// Mean-pooled hidden states of `batch` sequences of `tokens` ids each (row-major), not
     /// normalised.
     pub fn forward(
