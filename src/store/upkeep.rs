@@ -1,6 +1,8 @@
 //! Upkeep of the tables: the HNSW vector index, vacuum and statistics after bulk passes,
 //! emptying the index.
 
+use sqlx::{ConnectOptions, Connection, PgConnection};
+
 use super::{Store, StoreError, q};
 
 /// Below this many vectors an exact scan is as fast as an approximate index, and a bulk load
@@ -73,15 +75,15 @@ impl Store {
     pub async fn ensure_ann_index(&self) -> Result<bool, StoreError> {
         let built = |e| q("building the vector index")(e);
         // The lock and the memory setting belong to this connection, closed after the build.
-        let mut conn = self.pool.acquire().await.map_err(built)?;
-        conn.close_on_drop();
+        let mut conn = self.maintenance_connection().await.map_err(built)?;
         let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
             .bind(ANN_BUILD_LOCK)
-            .fetch_one(&mut *conn)
+            .fetch_one(&mut conn)
             .await
             .map_err(built)?;
         if !locked {
             tracing::debug!("another pass is building the vector index");
+            let _ = conn.close().await;
             return Ok(false);
         }
         let wanted = wanted_ann_indexes(&mut conn).await?;
@@ -112,7 +114,7 @@ impl Store {
                 "SET maintenance_work_mem = '{}MB'",
                 self.index_build_memory_mb
             ))
-            .execute(&mut *conn)
+            .execute(&mut conn)
             .await
             .map_err(built)?;
             let dim = want.dim;
@@ -127,7 +129,7 @@ impl Store {
                  WHERE {only}",
                 want.name
             ))
-            .execute(&mut *conn)
+            .execute(&mut conn)
             .await
             .map_err(built)?;
             // When it became valid, by the database's clock: the older index is dropped only
@@ -137,7 +139,7 @@ impl Store {
                    'valid since ' || extract(epoch FROM now())::int8); END $$",
                 want.name
             ))
-            .execute(&mut *conn)
+            .execute(&mut conn)
             .await
             .map_err(built)?;
             tracing::info!(
@@ -172,6 +174,7 @@ impl Store {
             drop_index(&mut conn, &stale.name).await?;
         }
         drop_whole_column_index(&mut conn, &wanted, &existing).await?;
+        let _ = conn.close().await;
         self.forget_ann_indexes();
         Ok(built_any)
     }
@@ -242,11 +245,34 @@ impl Store {
     ///   p50 90 ms before, 6 ms after);
     /// - the visibility map, without which the postings' index-only scans visit the heap.
     pub async fn vacuum_analyze(&self) -> Result<(), StoreError> {
+        let vacuumed = |e| q("vacuuming the index")(e);
+        let mut conn = self.maintenance_connection().await.map_err(vacuumed)?;
         sqlx::query("VACUUM (ANALYZE) codebase_index, chunk_vectors, indexed_files, file_terms")
-            .execute(&self.pool)
+            .execute(&mut conn)
             .await
-            .map_err(q("vacuuming the index"))?;
+            .map_err(vacuumed)?;
+        let _ = conn.close().await;
         Ok(())
+    }
+
+    /// A connection of its own, outside the pool, for statements that take seconds to
+    /// minutes by design (an index build, `VACUUM`). sqlx logs any statement over a second as
+    /// a warning, "slow statement", which on these told an operator that something was wrong
+    /// on every first index; their callers log how long they took instead. Closed when
+    /// dropped, with whatever session state (a lock, a setting) it took.
+    async fn maintenance_connection(&self) -> Result<PgConnection, sqlx::Error> {
+        let options = (*self.pool.connect_options())
+            .clone()
+            .disable_statement_logging();
+        let wait = self.pool.options().get_acquire_timeout();
+        tokio::time::timeout(wait, PgConnection::connect_with(&options))
+            .await
+            .unwrap_or_else(|_| {
+                Err(sqlx::Error::Io(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no connection within {wait:?}"),
+                )))
+            })
     }
 
     /// Empties the index as if freshly installed: every row, and the vector index (which
