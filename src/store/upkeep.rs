@@ -246,19 +246,24 @@ impl Store {
     /// - the visibility map, without which the postings' index-only scans visit the heap.
     pub async fn vacuum_analyze(&self) -> Result<(), StoreError> {
         let vacuumed = |e| q("vacuuming the index")(e);
+        let started = std::time::Instant::now();
         let mut conn = self.maintenance_connection().await.map_err(vacuumed)?;
         sqlx::query("VACUUM (ANALYZE) codebase_index, chunk_vectors, indexed_files, file_terms")
             .execute(&mut conn)
             .await
             .map_err(vacuumed)?;
         let _ = conn.close().await;
+        tracing::info!(
+            secs = started.elapsed().as_secs_f64(),
+            "index tables vacuumed and analysed"
+        );
         Ok(())
     }
 
     /// A connection of its own, outside the pool, for statements that take seconds to
     /// minutes by design (an index build, `VACUUM`). sqlx logs any statement over a second as
     /// a warning, "slow statement", which on these told an operator that something was wrong
-    /// on every first index; their callers log how long they took instead. Closed when
+    /// on every first index; they log how long they took instead. Closed when
     /// dropped, with whatever session state (a lock, a setting) it took.
     async fn maintenance_connection(&self) -> Result<PgConnection, sqlx::Error> {
         let options = (*self.pool.connect_options())
