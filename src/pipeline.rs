@@ -31,6 +31,7 @@ use indicatif::ProgressBar;
 use thiserror::Error;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
 
 use crate::chunk::{CHUNKER_VERSION, Chunk, ChunkOptions};
 use crate::config::{DEFAULT_WORKSPACE, IndexConfig};
@@ -361,6 +362,10 @@ impl Indexer {
         for p in &vanished {
             states.remove(p);
         }
+        // Without a bar to draw (the daemon's passes), the same counts go to the log.
+        let own_bar = progress.is_none().then(ProgressBar::hidden);
+        let _progress_log = own_bar.as_ref().map(|bar| log_progress(&repository, bar));
+        let progress = progress.or(own_bar.as_ref());
         if let Some(bar) = progress {
             bar.set_length(candidates.len() as u64);
             bar.set_position(0);
@@ -757,4 +762,51 @@ fn rows_of(p: &Prepared, vectors: Vec<Vectored>) -> Vec<ChunkRow> {
             }
         })
         .collect()
+}
+
+/// How often a pass without a progress bar (a daemon's) logs how far it is.
+const PROGRESS_LOG_EVERY: Duration = Duration::from_secs(15);
+
+/// Logs how far a pass is every [`PROGRESS_LOG_EVERY`], from the counts `bar` keeps, until
+/// dropped: a daemon's first pass over a large repository takes minutes, and said nothing
+/// between "watching for changes" and "index pass complete".
+fn log_progress(repository: &str, bar: &ProgressBar) -> AbortOnDropHandle<()> {
+    let (repository, bar) = (repository.to_owned(), bar.clone());
+    AbortOnDropHandle::new(tokio::spawn(async move {
+        let started = Instant::now();
+        let first = tokio::time::Instant::now() + PROGRESS_LOG_EVERY;
+        let mut ticks = tokio::time::interval_at(first, PROGRESS_LOG_EVERY);
+        loop {
+            ticks.tick().await;
+            let (done, files) = (bar.position(), bar.length().unwrap_or(0));
+            let elapsed = started.elapsed();
+            tracing::info!(
+                repository = %repository,
+                files_done = done,
+                files,
+                secs = elapsed.as_secs(),
+                eta_secs = eta(done, files, elapsed).map(|d| d.as_secs()),
+                "index pass under way"
+            );
+        }
+    }))
+}
+
+/// The time left at the rate so far, once there is one.
+fn eta(done: u64, total: u64, elapsed: Duration) -> Option<Duration> {
+    (done > 0 && total >= done).then(|| elapsed.mul_f64((total - done) as f64 / done as f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_left_follows_the_rate_so_far() {
+        let minute = Duration::from_secs(60);
+        assert_eq!(eta(100, 400, minute), Some(3 * minute));
+        assert_eq!(eta(400, 400, minute), Some(Duration::ZERO));
+        assert_eq!(eta(0, 400, minute), None, "no rate yet");
+        assert_eq!(eta(5, 3, minute), None, "more done than the walk found");
+    }
 }
