@@ -410,10 +410,18 @@ pub async fn serve(
             .add(subject.as_str())
             .await
             .map_err(|e| BusError::Service(e.to_string()))?;
-        tracing::info!(%subject, queue_group = %cfg.queue_group, "serving");
+        tracing::debug!(%subject, queue_group = %cfg.queue_group, "serving");
         let kind = *kind;
         endpoints.push(endpoint.map(move |r| (kind, r)).boxed());
     }
+    // One line, not one per subject (twenty with the defaults).
+    let subjects: Vec<&str> = routes.iter().map(|(s, _, _)| s.as_str()).collect();
+    tracing::info!(
+        subjects = %subjects.join(" "),
+        queue_group = %cfg.queue_group,
+        "serving {} subjects",
+        subjects.len()
+    );
     let mut requests = futures::stream::select_all(endpoints);
     let workspace_prefix = format!("{}.workspace.", cfg.subject_prefix);
     let default = config.workspaces.default.clone();
