@@ -1,7 +1,10 @@
 //! Upkeep of the tables: the HNSW vector index, vacuum and statistics after bulk passes,
 //! emptying the index.
 
-use sqlx::{ConnectOptions, Connection, PgConnection};
+use std::ops::{Deref, DerefMut};
+
+use sqlx::pool::PoolConnection;
+use sqlx::{ConnectOptions, Connection, PgConnection, Postgres};
 
 use super::{Store, StoreError, q};
 
@@ -78,12 +81,12 @@ impl Store {
         let mut conn = self.maintenance_connection().await.map_err(built)?;
         let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
             .bind(ANN_BUILD_LOCK)
-            .fetch_one(&mut conn)
+            .fetch_one(&mut *conn)
             .await
             .map_err(built)?;
         if !locked {
             tracing::debug!("another pass is building the vector index");
-            let _ = conn.close().await;
+            conn.close().await;
             return Ok(false);
         }
         let wanted = wanted_ann_indexes(&mut conn).await?;
@@ -114,7 +117,7 @@ impl Store {
                 "SET maintenance_work_mem = '{}MB'",
                 self.index_build_memory_mb
             ))
-            .execute(&mut conn)
+            .execute(&mut *conn)
             .await
             .map_err(built)?;
             let dim = want.dim;
@@ -129,7 +132,7 @@ impl Store {
                  WHERE {only}",
                 want.name
             ))
-            .execute(&mut conn)
+            .execute(&mut *conn)
             .await
             .map_err(built)?;
             // When it became valid, by the database's clock: the older index is dropped only
@@ -139,7 +142,7 @@ impl Store {
                    'valid since ' || extract(epoch FROM now())::int8); END $$",
                 want.name
             ))
-            .execute(&mut conn)
+            .execute(&mut *conn)
             .await
             .map_err(built)?;
             tracing::info!(
@@ -174,7 +177,7 @@ impl Store {
             drop_index(&mut conn, &stale.name).await?;
         }
         drop_whole_column_index(&mut conn, &wanted, &existing).await?;
-        let _ = conn.close().await;
+        conn.close().await;
         self.forget_ann_indexes();
         Ok(built_any)
     }
@@ -249,10 +252,10 @@ impl Store {
         let started = std::time::Instant::now();
         let mut conn = self.maintenance_connection().await.map_err(vacuumed)?;
         sqlx::query("VACUUM (ANALYZE) codebase_index, chunk_vectors, indexed_files, file_terms")
-            .execute(&mut conn)
+            .execute(&mut *conn)
             .await
             .map_err(vacuumed)?;
-        let _ = conn.close().await;
+        conn.close().await;
         tracing::info!(
             secs = started.elapsed().as_secs_f64(),
             "index tables vacuumed and analysed"
@@ -260,24 +263,31 @@ impl Store {
         Ok(())
     }
 
-    /// A connection of its own, outside the pool, for statements that take seconds to
-    /// minutes by design (an index build, `VACUUM`). sqlx logs any statement over a second as
-    /// a warning, "slow statement", which on these told an operator that something was wrong
-    /// on every first index; they log how long they took instead. Closed when
-    /// dropped, with whatever session state (a lock, a setting) it took.
-    async fn maintenance_connection(&self) -> Result<PgConnection, sqlx::Error> {
+    /// A connection for statements that take seconds to minutes by design (an index build,
+    /// `VACUUM`): one of its own, outside the pool, when the server gives one. sqlx logs any
+    /// statement over a second as a warning, "slow statement", which on these told an
+    /// operator that something was wrong on every first index; they log how long they took
+    /// instead. A server or role at its connection limit gives none: then one of the pool's,
+    /// and the warning with it. Closed when dropped, with whatever session state (a lock, a
+    /// setting) it took.
+    async fn maintenance_connection(&self) -> Result<Maintenance, sqlx::Error> {
         let options = (*self.pool.connect_options())
             .clone()
             .disable_statement_logging();
         let wait = self.pool.options().get_acquire_timeout();
-        tokio::time::timeout(wait, PgConnection::connect_with(&options))
-            .await
-            .unwrap_or_else(|_| {
-                Err(sqlx::Error::Io(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("no connection within {wait:?}"),
-                )))
-            })
+        match tokio::time::timeout(wait, PgConnection::connect_with(&options)).await {
+            Ok(Ok(conn)) => Ok(Maintenance::Own(conn)),
+            refused => {
+                let why = match refused {
+                    Ok(Err(e)) => e.to_string(),
+                    _ => format!("no answer within {wait:?}"),
+                };
+                tracing::debug!(error = %why, "no connection of its own for upkeep; using one of the pool's");
+                let mut conn = self.pool.acquire().await?;
+                conn.close_on_drop();
+                Ok(Maintenance::Pooled(conn))
+            }
+        }
     }
 
     /// Empties the index as if freshly installed: every row, and the vector index (which
@@ -311,6 +321,40 @@ pub(super) enum Graph {
     Denser,
     /// Built with pgvector's defaults, before this version: it serves until replaced.
     PgvectorDefaults,
+}
+
+/// The connection upkeep runs on ([`Store::maintenance_connection`]).
+enum Maintenance {
+    Own(PgConnection),
+    Pooled(PoolConnection<Postgres>),
+}
+
+impl Maintenance {
+    /// Ends the session (a pooled one is closed, not returned, when dropped).
+    async fn close(self) {
+        if let Self::Own(conn) = self {
+            let _ = conn.close().await;
+        }
+    }
+}
+
+impl Deref for Maintenance {
+    type Target = PgConnection;
+    fn deref(&self) -> &PgConnection {
+        match self {
+            Self::Own(conn) => conn,
+            Self::Pooled(conn) => conn,
+        }
+    }
+}
+
+impl DerefMut for Maintenance {
+    fn deref_mut(&mut self) -> &mut PgConnection {
+        match self {
+            Self::Own(conn) => conn,
+            Self::Pooled(conn) => conn,
+        }
+    }
 }
 
 /// The name of the HNSW index of `model`'s vectors of `dim` dimensions, of one workspace's

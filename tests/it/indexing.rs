@@ -834,6 +834,48 @@ async fn a_search_whose_session_pool_cannot_connect_sets_its_session_in_a_transa
         .expect("drop role");
 }
 
+/// Upkeep's long statements (the vector index build, VACUUM) run on a connection of their
+/// own; a role at its connection limit gives none, and the index is still built, on one of
+/// the pool's.
+#[tokio::test]
+async fn the_vector_index_is_built_when_no_connection_beyond_the_pool_is_allowed() {
+    let (db, store, _scope, _hash) = hash_store().await;
+    let role = format!("upkeep_{}", uuid::Uuid::new_v4().simple());
+    for statement in [
+        format!("CREATE ROLE {role} LOGIN CONNECTION LIMIT 1"),
+        format!("GRANT pg_read_all_data TO {role}"),
+        // Building an index takes the table's owner, in a schema it may create in.
+        format!("ALTER TABLE codebase_index OWNER TO {role}"),
+        format!("GRANT CREATE ON SCHEMA public TO {role}"),
+    ] {
+        sqlx::query(&statement)
+            .execute(store.pool())
+            .await
+            .expect("role");
+    }
+    let mut cfg = support::config(&db, "nats://unused");
+    cfg.database.url = db.url.replacen("://postgres@", &format!("://{role}@"), 1);
+    cfg.database.connect_timeout_secs = 1;
+    // The pool's one connection is all the role may open.
+    cfg.database.max_connections = 1;
+    let limited = Store::connect(&cfg.database).await.expect("connect");
+    assert!(hnsw_indexes(store.pool()).await.is_empty());
+    assert!(limited.ensure_ann_index().await.expect("build"), "built");
+    assert_eq!(hnsw_indexes(store.pool()).await.len(), 1);
+    limited.vacuum_analyze().await.expect("vacuum");
+    limited.pool().close().await;
+    for statement in [
+        format!("REASSIGN OWNED BY {role} TO postgres"),
+        format!("DROP OWNED BY {role}"),
+        format!("DROP ROLE {role}"),
+    ] {
+        sqlx::query(&statement)
+            .execute(store.pool())
+            .await
+            .expect("drop role");
+    }
+}
+
 /// A daemon keeps each workspace's scope and reads it again only when the database says it
 /// changed: a write, a repository claimed into or out of the workspace, another daemon's
 /// write. A stale scope would serve cached results of rows that are gone.
