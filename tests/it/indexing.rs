@@ -788,23 +788,7 @@ async fn searches_needing_other_session_settings_get_connections_set_for_them() 
 async fn a_search_whose_session_pool_cannot_connect_sets_its_session_in_a_transaction() {
     use codesearch::store::Session;
     let (db, store, scope, hash) = hash_store().await;
-    let role = format!("limited_{}", uuid::Uuid::new_v4().simple());
-    for statement in [
-        format!("CREATE ROLE {role} LOGIN CONNECTION LIMIT 1"),
-        format!("GRANT pg_read_all_data TO {role}"),
-    ] {
-        sqlx::query(&statement)
-            .execute(store.pool())
-            .await
-            .expect("role");
-    }
-    let mut cfg = support::config(&db, "nats://unused");
-    cfg.database.url = db.url.replacen("://postgres@", &format!("://{role}@"), 1);
-    assert_ne!(cfg.database.url, db.url, "the role is in the URL");
-    cfg.database.connect_timeout_secs = 1;
-    // One connection for the main pool, which the role's limit allows, and none more.
-    cfg.database.max_connections = 1;
-    let limited = Store::connect(&cfg.database).await.expect("connect");
+    let (role, limited) = one_connection_role(&db, &store, &[]).await;
     let search = |store: Store| {
         let (scope, hash) = (scope.clone(), &hash);
         async move {
@@ -835,10 +819,7 @@ async fn a_search_whose_session_pool_cannot_connect_sets_its_session_in_a_transa
     // The next search does not wait for it again.
     assert_eq!(search(limited.clone()).await, want);
     limited.pool().close().await;
-    sqlx::query(&format!("DROP ROLE {role}"))
-        .execute(store.pool())
-        .await
-        .expect("drop role");
+    drop_role(&store, &role).await;
 }
 
 /// Upkeep's long statements (the vector index build, VACUUM) run on a connection of their
@@ -847,30 +828,54 @@ async fn a_search_whose_session_pool_cannot_connect_sets_its_session_in_a_transa
 #[tokio::test]
 async fn the_vector_index_is_built_when_no_connection_beyond_the_pool_is_allowed() {
     let (db, store, _scope, _hash) = hash_store().await;
-    let role = format!("upkeep_{}", uuid::Uuid::new_v4().simple());
-    for statement in [
-        format!("CREATE ROLE {role} LOGIN CONNECTION LIMIT 1"),
-        format!("GRANT pg_read_all_data TO {role}"),
-        // Building an index takes the table's owner, in a schema it may create in.
-        format!("ALTER TABLE codebase_index OWNER TO {role}"),
-        format!("GRANT CREATE ON SCHEMA public TO {role}"),
-    ] {
-        sqlx::query(&statement)
-            .execute(store.pool())
-            .await
-            .expect("role");
-    }
-    let mut cfg = support::config(&db, "nats://unused");
-    cfg.database.url = db.url.replacen("://postgres@", &format!("://{role}@"), 1);
-    cfg.database.connect_timeout_secs = 1;
-    // The pool's one connection is all the role may open.
-    cfg.database.max_connections = 1;
-    let limited = Store::connect(&cfg.database).await.expect("connect");
+    // Building an index takes the table's owner, in a schema it may create in.
+    let (role, limited) = one_connection_role(
+        &db,
+        &store,
+        &[
+            "ALTER TABLE codebase_index OWNER TO {role}",
+            "GRANT CREATE ON SCHEMA public TO {role}",
+        ],
+    )
+    .await;
     assert!(hnsw_indexes(store.pool()).await.is_empty());
     assert!(limited.ensure_ann_index().await.expect("build"), "built");
     assert_eq!(hnsw_indexes(store.pool()).await.len(), 1);
     limited.vacuum_analyze().await.expect("vacuum");
     limited.pool().close().await;
+    drop_role(&store, &role).await;
+}
+
+/// A role that may open one connection and read everything (and whatever `grants` give it,
+/// `{role}` standing for its name), and a store connected as it whose pool holds that one
+/// connection: the role's limit allows it, and none more.
+async fn one_connection_role(
+    db: &support::TestDb,
+    store: &Store,
+    grants: &[&str],
+) -> (String, Store) {
+    let role = format!("limited_{}", uuid::Uuid::new_v4().simple());
+    let statements = [
+        "CREATE ROLE {role} LOGIN CONNECTION LIMIT 1",
+        "GRANT pg_read_all_data TO {role}",
+    ];
+    for statement in statements.iter().chain(grants) {
+        sqlx::query(&statement.replace("{role}", &role))
+            .execute(store.pool())
+            .await
+            .expect("role");
+    }
+    let mut cfg = support::config(db, "nats://unused");
+    cfg.database.url = db.url.replacen("://postgres@", &format!("://{role}@"), 1);
+    assert_ne!(cfg.database.url, db.url, "the role is in the URL");
+    cfg.database.connect_timeout_secs = 1;
+    cfg.database.max_connections = 1;
+    let limited = Store::connect(&cfg.database).await.expect("connect");
+    (role, limited)
+}
+
+/// Drops a role [`one_connection_role`] made, and what it owns.
+async fn drop_role(store: &Store, role: &str) {
     for statement in [
         format!("REASSIGN OWNED BY {role} TO postgres"),
         format!("DROP OWNED BY {role}"),
