@@ -82,15 +82,17 @@ impl LocalEmbedder {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,
         };
-        let checkpoint = |library: &Path| Checkpoint::read(library, &config, &weights);
+        // The runtime, the weights' header and the shared table, and the exact model's session.
+        let exact = || {
+            let checkpoint = Checkpoint::read(&library, &config, &weights)?;
+            let session = checkpoint.session(threads, false)?;
+            Ok::<_, String>((checkpoint, session))
+        };
         let (checkpoint, onnx) = match cfg.local_engine {
             LocalEngine::Candle => (None, None),
             LocalEngine::Onnx => {
-                let checkpoint =
-                    checkpoint(&library).map_err(|e| load_err(format!("ONNX engine: {e}")))?;
-                let onnx = checkpoint
-                    .session(threads, false)
-                    .map_err(|e| load_err(format!("ONNX engine: {e}")))?;
+                let (checkpoint, onnx) =
+                    exact().map_err(|e| load_err(format!("ONNX engine: {e}")))?;
                 (Some(checkpoint), Some(onnx))
             }
             LocalEngine::Auto if !library.is_file() => {
@@ -100,15 +102,13 @@ impl LocalEmbedder {
                 );
                 (None, None)
             }
-            LocalEngine::Auto => {
-                match checkpoint(&library).and_then(|c| c.session(threads, false).map(|s| (c, s))) {
-                    Ok((checkpoint, onnx)) => (Some(checkpoint), Some(onnx)),
-                    Err(e) => {
-                        tracing::warn!(library = %library.display(), error = %e, "ONNX engine unavailable; the local model runs on candle");
-                        (None, None)
-                    }
+            LocalEngine::Auto => match exact() {
+                Ok((checkpoint, onnx)) => (Some(checkpoint), Some(onnx)),
+                Err(e) => {
+                    tracing::warn!(library = %library.display(), error = %e, "ONNX engine unavailable; the local model runs on candle");
+                    (None, None)
                 }
-            }
+            },
         };
         // A runtime without 8-bit products (releases before 1.22) runs queries through the
         // exact model.

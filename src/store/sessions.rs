@@ -5,8 +5,9 @@
 //! shorter walk (a graph of 500,000 rows and more, a configured `search.hnsw_ef_search`, a
 //! filter that discards most rows), and a plan made for the filter's values. Setting them in a
 //! transaction costs two more round trips per search: 1 to 2 ms of an unfiltered hybrid
-//! search's p50 at a million chunks, 1.3 to 4 ms of a filtered one at 100k (docs/BENCHMARKS.md). So the store keeps, beside its main pool, a small
-//! pool per [`Session`] its searches have needed, whose connections are set that way for good.
+//! search's p50 at a million chunks, 1.3 to 4 ms of a filtered one at 100k
+//! (docs/BENCHMARKS.md). So the store keeps, beside its main pool, a small pool per
+//! [`Session`] its searches have needed, whose connections are set that way for good.
 //! A pool that cannot get a connection (the server at `max_connections`, say) is left alone
 //! for a while, and the search falls back to the transaction on the main pool.
 
