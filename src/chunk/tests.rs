@@ -150,6 +150,7 @@ snapshot!(go, "server.go");
 snapshot!(graphql, "schema.graphql");
 snapshot!(sql, "001_init.sql");
 snapshot!(markdown, "guide.md");
+snapshot!(restructuredtext, "guide.rst");
 snapshot!(plain_text, "settings.toml");
 snapshot!(java, "BoundedStack.java");
 snapshot!(csharp, "Inventory.cs");
