@@ -4,8 +4,8 @@
 //! line range, language, and symbol name where it has one. Code in TypeScript, TSX, JavaScript,
 //! Python, Rust, Go, Java, C#, C, C++ and Ruby is cut by tree-sitter at definitions (function, method, class, interface,
 //! type, impl, ...) with the doc comments and attributes above them; GraphQL by type, query,
-//! mutation and fragment (tree-sitter too); SQL by statement; Markdown and reStructuredText by
-//! heading section; everything else by size with overlap.
+//! mutation and fragment (tree-sitter too); SQL by statement; Markdown, reStructuredText and
+//! AsciiDoc by heading section; everything else by size with overlap.
 //!
 //! Two rules shape every chunk, whatever the language:
 //! - **Split, never truncate.** A definition larger than `max_chars` is cut into pieces on line
@@ -19,6 +19,7 @@
 //! file falls back to size-based chunks. Bump [`CHUNKER_VERSION`] whenever the output for a given
 //! input can change: stored files are re-chunked when it differs.
 
+mod asciidoc;
 mod code;
 mod markdown;
 mod rst;
@@ -38,8 +39,9 @@ use tree_sitter::Tree;
 /// definition's closing line kept with it and C++'s declared types and export macros, since
 /// version 12 calls of JavaScript's and TypeScript's `#private` methods, since version 13 Go's
 /// declared types of receivers, parameters and locals, since version 14 Ruby's calls written as
-/// a bare name, since version 15 reStructuredText by section); part of every file's skip key, so a change re-processes files (vectors are
-/// reused where a chunk's text is unchanged).
+/// a bare name, since version 15 reStructuredText and AsciiDoc by section); part of every file's
+/// skip key, so a change re-processes files (vectors are reused where a chunk's text is
+/// unchanged).
 pub const CHUNKER_VERSION: i32 = 15;
 
 /// One piece of a file, ready to embed.
@@ -52,7 +54,7 @@ pub struct Chunk {
     /// Last line, 1-based, inclusive.
     pub end_line: u32,
     /// The definition's name, qualified by its parent (`UserService.findById`, `Stack::push`),
-    /// the heading path for Markdown and reStructuredText, the object name for SQL.
+    /// the heading path for Markdown, reStructuredText and AsciiDoc, the object name for SQL.
     pub symbol: Option<String>,
     /// What the chunk holds: `function`, `method`, `class`, `section`, `statement`, `text`, ...
     pub kind: &'static str,
@@ -90,6 +92,8 @@ pub enum Language {
     Markdown,
     /// reStructuredText (`.rst`), by section like Markdown.
     ReStructuredText,
+    /// AsciiDoc (`.adoc`), by section like Markdown.
+    AsciiDoc,
     /// Anything else: size-based chunks.
     Text,
 }
@@ -117,6 +121,7 @@ impl Language {
             "sql" => Language::Sql,
             "md" | "markdown" => Language::Markdown,
             "rst" | "rest" => Language::ReStructuredText,
+            "adoc" | "asciidoc" => Language::AsciiDoc,
             _ => Language::Text,
         }
     }
@@ -140,9 +145,8 @@ impl Language {
             Language::Code(c) => c.name().to_owned(),
             Language::Sql => "sql".to_owned(),
             Language::Markdown => "markdown".to_owned(),
-            // The name it had as text, so `language` filters on `rst` keep working.
-            Language::ReStructuredText => "rst".to_owned(),
-            Language::Text => {
+            // Prose other than Markdown is named by its extension, as plain text is.
+            Language::ReStructuredText | Language::AsciiDoc | Language::Text => {
                 let ext = crate::scan::file_type_of(rel_path);
                 if ext.is_empty() {
                     "text".to_owned()
@@ -266,6 +270,7 @@ pub fn chunk_parsed(
         Language::Sql => sql::layout(text),
         Language::Markdown => markdown::layout(text),
         Language::ReStructuredText => rst::layout(text),
+        Language::AsciiDoc => asciidoc::layout(text),
         Language::Text => Layout::whole(text),
     };
     let spans = split::fill_gaps(text, layout);
