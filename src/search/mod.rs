@@ -595,7 +595,7 @@ impl SearchService {
             return Ok(v.clone());
         }
         let deadline = self.inner.query_deadline;
-        let input = [query.to_owned()];
+        let input = [title(query).to_owned()];
         let embedding = self.inner.embedder.embed(&input, InputKind::Query);
         let mut vectors = tokio::time::timeout(deadline, embedding)
             .await
@@ -788,6 +788,36 @@ fn most_selective<T>(mut terms: Vec<T>, weight: impl Fn(&T) -> f64) -> Vec<T> {
     });
     terms
 }
+
+/// What of a query the vector side embeds: the whole of a short one; of a long one
+/// ([`LONG_QUERY_WORDS`] words or more, a ticket or a commit message), its title, the first
+/// sentence of at least three words in its first paragraph. The lexical side still reads every
+/// word. A sentence-embedding model reads a paragraph as the average of its sentences, and a
+/// ticket's body dilutes what its title says (docs/BENCHMARKS.md, "A long query's title").
+fn title(query: &str) -> &str {
+    let query = query.trim();
+    let words = |s: &str| s.split_whitespace().count();
+    if words(query) < LONG_QUERY_WORDS {
+        return query;
+    }
+    let paragraph = query.split("\n\n").next().unwrap_or(query);
+    let mut chars = paragraph.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let ends_sentence = matches!(c, '.' | '!' | '?')
+            && chars.peek().is_none_or(|(_, next)| next.is_whitespace());
+        if ends_sentence && words(&paragraph[..i]) >= 3 {
+            return &paragraph[..=i];
+        }
+    }
+    if words(paragraph) >= 3 {
+        paragraph.trim_end()
+    } else {
+        query
+    }
+}
+
+/// A query of this many words or more is embedded by its title alone ([`title`]).
+const LONG_QUERY_WORDS: usize = 20;
 
 /// Terms a query's BM25 lists read at most ([`most_selective`]). A 580-word query read all
 /// its 421 terms in 220–300 ms at 100k chunks, 6–14 ms with 64; on the long queries of the
@@ -1264,6 +1294,29 @@ mod tests {
             similarity: Some(0.5),
             ..Hit::default()
         }
+    }
+
+    #[test]
+    fn a_long_query_is_embedded_by_its_title() {
+        let short = "retry a request. with backoff";
+        assert_eq!(title(short), short);
+        let body = "The client gave up after the first failure, so a flaky proxy failed every \
+                    call that went through it during a deploy; it now waits and retries.";
+        // A commit message as one line: its subject is the first sentence.
+        let message = format!("Retry idle connections on reset. {body}");
+        assert_eq!(title(&message), "Retry idle connections on reset.");
+        // A ticket: its first paragraph's first sentence, a period or not.
+        let ticket = format!("Retry on reset\n\n{body}");
+        assert_eq!(title(&ticket), "Retry on reset");
+        // A first sentence of fewer than three words is not a title ("e.g.").
+        let hedged = format!("E.g. retry. Retry idle connections on reset. {body}");
+        assert_eq!(
+            title(&hedged),
+            "E.g. retry. Retry idle connections on reset."
+        );
+        // No sentence to take: the whole query.
+        let run_on = body.replace([',', '.', ';'], "");
+        assert_eq!(title(&run_on), run_on);
     }
 
     #[test]
