@@ -6,32 +6,14 @@
 //! is the title path, as for Markdown. Lines inside delimited blocks (listings between `----`,
 //! examples between `====`, comments between `////`, ...) are never titles.
 
-use super::{Layout, Span};
+use super::Layout;
+use super::sections::Sections;
 
 pub(crate) fn layout(text: &str) -> Layout {
-    let mut spans = Vec::new();
-    let mut path: Vec<(usize, String)> = Vec::new(); // (level, title)
-    let mut current: Option<(usize, Option<String>)> = None; // (start, symbol)
+    let mut sections = Sections::default();
     let mut block: Option<&str> = None; // the delimiter of the open block
     let mut attributes: Option<usize> = None; // start of the attribute lines right above
     let mut offset = 0;
-
-    let close = |spans: &mut Vec<Span>, current: &mut Option<(usize, Option<String>)>, end| {
-        if let Some((start, symbol)) = current.take()
-            && start < end
-        {
-            spans.push(Span {
-                start,
-                end,
-                symbol,
-                kind: "section",
-                defines: Vec::new(),
-                parent: 0,
-                mergeable: true,
-            });
-        }
-    };
-
     for line in text.split_inclusive('\n') {
         let start = offset;
         offset += line.len();
@@ -45,22 +27,11 @@ pub(crate) fn layout(text: &str) -> Layout {
         if is_delimiter(trimmed) {
             block = Some(trimmed);
             attributes = None;
-            if current.is_none() {
-                current = Some((start, None));
-            }
+            sections.text(start);
             continue;
         }
         if let Some((level, title)) = section_title(trimmed) {
-            let start = attributes.unwrap_or(start);
-            close(&mut spans, &mut current, start);
-            path.retain(|(l, _)| *l < level);
-            path.push((level, title.to_owned()));
-            let symbol = path
-                .iter()
-                .map(|(_, t)| t.as_str())
-                .collect::<Vec<_>>()
-                .join(" > ");
-            current = Some((start, Some(symbol)));
+            sections.heading(attributes.unwrap_or(start), level, title);
             attributes = None;
             continue;
         }
@@ -69,15 +40,11 @@ pub(crate) fn layout(text: &str) -> Layout {
         } else {
             None
         };
-        if current.is_none() && !trimmed.is_empty() {
-            current = Some((start, None));
+        if !trimmed.is_empty() {
+            sections.text(start);
         }
     }
-    close(&mut spans, &mut current, text.len());
-    Layout {
-        spans,
-        containers: Vec::new(),
-    }
+    sections.finish(text.len())
 }
 
 /// `== Title` at the margin: (level, title).
@@ -99,13 +66,10 @@ fn is_delimiter(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chunk::sections::texts_and_symbols;
 
     fn spans(text: &str) -> Vec<(String, Option<String>)> {
-        layout(text)
-            .spans
-            .iter()
-            .map(|s| (text[s.start..s.end].trim().to_owned(), s.symbol.clone()))
-            .collect()
+        texts_and_symbols(text, &layout(text))
     }
 
     #[test]

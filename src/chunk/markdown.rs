@@ -4,32 +4,15 @@
 //! to the next heading; the symbol is the heading path (`Install > Docker`). Headings inside
 //! fenced code blocks are text, not headings. Front matter (`---` at the top) is its own span.
 
-use super::{Layout, Span};
+use super::Layout;
+use super::sections::Sections;
 
 pub(crate) fn layout(text: &str) -> Layout {
-    let mut spans = Vec::new();
-    let mut path: Vec<(usize, String)> = Vec::new(); // (level, title)
-    let mut current: Option<(usize, Option<String>)> = None; // (start, symbol)
+    let mut sections = Sections::default();
     let mut fence: Option<(char, usize)> = None;
     let mut offset = 0;
     let mut prev_line: Option<(usize, &str)> = None; // (start, text) of the previous non-blank line
     let mut in_front_matter = false;
-
-    let close = |spans: &mut Vec<Span>, current: &mut Option<(usize, Option<String>)>, end| {
-        if let Some((start, symbol)) = current.take()
-            && start < end
-        {
-            spans.push(Span {
-                start,
-                end,
-                symbol,
-                kind: "section",
-                defines: Vec::new(),
-                parent: 0,
-                mergeable: true,
-            });
-        }
-    };
 
     for (n, line) in text.split_inclusive('\n').enumerate() {
         let start = offset;
@@ -71,32 +54,18 @@ pub(crate) fn layout(text: &str) -> Layout {
             None
         };
         if let Some((heading_start, level, title)) = heading {
-            close(&mut spans, &mut current, heading_start);
-            path.retain(|(l, _)| *l < level);
-            path.push((level, title));
-            let symbol = path
-                .iter()
-                .map(|(_, t)| t.as_str())
-                .collect::<Vec<_>>()
-                .join(" > ");
-            current = Some((heading_start, Some(symbol)));
+            sections.heading(heading_start, level, &title);
             prev_line = None;
             continue;
         }
-        if current.is_none() {
-            current = Some((start, None));
-        }
+        sections.text(start);
         prev_line = if trimmed.trim().is_empty() || is_list_or_block(trimmed) {
             None
         } else {
             Some((start, trimmed))
         };
     }
-    close(&mut spans, &mut current, text.len());
-    Layout {
-        spans,
-        containers: Vec::new(),
-    }
+    sections.finish(text.len())
 }
 
 fn fence_marker(line: &str) -> Option<(char, usize)> {

@@ -23,6 +23,7 @@ mod asciidoc;
 mod code;
 mod markdown;
 mod rst;
+mod sections;
 mod split;
 mod sql;
 

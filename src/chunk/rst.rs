@@ -4,11 +4,13 @@
 //! punctuation character repeated (`Title` over `=====`). Title levels are not fixed by the
 //! character: as in docutils, each adornment style (character, and whether it has an overline)
 //! gets the next level the first time it appears. Each title starts a section that runs to the
-//! next one, with the link targets (`.. _name:`) right above it; the symbol is the title path (`User Guide > Sessions`), as for Markdown. Indented
-//! lines (literal blocks, directives' bodies) are never titles, and neither is a transition (an
-//! adornment line between blank lines).
+//! next one, with the link targets (`.. _name:`) right above it; the symbol is the title path
+//! (`User Guide > Sessions`), as for Markdown. Indented lines (literal blocks, directives'
+//! bodies) are never titles, and neither is a transition (an adornment line between blank
+//! lines).
 
-use super::{Layout, Span};
+use super::Layout;
+use super::sections::Sections;
 
 pub(crate) fn layout(text: &str) -> Layout {
     let mut lines = Vec::new(); // (start, line without its end)
@@ -18,37 +20,17 @@ pub(crate) fn layout(text: &str) -> Layout {
         offset += line.len();
     }
 
-    let mut spans = Vec::new();
+    let mut sections = Sections::default();
     let mut styles: Vec<(char, bool)> = Vec::new(); // adornment styles, in order of first use
-    let mut path: Vec<(usize, String)> = Vec::new(); // (level, title)
-    let mut current: Option<(usize, Option<String>)> = None; // (start, symbol)
-    let close = |spans: &mut Vec<Span>, current: &mut Option<(usize, Option<String>)>, end| {
-        if let Some((start, symbol)) = current.take()
-            && start < end
-        {
-            spans.push(Span {
-                start,
-                end,
-                symbol,
-                kind: "section",
-                defines: Vec::new(),
-                parent: 0,
-                mergeable: true,
-            });
-        }
-    };
-
     let mut i = 0;
     while i < lines.len() {
         let Some(title) = title_at(&lines, i) else {
-            if current.is_none() && !lines[i].1.is_empty() {
-                current = Some((lines[i].0, None));
+            if !lines[i].1.is_empty() {
+                sections.text(lines[i].0);
             }
             i += 1;
             continue;
         };
-        let start = lines[labels_above(&lines, title.first)].0;
-        close(&mut spans, &mut current, start);
         let level = match styles.iter().position(|s| *s == title.style) {
             Some(level) => level,
             None => {
@@ -56,21 +38,14 @@ pub(crate) fn layout(text: &str) -> Layout {
                 styles.len() - 1
             }
         };
-        path.retain(|(l, _)| *l < level);
-        path.push((level, title.text.to_owned()));
-        let symbol = path
-            .iter()
-            .map(|(_, t)| t.as_str())
-            .collect::<Vec<_>>()
-            .join(" > ");
-        current = Some((start, Some(symbol)));
+        sections.heading(
+            lines[labels_above(&lines, title.first)].0,
+            level,
+            title.text,
+        );
         i = title.last + 1;
     }
-    close(&mut spans, &mut current, text.len());
-    Layout {
-        spans,
-        containers: Vec::new(),
-    }
+    sections.finish(text.len())
 }
 
 struct Title<'a> {
@@ -137,13 +112,10 @@ fn adornment(line: &str) -> Option<char> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chunk::sections::texts_and_symbols;
 
     fn symbols(text: &str) -> Vec<(String, Option<String>)> {
-        layout(text)
-            .spans
-            .iter()
-            .map(|s| (text[s.start..s.end].trim().to_owned(), s.symbol.clone()))
-            .collect()
+        texts_and_symbols(text, &layout(text))
     }
 
     #[test]
