@@ -296,17 +296,33 @@ fn whole_definition(
 }
 
 /// The task as a query: whitespace runs collapsed (a ticket's layout carries no meaning for
-/// search), cut at a word boundary to the longest query accepted.
+/// search) except blank lines, which stay one blank line between paragraphs (a long query is
+/// embedded by its first paragraph's first sentence, its title), cut at a word boundary to the
+/// longest query accepted.
 fn query_text(task: &str, max_chars: usize) -> String {
     let mut out = String::new();
-    for word in task.split_whitespace() {
-        if out.chars().count() + word.chars().count() + 1 > max_chars {
-            break;
+    let mut len = 0;
+    let mut new_paragraph = false;
+    for line in task.lines() {
+        if line.trim().is_empty() {
+            new_paragraph = !out.is_empty();
+            continue;
         }
-        if !out.is_empty() {
-            out.push(' ');
+        for word in line.split_whitespace() {
+            let separator = match (out.is_empty(), new_paragraph) {
+                (true, _) => "",
+                (false, true) => "\n\n",
+                (false, false) => " ",
+            };
+            let added = separator.len() + word.chars().count();
+            if len + added > max_chars {
+                return out;
+            }
+            out.push_str(separator);
+            out.push_str(word);
+            len += added;
+            new_paragraph = false;
         }
-        out.push_str(word);
     }
     out
 }
@@ -427,7 +443,11 @@ mod tests {
 
     #[test]
     fn the_task_is_cut_at_a_word_boundary() {
-        assert_eq!(query_text("  fix\n\nthe   bug ", 100), "fix the bug");
+        assert_eq!(
+            query_text("  fix the\n  bug \n \n\n it   crashes\n", 100),
+            "fix the bug\n\nit crashes"
+        );
         assert_eq!(query_text("alpha beta gamma", 10), "alpha beta");
+        assert_eq!(query_text("alpha\n\nbeta gamma", 11), "alpha\n\nbeta");
     }
 }
