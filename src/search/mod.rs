@@ -5,9 +5,12 @@
 //!
 //! Two retrievers, fused:
 //! - **vector**: cosine kNN over the chunks' embeddings (pgvector; HNSW once the table is big);
+//!   a long query is embedded by its title (`title`);
 //! - **lexical**: BM25 over the chunks' words as code search sees them ([`crate::text::words`]:
-//!   identifiers split and kept whole, path and symbol counted twice, English stemming);
-//! - **hybrid** (the default) fuses both lists by reciprocal rank.
+//!   identifiers split and kept whole, path and symbol counted twice, English stemming), and
+//!   over whole files;
+//! - **hybrid** (the default) fuses the vector list, the file-level BM25 list and the
+//!   definitions the query names (`search.fusion`: scores by default, or reciprocal ranks).
 //!
 //! Then one file's chunks beyond `max_per_file` are moved below every other file's, so a long
 //! file cannot crowd the top results.
