@@ -803,7 +803,15 @@ fn title(query: &str) -> &str {
     if words(query) < LONG_QUERY_WORDS {
         return query;
     }
-    let paragraph = query.split("\n\n").next().unwrap_or(query);
+    // The first paragraph: the lines up to the first blank one.
+    let mut end = 0;
+    for line in query.split_inclusive('\n') {
+        if end > 0 && line.trim().is_empty() {
+            break;
+        }
+        end += line.len();
+    }
+    let paragraph = &query[..end];
     let mut chars = paragraph.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         let ends_sentence = matches!(c, '.' | '!' | '?')
@@ -1311,6 +1319,8 @@ mod tests {
         // A ticket: its first paragraph's first sentence, a period or not.
         let ticket = format!("Retry on reset\n\n{body}");
         assert_eq!(title(&ticket), "Retry on reset");
+        let typed_elsewhere = format!("Retry on reset\r\n  \r\n{body}");
+        assert_eq!(title(&typed_elsewhere), "Retry on reset");
         // A first sentence of fewer than three words is not a title ("e.g.").
         let hedged = format!("E.g. retry. Retry idle connections on reset. {body}");
         assert_eq!(
