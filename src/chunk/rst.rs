@@ -75,15 +75,20 @@ fn title_at<'a>(lines: &[(usize, &'a str)], i: usize) -> Option<Title<'a>> {
             style: (c, true),
         });
     }
-    // Text at the margin, then its underline.
+    // Text at the margin, then its underline: as long as the text, or of four characters at
+    // least (docutils reads a shorter one under a longer text as part of the paragraph).
     let text = line(i)?;
-    let c = adornment(line(i + 1)?)?;
+    let under = line(i + 1)?;
+    let c = adornment(under)?;
     let starts_at_margin = !text.starts_with([' ', '\t']);
-    (starts_at_margin && !text.is_empty() && adornment(text).is_none()).then(|| Title {
-        first: i,
-        last: i + 1,
-        text: text.trim(),
-        style: (c, false),
+    let long_enough = under.len() >= text.chars().count().min(4);
+    (starts_at_margin && long_enough && !text.is_empty() && adornment(text).is_none()).then(|| {
+        Title {
+            first: i,
+            last: i + 1,
+            text: text.trim(),
+            style: (c, false),
+        }
     })
 }
 
@@ -175,6 +180,9 @@ Run it::
 Before a transition.
 
 ----------
+
+A paragraph whose last line is followed by a short rule
+***
 
 =====  =====
 col a  col b
