@@ -68,7 +68,13 @@ pub const TOOLS: &[ToolSpec] = &[
             pathGlob; page with offset.",
         kind: Kind::Search,
         args: &[
-            arg("query", "string", "What to look for, in words or code."),
+            arg(
+                "query",
+                "string",
+                "What to look for, in words or code. A long query (20 words or more) is \
+                 matched by meaning on its first sentence and by words on all of it: say the \
+                 gist first.",
+            ),
             arg(
                 "limit",
                 "integer",
@@ -142,7 +148,8 @@ pub const TOOLS: &[ToolSpec] = &[
             arg(
                 "task",
                 "string",
-                "The task: title and description, in prose.",
+                "The task in prose: its title first, then a blank line and its description \
+                 (the title is what the code is matched to by meaning).",
             ),
             arg(
                 "budgetTokens",
