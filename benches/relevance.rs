@@ -8,6 +8,8 @@
 //! corpora of `commits` and `validation`, which must run with it) and `large` (commit subjects
 //! over two repositories of thousands of files, only ever scored). All the sets run share one
 //! workspace, so its BM25 statistics, and the figures, depend on which sets are run together.
+//! With `long`, the context pre-fetch is scored too: each long query as a task, the share of
+//! its changed files in the block.
 //!
 //! The corpora are indexed incrementally into the database given by `DATABASE_URL` (one
 //! repository per corpus), so a second run re-uses the vectors and takes seconds. They go to
@@ -30,6 +32,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use codesearch::config::Config;
+use codesearch::context::{ContextRequest, ContextService};
 use codesearch::daemon;
 use codesearch::pipeline::Indexer;
 use codesearch::repository::Repository;
@@ -391,6 +394,7 @@ async fn main() -> anyhow::Result<()> {
             at(0.95)
         );
     }
+    context_on_long_queries(&labels, &roots, &service, &cfg).await?;
     if !behind.is_empty() {
         println!("\nhybrid behind bm25-file:");
         for b in behind {
@@ -403,6 +407,59 @@ async fn main() -> anyhow::Result<()> {
             println!("{m}");
         }
     }
+    Ok(())
+}
+
+/// The context pre-fetch with the long queries as tasks: a whole commit message reads like a
+/// ticket, and the files the commit changed are the files the task needs. Prints the share of
+/// those files whose code is in the block (the default budget), for the block as served and for
+/// one filled from a plain keyword search, as the context benchmark does for its tickets.
+async fn context_on_long_queries(
+    labels: &Labels,
+    roots: &HashMap<String, Vec<PathBuf>>,
+    search: &SearchService,
+    cfg: &Config,
+) -> anyhow::Result<()> {
+    let tasks: Vec<&Query> = labels
+        .query
+        .iter()
+        .filter(|q| q.set == "long" && roots.contains_key(&q.corpus))
+        .collect();
+    if tasks.is_empty() {
+        return Ok(());
+    }
+    let context = ContextService::new(search.clone(), cfg.context.clone());
+    let (mut share, mut whole) = ([0.0; 2], [0; 2]);
+    for q in &tasks {
+        for (i, mode) in ["hybrid", "lexical"].into_iter().enumerate() {
+            let block = context
+                .build(ContextRequest {
+                    task: q.query.clone(),
+                    repository: Some(q.corpus.clone()),
+                    mode: Some(mode.to_owned()),
+                    ..ContextRequest::default()
+                })
+                .await?;
+            let found = q
+                .relevant
+                .iter()
+                .filter(|r| block.files.iter().any(|f| &f.file_path == *r))
+                .count();
+            share[i] += found as f64 / q.relevant.len() as f64;
+            whole[i] += usize::from(found == q.relevant.len());
+        }
+    }
+    let n = tasks.len();
+    println!(
+        "\ncontext pre-fetch, the {n} long queries as tasks, {}-token blocks: mean share of the \
+         changed files in the block hybrid {:.3}, keyword only {:.3}; every file in it: {}/{n} \
+         and {}/{n}",
+        cfg.context.budget_tokens,
+        share[0] / n as f64,
+        share[1] / n as f64,
+        whole[0],
+        whole[1]
+    );
     Ok(())
 }
 
