@@ -590,15 +590,17 @@ impl SearchService {
         }))
     }
 
-    /// The query's vector, from the cache when the same query was embedded before.
+    /// The query's vector, from the cache when the same text was embedded before (a long
+    /// query's [`title`]: two tickets with one title share it).
     async fn query_embedding(&self, query: &str) -> QueryVector {
+        let text = title(query);
         if let Some(cache) = &self.inner.queries
-            && let Some(v) = lock(cache).get(query)
+            && let Some(v) = lock(cache).get(text)
         {
             return Ok(v.clone());
         }
         let deadline = self.inner.query_deadline;
-        let input = [title(query).to_owned()];
+        let input = [text.to_owned()];
         let embedding = self.inner.embedder.embed(&input, InputKind::Query);
         let mut vectors = tokio::time::timeout(deadline, embedding)
             .await
@@ -611,7 +613,7 @@ impl SearchService {
                 .ok_or_else(|| EmbedError::Inference("no vector for the query".into()))?,
         );
         if let Some(cache) = &self.inner.queries {
-            lock(cache).put(query.to_owned(), v.clone());
+            lock(cache).put(text.to_owned(), v.clone());
         }
         Ok(v)
     }
