@@ -4,8 +4,8 @@
 //! line range, language, and symbol name where it has one. Code in TypeScript, TSX, JavaScript,
 //! Python, Rust, Go, Java, C#, C, C++ and Ruby is cut by tree-sitter at definitions (function, method, class, interface,
 //! type, impl, ...) with the doc comments and attributes above them; GraphQL by type, query,
-//! mutation and fragment (tree-sitter too); SQL by statement; Markdown, reStructuredText and
-//! AsciiDoc by heading section; everything else by size with overlap.
+//! mutation and fragment (tree-sitter too); SQL by statement; Markdown, reStructuredText,
+//! AsciiDoc and Org by heading section; everything else by size with overlap.
 //!
 //! Two rules shape every chunk, whatever the language:
 //! - **Split, never truncate.** A definition larger than `max_chars` is cut into pieces on line
@@ -22,6 +22,7 @@
 mod asciidoc;
 mod code;
 mod markdown;
+mod org;
 mod rst;
 mod sections;
 mod split;
@@ -40,10 +41,10 @@ use tree_sitter::Tree;
 /// definition's closing line kept with it and C++'s declared types and export macros, since
 /// version 12 calls of JavaScript's and TypeScript's `#private` methods, since version 13 Go's
 /// declared types of receivers, parameters and locals, since version 14 Ruby's calls written as
-/// a bare name, since version 15 reStructuredText and AsciiDoc by section); part of every file's
-/// skip key, so a change re-processes files (vectors are reused where a chunk's text is
-/// unchanged).
-pub const CHUNKER_VERSION: i32 = 15;
+/// a bare name, since version 15 reStructuredText and AsciiDoc by section, since version 16 Org by
+/// heading); part of every file's skip key, so a change re-processes files (vectors are reused
+/// where a chunk's text is unchanged).
+pub const CHUNKER_VERSION: i32 = 16;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +56,7 @@ pub struct Chunk {
     /// Last line, 1-based, inclusive.
     pub end_line: u32,
     /// The definition's name, qualified by its parent (`UserService.findById`, `Stack::push`),
-    /// the heading path for Markdown, reStructuredText and AsciiDoc, the object name for SQL.
+    /// the heading path for Markdown, reStructuredText, AsciiDoc and Org, the object name for SQL.
     pub symbol: Option<String>,
     /// What the chunk holds: `function`, `method`, `class`, `section`, `statement`, `text`, ...
     pub kind: &'static str,
@@ -95,6 +96,8 @@ pub enum Language {
     ReStructuredText,
     /// AsciiDoc (`.adoc`), by section like Markdown.
     AsciiDoc,
+    /// Org (`.org`), by heading like Markdown.
+    Org,
     /// Anything else: size-based chunks.
     Text,
 }
@@ -123,6 +126,7 @@ impl Language {
             "md" | "markdown" => Language::Markdown,
             "rst" | "rest" => Language::ReStructuredText,
             "adoc" | "asciidoc" => Language::AsciiDoc,
+            "org" => Language::Org,
             _ => Language::Text,
         }
     }
@@ -147,7 +151,7 @@ impl Language {
             Language::Sql => "sql".to_owned(),
             Language::Markdown => "markdown".to_owned(),
             // Prose other than Markdown is named by its extension, as plain text is.
-            Language::ReStructuredText | Language::AsciiDoc | Language::Text => {
+            Language::ReStructuredText | Language::AsciiDoc | Language::Org | Language::Text => {
                 let ext = crate::scan::file_type_of(rel_path);
                 if ext.is_empty() {
                     "text".to_owned()
@@ -272,6 +276,7 @@ pub fn chunk_parsed(
         Language::Markdown => markdown::layout(text),
         Language::ReStructuredText => rst::layout(text),
         Language::AsciiDoc => asciidoc::layout(text),
+        Language::Org => org::layout(text),
         Language::Text => Layout::whole(text),
     };
     let spans = split::fill_gaps(text, layout);

@@ -1,5 +1,6 @@
-//! Headed prose (Markdown, reStructuredText, AsciiDoc) as spans: each heading starts a section
-//! that runs to the next heading, and its symbol is the heading path (`Install > Docker`).
+//! Headed prose (Markdown, reStructuredText, AsciiDoc, Org) as spans: each heading starts a
+//! section that runs to the next heading, and its symbol is the heading path (`Install >
+//! Docker`).
 
 use super::{Layout, Span};
 
