@@ -31,6 +31,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
+use codesearch::chunk::{ChunkOptions, chunk_file};
 use codesearch::config::Config;
 use codesearch::context::{ContextRequest, ContextService};
 use codesearch::daemon;
@@ -81,9 +82,9 @@ struct Query {
     /// An identifier or error string as pasted, rather than a description.
     #[serde(default)]
     exact: bool,
-    /// Where the query and its labels came from (a commit), for people.
+    /// Where the query and its labels came from (`commit <hash>`): the context pre-fetch's
+    /// score reads the commit's changes.
     #[serde(default)]
-    #[allow(dead_code)]
     source: Option<String>,
     /// Which file the query came from (set when loading).
     #[serde(skip)]
@@ -411,9 +412,15 @@ async fn main() -> anyhow::Result<()> {
 }
 
 /// The context pre-fetch with the long queries as tasks: a whole commit message reads like a
-/// ticket, and the files the commit changed are the files the task needs. Prints the share of
-/// those files whose code is in the block (the default budget), for the block as served and for
-/// one filled from a plain keyword search, as the context benchmark does for its tickets.
+/// ticket, and what the commit changed is what the task needs. For the block as served, for
+/// one or three chunks per file instead of two, and for a block filled from a plain keyword
+/// search (as the context benchmark does for its tickets), prints:
+/// - the share of the commit's changed files that are in the block (the default budget);
+/// - the share of its changed definitions whose code is: a definition (or section) is changed
+///   when a hunk of the commit touches a chunk of it in the file as the commit left it, and it
+///   is found under the same name in the file as searched. Files whose changed definitions
+///   have no name, or no longer exist, are left out of this share, and so are commits without
+///   any left.
 async fn context_on_long_queries(
     labels: &Labels,
     roots: &HashMap<String, Vec<PathBuf>>,
@@ -428,39 +435,184 @@ async fn context_on_long_queries(
     if tasks.is_empty() {
         return Ok(());
     }
-    let context = ContextService::new(search.clone(), cfg.context.clone());
-    let (mut share, mut whole) = ([0.0; 2], [0; 2]);
+    let opts = ChunkOptions {
+        max_chars: cfg.index.max_chunk_chars,
+        overlap_chars: cfg.index.chunk_overlap_chars,
+        min_chars: cfg.index.min_chunk_chars,
+        parse_timeout: std::time::Duration::from_millis(cfg.index.parse_timeout_ms),
+    };
+    // Per task and changed file: the definitions the commit changed, each as the line ranges
+    // of its chunks in the file as searched.
+    let mut changed: Vec<HashMap<&str, Vec<Lines>>> = Vec::new();
     for q in &tasks {
-        for (i, mode) in ["hybrid", "lexical"].into_iter().enumerate() {
+        let git_dir = labels
+            .corpus
+            .iter()
+            .find(|c| c.name == q.corpus)
+            .and_then(|c| Some(git_dir_of(&c.name, c.git.as_deref()?)))
+            .transpose()?
+            .map(|(dir, _)| dir);
+        let commit = q.source.as_deref().and_then(|s| s.strip_prefix("commit "));
+        let root = roots.get(&q.corpus).and_then(|p| p.first());
+        let mut files = HashMap::new();
+        if let (Some(git_dir), Some(commit), Some(root)) = (git_dir, commit, root) {
+            for path in &q.relevant {
+                let ranges = changed_definitions(&git_dir, commit, path, root, &opts);
+                if !ranges.is_empty() {
+                    files.insert(path.as_str(), ranges);
+                }
+            }
+        }
+        changed.push(files);
+    }
+    let context = ContextService::new(search.clone(), cfg.context.clone());
+    let variants = [
+        ("hybrid, as served", "hybrid", None),
+        ("hybrid, 1 chunk per file", "hybrid", Some(1)),
+        ("hybrid, 3 chunks per file", "hybrid", Some(3)),
+        ("keyword search only", "lexical", None),
+    ];
+    let scored = changed.iter().filter(|c| !c.is_empty()).count();
+    let definitions: usize = changed.iter().flat_map(|c| c.values()).map(Vec::len).sum();
+    let n = tasks.len();
+    println!(
+        "\ncontext pre-fetch, the {n} long queries as tasks, {}-token blocks: share of the \
+         changed files in the block, tasks with all of them; share of the changed definitions \
+         ({definitions} over {scored} tasks), tasks with all of them",
+        cfg.context.budget_tokens
+    );
+    for (name, mode, per_file) in variants {
+        let (mut files_share, mut files_whole) = (0.0, 0);
+        let (mut defs_share, mut defs_whole) = (0.0, 0);
+        for (q, defs) in tasks.iter().zip(&changed) {
             let block = context
                 .build(ContextRequest {
                     task: q.query.clone(),
                     repository: Some(q.corpus.clone()),
                     mode: Some(mode.to_owned()),
+                    per_file,
                     ..ContextRequest::default()
                 })
                 .await?;
+            let mut in_block: HashMap<&str, Vec<(u32, u32)>> = HashMap::new();
+            for f in &block.files {
+                in_block
+                    .entry(f.file_path.as_str())
+                    .or_default()
+                    .extend(&f.ranges);
+            }
             let found = q
                 .relevant
                 .iter()
-                .filter(|r| block.files.iter().any(|f| &f.file_path == *r))
+                .filter(|r| in_block.contains_key(r.as_str()))
                 .count();
-            share[i] += found as f64 / q.relevant.len() as f64;
-            whole[i] += usize::from(found == q.relevant.len());
+            files_share += found as f64 / q.relevant.len() as f64;
+            files_whole += usize::from(found == q.relevant.len());
+            if !defs.is_empty() {
+                let (held, all) = defs.iter().fold((0, 0), |(held, all), (path, wanted)| {
+                    let held_here = wanted
+                        .iter()
+                        .filter(|chunks| {
+                            chunks.iter().any(|(s, e)| {
+                                in_block
+                                    .get(path)
+                                    .is_some_and(|r| r.iter().any(|(a, b)| a <= e && s <= b))
+                            })
+                        })
+                        .count();
+                    (held + held_here, all + wanted.len())
+                });
+                defs_share += held as f64 / all as f64;
+                defs_whole += usize::from(held == all);
+            }
+        }
+        println!(
+            "  {name:<28} files {:.3} ({files_whole}/{n})   definitions {:.3} ({defs_whole}/{scored})",
+            files_share / n as f64,
+            defs_share / scored.max(1) as f64,
+        );
+    }
+    Ok(())
+}
+
+/// Line ranges of a file, 1-based and inclusive.
+type Lines = Vec<(u32, u32)>;
+
+/// The definitions (and sections) that `commit` changed in `path`, each as the line ranges of
+/// its chunks in `root`'s copy of the file: the names of the chunks its hunks touch in the file
+/// as the commit left it, looked up among the chunks of the file as searched. Empty when the
+/// commit has no parent, or the file is not at the commit, or nothing it changed has a name
+/// that is still there.
+fn changed_definitions(
+    git_dir: &std::path::Path,
+    commit: &str,
+    path: &str,
+    root: &std::path::Path,
+    opts: &ChunkOptions,
+) -> Vec<Lines> {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(git_dir)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let parent = format!("{commit}^");
+    let Some(diff) = git(&["diff", "-U0", "--no-color", &parent, commit, "--", path]) else {
+        return Vec::new();
+    };
+    let Some(then) = git(&["show", &format!("{commit}:{path}")]) else {
+        return Vec::new();
+    };
+    let Ok(now) = std::fs::read_to_string(root.join(path)) else {
+        return Vec::new();
+    };
+    // `@@ -a,b +c,d @@`: the new side's lines c..c+d-1; a deletion (d = 0) sits between c
+    // and c+1.
+    let hunks: Vec<(u32, u32)> = diff
+        .lines()
+        .filter_map(|l| {
+            let new = l
+                .strip_prefix("@@ ")?
+                .split(' ')
+                .nth(1)?
+                .strip_prefix('+')?;
+            let (start, count) = match new.split_once(',') {
+                Some((s, c)) => (s.parse::<u32>().ok()?, c.parse::<u32>().ok()?),
+                None => (new.parse::<u32>().ok()?, 1),
+            };
+            Some(if count == 0 {
+                (start.max(1), start + 1)
+            } else {
+                (start, start + count - 1)
+            })
+        })
+        .collect();
+    let names = |c: &codesearch::chunk::Chunk| -> Vec<String> {
+        c.symbol.iter().chain(&c.defines).cloned().collect()
+    };
+    let wanted: HashSet<String> = chunk_file(path, &then, opts)
+        .iter()
+        .filter(|c| {
+            hunks
+                .iter()
+                .any(|(s, e)| c.start_line <= *e && *s <= c.end_line)
+        })
+        .flat_map(names)
+        .collect();
+    let mut found: std::collections::BTreeMap<String, Lines> = Default::default();
+    for c in chunk_file(path, &now, opts) {
+        for name in names(&c).into_iter().filter(|n| wanted.contains(n)) {
+            found
+                .entry(name)
+                .or_default()
+                .push((c.start_line, c.end_line));
         }
     }
-    let n = tasks.len();
-    println!(
-        "\ncontext pre-fetch, the {n} long queries as tasks, {}-token blocks: mean share of the \
-         changed files in the block hybrid {:.3}, keyword only {:.3}; every file in it: {}/{n} \
-         and {}/{n}",
-        cfg.context.budget_tokens,
-        share[0] / n as f64,
-        share[1] / n as f64,
-        whole[0],
-        whole[1]
-    );
-    Ok(())
+    found.into_values().collect()
 }
 
 /// The label sets named by `RELEVANCE_SETS` (default `queries,commits`), each
@@ -502,15 +654,14 @@ fn load_sets() -> anyhow::Result<Labels> {
     Ok(all)
 }
 
-/// The tree of `url` at `commit`, checked out once under `.codesearch/corpora/<name>-<commit>`.
-/// The history comes from `$RELEVANCE_MIRRORS/<owner>+<repo>/repo` when that exists (a local
-/// mirror), else from a blob-less clone of `url` kept beside the checkouts.
-fn checkout(name: &str, url: &str, commit: &str) -> anyhow::Result<PathBuf> {
-    let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".codesearch/corpora");
-    let dir = base.join(format!("{name}-{}", &commit[..commit.len().min(12)]));
-    if dir.is_dir() {
-        return Ok(dir);
-    }
+/// Where the corpora are checked out: `.codesearch/corpora/`.
+fn corpora_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".codesearch/corpora")
+}
+
+/// The history of `url`: `$RELEVANCE_MIRRORS/<owner>+<repo>/repo` when that exists (a local
+/// mirror; then `true`), else a blob-less clone kept beside the checkouts, made on first use.
+fn git_dir_of(name: &str, url: &str) -> anyhow::Result<(PathBuf, bool)> {
     let slug = url
         .trim_end_matches(".git")
         .rsplitn(3, '/')
@@ -521,24 +672,33 @@ fn checkout(name: &str, url: &str, commit: &str) -> anyhow::Result<PathBuf> {
         slug.get(1).unwrap_or(&""),
         slug.first().unwrap_or(&"")
     );
-    let mirror = std::env::var("RELEVANCE_MIRRORS")
+    if let Some(mirror) = std::env::var("RELEVANCE_MIRRORS")
         .map(|m| PathBuf::from(m).join(&slug).join("repo"))
         .ok()
-        .filter(|p| p.is_dir());
-    let from_mirror = mirror.is_some();
-    let git_dir = match mirror {
-        Some(m) => m,
-        None => {
-            let clone = base.join("git").join(format!("{slug}.git"));
-            if !clone.is_dir() {
-                println!("corpus {name}: cloning {url}");
-                run(std::process::Command::new("git")
-                    .args(["clone", "--quiet", "--bare", "--filter=blob:none", url])
-                    .arg(&clone))?;
-            }
-            clone
-        }
-    };
+        .filter(|p| p.is_dir())
+    {
+        return Ok((mirror, true));
+    }
+    let clone = corpora_dir().join("git").join(format!("{slug}.git"));
+    if !clone.is_dir() {
+        println!("corpus {name}: cloning {url}");
+        run(std::process::Command::new("git")
+            .args(["clone", "--quiet", "--bare", "--filter=blob:none", url])
+            .arg(&clone))?;
+    }
+    Ok((clone, false))
+}
+
+/// The tree of `url` at `commit`, checked out once under `.codesearch/corpora/<name>-<commit>`.
+/// The history comes from `$RELEVANCE_MIRRORS/<owner>+<repo>/repo` when that exists (a local
+/// mirror), else from a blob-less clone of `url` kept beside the checkouts.
+fn checkout(name: &str, url: &str, commit: &str) -> anyhow::Result<PathBuf> {
+    let base = corpora_dir();
+    let dir = base.join(format!("{name}-{}", &commit[..commit.len().min(12)]));
+    if dir.is_dir() {
+        return Ok(dir);
+    }
+    let (git_dir, from_mirror) = git_dir_of(name, url)?;
     let partial = base.join(format!(".{name}-partial"));
     let _ = std::fs::remove_dir_all(&partial);
     std::fs::create_dir_all(&partial)?;

@@ -57,6 +57,9 @@ pub struct ContextRequest {
     /// The search mode (`hybrid` when absent). Not on the wire: the benchmark compares a block
     /// filled from a plain keyword search (`lexical`).
     pub mode: Option<String>,
+    /// Chunks one file may contribute before every other candidate file has had its share
+    /// ([`PER_FILE`] when absent). Not on the wire: the benchmark compares shares.
+    pub per_file: Option<i64>,
 }
 
 /// A block and what is in it.
@@ -140,7 +143,7 @@ impl ContextService {
                 path_glob: req.path_glob,
                 mode: req.mode,
                 limit: Some(self.cfg.candidates as i64),
-                max_per_file: Some(PER_FILE),
+                max_per_file: Some(req.per_file.unwrap_or(PER_FILE).max(1)),
                 workspace: req.workspace,
                 ..RawSearch::default()
             },

@@ -701,6 +701,7 @@ async fn answer_context(
             languages: raw.languages,
             path_glob: raw.path_glob,
             mode: None,
+            per_file: None,
         })
         .await
         .map_err(|e| match e {
