@@ -134,7 +134,7 @@ impl ContextService {
         if task.is_empty() {
             return Err(ContextError::Invalid("task must not be empty".into()));
         }
-        let search = SearchRequest::new(
+        let mut search = SearchRequest::new(
             RawSearch {
                 query: task,
                 file_types: req.file_types,
@@ -149,6 +149,8 @@ impl ContextService {
             },
             self.search.config(),
         )?;
+        // A block shows a file by the chunks its task names, not only the ones most like it.
+        search.chunks_by_words = true;
         let outcome = self.search.search(&search).await?;
         let single_repository = {
             let mut names = outcome.hits.iter().map(|h| h.hit.repository.as_str());

@@ -370,7 +370,7 @@ impl SearchService {
         // when a file may show more than one chunk or too few files match to fill the page.
         let needs_chunks = |mode: SearchMode, files: usize| match mode {
             SearchMode::Vector => false,
-            SearchMode::Hybrid => inner.cfg.lexical_weight > 0.0,
+            SearchMode::Hybrid => inner.cfg.lexical_weight > 0.0 || req.chunks_by_words,
             SearchMode::Lexical => req.max_per_file > 1 || files < req.offset + req.limit,
         };
         let lexical = async {
@@ -545,6 +545,9 @@ impl SearchService {
         if mode != SearchMode::Vector {
             let kinds = KindWeights::for_query(&inner.cfg, &words);
             weigh_kinds(&mut hits, &kinds, &words);
+        }
+        if mode == SearchMode::Hybrid && req.chunks_by_words {
+            pick_chunks_by_words(&mut hits);
         }
         if let Some(min) = req.min_similarity {
             hits.retain(|h| h.hit.similarity.is_some_and(|s| s >= min));
@@ -1270,6 +1273,36 @@ impl Convex {
     }
 }
 
+/// Within each file, gives the places its chunks hold (best first) to its chunks ordered by
+/// their fused score plus their chunk BM25 scaled by the best among the candidates: words and
+/// vector weigh the same there, as the file's own BM25 is the same for all its chunks. The
+/// files' places, and so every file-level figure, are unchanged; which of a file's chunks comes
+/// first is not. A task names the functions it is about (`fix the timeout in
+/// retry_request`), and the vector side alone picks a file's chunk most like the task's gist.
+fn pick_chunks_by_words(hits: &mut [ScoredHit]) {
+    let words = |h: &ScoredHit| h.lexical_rank.and(h.hit.lexical).unwrap_or(0.0);
+    let best = hits.iter().map(words).fold(0.0f64, f64::max);
+    if best <= 0.0 {
+        return;
+    }
+    let mut places: HashMap<FileKey, Vec<usize>> = HashMap::new();
+    for (i, h) in hits.iter().enumerate() {
+        places
+            .entry((h.hit.repository.clone(), h.hit.file_path.clone()))
+            .or_default()
+            .push(i);
+    }
+    let key = |h: &ScoredHit| h.score + words(h) / best;
+    for places in places.values().filter(|p| p.len() > 1) {
+        let mut chunks: Vec<ScoredHit> = places.iter().map(|&i| hits[i].clone()).collect();
+        chunks.sort_by(|a, b| key(b).total_cmp(&key(a)));
+        for (&i, mut chunk) in places.iter().zip(chunks) {
+            chunk.score = hits[i].score;
+            hits[i] = chunk;
+        }
+    }
+}
+
 /// Keeps the order, except that a file's chunks beyond the first `max_per_file` (and chunks
 /// whose text repeats an earlier result's) move below all others, in their order.
 fn spread(hits: Vec<ScoredHit>, max_per_file: usize) -> Vec<ScoredHit> {
@@ -1742,5 +1775,43 @@ mod tests {
                 ("b".into(), 0)
             ]
         );
+    }
+
+    #[test]
+    fn a_files_chunks_are_ordered_by_words_too_and_files_keep_their_places() {
+        let mk = |p: &str, i: i32, score: f64, words: Option<f64>| {
+            let mut h = ScoredHit::new(hit(p, i, &format!("{p}{i}")));
+            h.score = score;
+            h.lexical_rank = words.map(|_| 1);
+            h.hit.lexical = words;
+            h
+        };
+        // a#0 is most like the task; a#2 holds the words it names.
+        let mut hits = vec![
+            mk("a", 0, 1.0, None),
+            mk("b", 0, 0.9, Some(2.0)),
+            mk("a", 1, 0.8, Some(1.0)),
+            mk("a", 2, 0.7, Some(10.0)),
+            mk("b", 1, 0.6, None),
+        ];
+        pick_chunks_by_words(&mut hits);
+        let got: Vec<(String, i32, f64)> = hits
+            .iter()
+            .map(|h| (h.hit.file_path.clone(), h.hit.chunk_index, h.score))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a".into(), 2, 1.0),
+                ("b".into(), 0, 0.9),
+                ("a".into(), 0, 0.8),
+                ("a".into(), 1, 0.7),
+                ("b".into(), 1, 0.6),
+            ]
+        );
+        // Without the query's words in any chunk, nothing moves.
+        let mut plain = vec![mk("a", 0, 1.0, None), mk("a", 1, 0.8, None)];
+        pick_chunks_by_words(&mut plain);
+        assert_eq!(plain[0].hit.chunk_index, 0);
     }
 }

@@ -52,6 +52,11 @@ pub struct SearchRequest {
     pub max_per_file: usize,
     /// The workspace to search; `None` is the service's default.
     pub workspace: Option<String>,
+    /// In hybrid mode, which of a file's chunks come first is decided by the query's words as
+    /// much as by its vector ([`crate::search`]'s `pick_chunks_by_words`); where files rank is
+    /// unchanged. Set by the context pre-fetch, not on the wire: it costs the chunk-level
+    /// BM25 query that hybrid search otherwise skips.
+    pub chunks_by_words: bool,
 }
 
 impl SearchRequest {
@@ -159,6 +164,7 @@ impl SearchRequest {
             min_similarity,
             max_per_file,
             workspace,
+            chunks_by_words: false,
         })
     }
 }
