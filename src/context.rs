@@ -35,6 +35,11 @@ pub const HEADING: &str = "RELEVANT CODEBASE CONTEXT";
 /// queries of the relevance benchmark as tasks, 2 put every changed file in the block for 220 of
 /// 308 against 203 (docs/BENCHMARKS.md).
 const PER_FILE: i64 = 2;
+/// A definition other than the best match is offered whole only when it takes at most this
+/// share of the budget (else the chunk found stands for it): whole long functions left a
+/// 4,000-token block room for five files on average, and their pieces hold the changed code as
+/// often (docs/BENCHMARKS.md).
+const WHOLE_SHARE: f64 = 0.25;
 
 #[derive(Debug, Error)]
 pub enum ContextError {
@@ -218,16 +223,7 @@ impl ContextService {
 
         let header = header(&outcome.workspace, budget);
         let render = |pieces: &[Piece]| render(&header, pieces, single_repository);
-        let mut chosen: Vec<Piece> = Vec::new();
-        for (whole, piece) in &candidates {
-            for option in whole.iter().chain([piece]) {
-                chosen.push(option.clone());
-                if estimate_tokens(&render(&chosen).0) <= budget {
-                    break;
-                }
-                chosen.pop();
-            }
-        }
+        let mut chosen = fill(&candidates, budget, |pieces| render(pieces).0);
         if chosen.is_empty()
             && let Some((_, best)) = candidates.first()
         {
@@ -260,6 +256,31 @@ impl ContextService {
             query_embedding_ms: outcome.query_embedding_ms,
         })
     }
+}
+
+/// The pieces of a block, from the candidates best first (the whole definition when the
+/// chunk is a piece of one, the chunk): each is added while the rendered block stays within
+/// `budget`, its whole definition first when there is one and it is the best match or takes at
+/// most [`WHOLE_SHARE`] of the budget, else the chunk alone; what does not fit is passed over.
+fn fill(
+    candidates: &[(Option<Piece>, Piece)],
+    budget: usize,
+    render: impl Fn(&[Piece]) -> String,
+) -> Vec<Piece> {
+    let small_enough =
+        |w: &Piece| estimate_tokens(&w.lines.join("\n")) as f64 <= WHOLE_SHARE * budget as f64;
+    let mut chosen: Vec<Piece> = Vec::new();
+    for (n, (whole, piece)) in candidates.iter().enumerate() {
+        let whole = whole.as_ref().filter(|w| n == 0 || small_enough(w));
+        for option in whole.into_iter().chain([piece]) {
+            chosen.push(option.clone());
+            if estimate_tokens(&render(&chosen)) <= budget {
+                break;
+            }
+            chosen.pop();
+        }
+    }
+    chosen
 }
 
 /// The first line and lines of the definition that the chunk `start..=end` of `symbol` is a
@@ -440,6 +461,42 @@ mod tests {
         assert!(block.contains("### b.rs:10-12\n```rust\nfn b() {\n}\nfn c() {}\n```\n"));
         let at = |h: &str| block.find(h).expect("header");
         assert!(at("### b.rs:1-1") < at("### a.rs:1-1"));
+    }
+
+    #[test]
+    fn a_long_definition_is_offered_whole_only_as_the_best_match() {
+        let long: Vec<String> = (0..60).map(|i| format!("    step_{i}(value);")).collect();
+        let long: Vec<&str> = long.iter().map(String::as_str).collect();
+        let candidate = |rank: usize, path: &str| {
+            let chunk = piece(rank, path, 11, &long[10..14]);
+            let whole = piece(rank, path, 1, &long);
+            (Some(whole), chunk)
+        };
+        let render = |pieces: &[Piece]| render("", pieces, true).0;
+        let lines = |pieces: &[Piece]| -> Vec<(String, usize)> {
+            pieces
+                .iter()
+                .map(|p| (p.file_path.clone(), p.lines.len()))
+                .collect()
+        };
+        // The 60 lines take more than a quarter of 1,400 tokens, though two of them fit in it,
+        // and at most a quarter of 4,000.
+        let tokens = estimate_tokens(&long.join("\n"));
+        assert!(
+            tokens > 350 && 2 * tokens < 1300 && tokens <= 1000,
+            "{tokens}"
+        );
+        let chosen = fill(&[candidate(0, "a.rs"), candidate(1, "b.rs")], 1400, render);
+        assert_eq!(
+            lines(&chosen),
+            [("a.rs".to_owned(), 60), ("b.rs".to_owned(), 4)]
+        );
+        // Within a quarter of 4,000, both are whole.
+        let chosen = fill(&[candidate(0, "a.rs"), candidate(1, "b.rs")], 4000, render);
+        assert_eq!(
+            lines(&chosen),
+            [("a.rs".to_owned(), 60), ("b.rs".to_owned(), 60)]
+        );
     }
 
     #[test]
