@@ -76,11 +76,12 @@ fn block_end(lower: &str) -> Option<String> {
 /// `** Title` at the margin: (level, title as a person would name it).
 fn heading(line: &str) -> Option<(usize, &str)> {
     let level = line.bytes().take_while(|b| *b == b'*').count();
-    let mut title = line[level..].strip_prefix(' ')?.trim();
     if level == 0 {
         return None;
     }
-    for keyword in ["TODO ", "DONE ", "COMMENT "] {
+    let mut title = line[level..].strip_prefix(' ')?.trim();
+    // In Org's order: the keyword, the priority cookie, the COMMENT marker.
+    for keyword in ["TODO ", "DONE "] {
         title = title.strip_prefix(keyword).unwrap_or(title).trim_start();
     }
     if let Some(rest) = title.strip_prefix("[#")
@@ -89,6 +90,7 @@ fn heading(line: &str) -> Option<(usize, &str)> {
     {
         title = rest.trim_start();
     }
+    title = title.strip_prefix("COMMENT ").unwrap_or(title).trim_start();
     if let Some((head, tags)) = title.rsplit_once(char::is_whitespace)
         && tags.len() > 2
         && tags.starts_with(':')
@@ -202,6 +204,10 @@ Steps.
         assert_eq!(heading("* TODOs and notes"), Some((1, "TODOs and notes")));
         assert_eq!(heading("* Use a::b paths"), Some((1, "Use a::b paths")));
         assert_eq!(heading("*** COMMENT Tasks  :noexport:"), Some((3, "Tasks")));
+        assert_eq!(
+            heading("** DONE [#B] COMMENT Old plan :a:b:"),
+            Some((2, "Old plan"))
+        );
         assert_eq!(heading("**bold**"), None);
         assert_eq!(heading("* "), None);
     }

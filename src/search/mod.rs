@@ -1293,10 +1293,10 @@ fn pick_chunks_by_words(hits: &mut [ScoredHit]) {
             .push(i);
     }
     let key = |h: &ScoredHit| h.score + words(h) / best;
-    for places in places.values().filter(|p| p.len() > 1) {
-        let mut chunks: Vec<ScoredHit> = places.iter().map(|&i| hits[i].clone()).collect();
+    for slots in places.values().filter(|p| p.len() > 1) {
+        let mut chunks: Vec<ScoredHit> = slots.iter().map(|&i| hits[i].clone()).collect();
         chunks.sort_by(|a, b| key(b).total_cmp(&key(a)));
-        for (&i, mut chunk) in places.iter().zip(chunks) {
+        for (&i, mut chunk) in slots.iter().zip(chunks) {
             chunk.score = hits[i].score;
             hits[i] = chunk;
         }
