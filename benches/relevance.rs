@@ -9,7 +9,8 @@
 //! over two repositories of thousands of files, only ever scored). All the sets run share one
 //! workspace, so its BM25 statistics, and the figures, depend on which sets are run together.
 //! With `long`, the context pre-fetch is scored too: each long query as a task, the share of
-//! its changed files in the block.
+//! its changed files, and of its changed definitions (read from the commit in the repository's
+//! history), in the block.
 //!
 //! The corpora are indexed incrementally into the database given by `DATABASE_URL` (one
 //! repository per corpus), so a second run re-uses the vectors and takes seconds. They go to
