@@ -370,7 +370,7 @@ impl SearchService {
         // when a file may show more than one chunk or too few files match to fill the page.
         let needs_chunks = |mode: SearchMode, files: usize| match mode {
             SearchMode::Vector => false,
-            SearchMode::Hybrid => inner.cfg.lexical_weight > 0.0 || req.chunks_by_words,
+            SearchMode::Hybrid => inner.cfg.lexical_weight > 0.0,
             SearchMode::Lexical => req.max_per_file > 1 || files < req.offset + req.limit,
         };
         let lexical = async {
@@ -547,7 +547,13 @@ impl SearchService {
             weigh_kinds(&mut hits, &kinds, &words);
         }
         if mode == SearchMode::Hybrid && req.chunks_by_words {
-            pick_chunks_by_words(&mut hits);
+            let (terms, avg_length) = self.word_weights_of_files(&query_words, &scope).await?;
+            let ids: Vec<uuid::Uuid> = hits.iter().map(|h| h.hit.id).collect();
+            let scores = inner
+                .store
+                .chunk_word_scores(&ids, &terms, avg_length)
+                .await?;
+            pick_chunks_by_words(&mut hits, &scores);
         }
         if let Some(min) = req.min_similarity {
             hits.retain(|h| h.hit.similarity.is_some_and(|s| s >= min));
@@ -700,6 +706,43 @@ impl SearchService {
     }
 
     /// BM25 weights of the query's terms over chunks, and the chunks' average length.
+    /// The query's terms weighted by the files that hold them, as the file-level list weighs
+    /// them (from its caches, filled by that list), and the chunks' mean length: enough to
+    /// rank a file's chunks against one another without counting each term's chunks, which
+    /// costs tens of milliseconds for a long query's words.
+    async fn word_weights_of_files(
+        &self,
+        words: &[String],
+        scope: &Scope,
+    ) -> Result<(Vec<TermWeight>, f64), StoreError> {
+        let inner = &self.inner;
+        let (workspace, fingerprint) = (scope.workspace(), scope.fingerprint());
+        let stats = inner
+            .file_stats
+            .get(workspace, fingerprint, async {
+                Ok(Arc::new(inner.store.file_stats(scope).await?))
+            })
+            .await?;
+        let n = stats.files.max(1) as f64;
+        let terms = self
+            .file_term_counts(words, scope)
+            .await?
+            .into_iter()
+            .map(|t| TermWeight {
+                idf: bm25_idf(n, t.files).max(0.0) * t.weight,
+                chunks: t.files,
+                selective: false,
+                term: t.term,
+            })
+            .filter(|t| t.idf > 0.0)
+            .collect();
+        let collection = inner
+            .chunk_stats
+            .get(workspace, fingerprint, inner.store.collection_stats(scope))
+            .await?;
+        Ok((terms, collection.avg_length))
+    }
+
     async fn chunk_term_weights(
         &self,
         words: &str,
@@ -1274,13 +1317,13 @@ impl Convex {
 }
 
 /// Within each file, gives the places its chunks hold (best first) to its chunks ordered by
-/// their fused score plus their chunk BM25 scaled by the best among the candidates: words and
-/// vector weigh the same there, as the file's own BM25 is the same for all its chunks. The
-/// files' places, and so every file-level figure, are unchanged; which of a file's chunks comes
-/// first is not. A task names the functions it is about (`fix the timeout in
+/// their fused score plus their chunk BM25 (`scores`, by id) scaled by the best among them:
+/// words and vector weigh the same there, as the file's own BM25 is the same for all its
+/// chunks. The files' places, and so every file-level figure, are unchanged; which of a file's
+/// chunks comes first is not. A task names the functions it is about (`fix the timeout in
 /// retry_request`), and the vector side alone picks a file's chunk most like the task's gist.
-fn pick_chunks_by_words(hits: &mut [ScoredHit]) {
-    let words = |h: &ScoredHit| h.lexical_rank.and(h.hit.lexical).unwrap_or(0.0);
+fn pick_chunks_by_words(hits: &mut [ScoredHit], scores: &HashMap<uuid::Uuid, f64>) {
+    let words = |h: &ScoredHit| scores.get(&h.hit.id).copied().unwrap_or(0.0);
     let best = hits.iter().map(words).fold(0.0f64, f64::max);
     if best <= 0.0 {
         return;
@@ -1779,11 +1822,13 @@ mod tests {
 
     #[test]
     fn a_files_chunks_are_ordered_by_words_too_and_files_keep_their_places() {
-        let mk = |p: &str, i: i32, score: f64, words: Option<f64>| {
+        let mut words = HashMap::new();
+        let mut mk = |p: &str, i: i32, score: f64, bm25: Option<f64>| {
             let mut h = ScoredHit::new(hit(p, i, &format!("{p}{i}")));
             h.score = score;
-            h.lexical_rank = words.map(|_| 1);
-            h.hit.lexical = words;
+            if let Some(b) = bm25 {
+                words.insert(h.hit.id, b);
+            }
             h
         };
         // a#0 is most like the task; a#2 holds the words it names.
@@ -1794,7 +1839,8 @@ mod tests {
             mk("a", 2, 0.7, Some(10.0)),
             mk("b", 1, 0.6, None),
         ];
-        pick_chunks_by_words(&mut hits);
+        let mut plain = vec![mk("c", 0, 1.0, None), mk("c", 1, 0.8, None)];
+        pick_chunks_by_words(&mut hits, &words);
         let got: Vec<(String, i32, f64)> = hits
             .iter()
             .map(|h| (h.hit.file_path.clone(), h.hit.chunk_index, h.score))
@@ -1810,8 +1856,7 @@ mod tests {
             ]
         );
         // Without the query's words in any chunk, nothing moves.
-        let mut plain = vec![mk("a", 0, 1.0, None), mk("a", 1, 0.8, None)];
-        pick_chunks_by_words(&mut plain);
+        pick_chunks_by_words(&mut plain, &words);
         assert_eq!(plain[0].hit.chunk_index, 0);
     }
 }

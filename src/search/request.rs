@@ -54,8 +54,8 @@ pub struct SearchRequest {
     pub workspace: Option<String>,
     /// In hybrid mode, which of a file's chunks come first is decided by the query's words as
     /// much as by its vector ([`crate::search`]'s `pick_chunks_by_words`); where files rank is
-    /// unchanged. Set by the context pre-fetch, not on the wire: it costs the chunk-level
-    /// BM25 query that hybrid search otherwise skips.
+    /// unchanged. Set by the context pre-fetch, not on the wire: it costs one more statement,
+    /// the candidates' chunks scored by the words (about 2 ms; docs/BENCHMARKS.md).
     pub chunks_by_words: bool,
 }
 

@@ -613,6 +613,40 @@ impl Store {
         Ok(rows.iter().map(hit).collect())
     }
 
+    /// Each of the chunks `ids` that holds one of `terms`: its BM25, as [`Self::lexical_search`]
+    /// scores it. Only those chunks are read, by their keys: a few milliseconds for a page's
+    /// candidates, whatever the query's words.
+    pub async fn chunk_word_scores(
+        &self,
+        ids: &[uuid::Uuid],
+        terms: &[TermWeight],
+        avg_length: f64,
+    ) -> Result<HashMap<uuid::Uuid, f64>, StoreError> {
+        if ids.is_empty() || terms.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let mut qb = terms_cte(terms);
+        qb.push(format!(
+            " SELECT ci.id, sum(qt.idf * s.tf * ({BM25_K1} + 1)
+               / (s.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * coalesce(ci.lexical_length, 0) / "
+        ))
+        .push_bind(avg_length.max(1.0))
+        .push(format!(
+            "))) AS score
+             FROM codebase_index ci CROSS JOIN qt
+             CROSS JOIN LATERAL (SELECT {TS_RANK_CD_TO_TF} * ts_rank_cd(ci.lexemes, qt.tq, 0) AS tf) s
+             WHERE ci.id = ANY("
+        ))
+        .push_bind(ids.to_vec())
+        .push(") AND s.tf > 0.5 GROUP BY ci.id");
+        let rows: Vec<(uuid::Uuid, f64)> = qb
+            .build_query_as()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(q("scoring chunks by the query's words"))?;
+        Ok(rows.into_iter().collect())
+    }
+
     /// Whether a lexical query's candidates are better read from the rows its filters let
     /// through than from the words' index: when a filter on an indexed column (repository,
     /// file type, module, component type, language) lets at most [`EXACT_SCAN_CHUNKS`]
