@@ -736,6 +736,8 @@ impl SearchService {
             })
             .filter(|t| t.idf > 0.0)
             .collect();
+        // As many terms as the BM25 lists read: each costs a rank per chunk scored.
+        let terms = most_selective(terms, |t| t.idf);
         let collection = inner
             .chunk_stats
             .get(workspace, fingerprint, inner.store.collection_stats(scope))
