@@ -345,12 +345,7 @@ impl SearchService {
                 .await
         };
         let file_list = async {
-            let stats = inner
-                .file_stats
-                .get(workspace, fingerprint, async {
-                    Ok(Arc::new(inner.store.file_stats(&scope).await?))
-                })
-                .await?;
+            let stats = self.file_stats(&scope).await?;
             let terms = most_selective(self.file_term_counts(&query_words, &scope).await?, |t| {
                 bm25_idf(stats.files.max(1) as f64, t.files) * t.weight
             });
@@ -706,6 +701,17 @@ impl SearchService {
     }
 
     /// BM25 weights of the query's terms over chunks, and the chunks' average length.
+    /// The scope's file counts for BM25, cached per workspace until the index changes.
+    async fn file_stats(&self, scope: &Scope) -> Result<Arc<FileStats>, StoreError> {
+        let inner = &self.inner;
+        inner
+            .file_stats
+            .get(scope.workspace(), scope.fingerprint(), async {
+                Ok(Arc::new(inner.store.file_stats(scope).await?))
+            })
+            .await
+    }
+
     /// The query's terms weighted by the files that hold them, as the file-level list weighs
     /// them (from its caches, filled by that list), and the chunks' mean length: enough to
     /// rank a file's chunks against one another without counting each term's chunks, which
@@ -717,13 +723,7 @@ impl SearchService {
     ) -> Result<(Vec<TermWeight>, f64), StoreError> {
         let inner = &self.inner;
         let (workspace, fingerprint) = (scope.workspace(), scope.fingerprint());
-        let stats = inner
-            .file_stats
-            .get(workspace, fingerprint, async {
-                Ok(Arc::new(inner.store.file_stats(scope).await?))
-            })
-            .await?;
-        let n = stats.files.max(1) as f64;
+        let n = self.file_stats(scope).await?.files.max(1) as f64;
         let terms = self
             .file_term_counts(words, scope)
             .await?

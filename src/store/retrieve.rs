@@ -586,21 +586,20 @@ impl Store {
             push_filters(&mut qb, query.scope, query.filters);
             qb.push(" LIMIT ").push_bind(LEXICAL_CANDIDATES).push("))");
         }
-        qb.push(format!(
-                ", scored AS (
-                   SELECT ci.id, sum(qt.idf * s.tf * ({BM25_K1} + 1)
-                     / (s.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * coalesce(ci.lexical_length, 0) / "
-            ))
-            .push_bind(query.avg_length.max(1.0))
-            .push(format!(
-                "))) AS score
-                   FROM cand JOIN codebase_index ci USING (id) CROSS JOIN qt
-                   CROSS JOIN LATERAL (SELECT {TS_RANK_CD_TO_TF} * ts_rank_cd(ci.lexemes, qt.tq, 0) AS tf) s
-                   WHERE s.tf > 0.5
-                   GROUP BY ci.id ORDER BY score DESC LIMIT "
-            ))
-            .push_bind(query.limit)
-            .push(format!(") SELECT {HIT_COLUMNS_CI}, "));
+        qb.push(", scored AS (SELECT ci.id, ");
+        push_chunk_bm25(&mut qb, query.avg_length);
+        qb.push(
+            " FROM cand JOIN codebase_index ci USING (id) CROSS JOIN qt
+               CROSS JOIN LATERAL (SELECT ",
+        )
+        .push(TS_RANK_CD_TO_TF)
+        .push(
+            " * ts_rank_cd(ci.lexemes, qt.tq, 0) AS tf) s
+               WHERE s.tf > 0.5
+               GROUP BY ci.id ORDER BY score DESC LIMIT ",
+        )
+        .push_bind(query.limit)
+        .push(format!(") SELECT {HIT_COLUMNS_CI}, "));
         qb.push(
             "NULL::float8 AS similarity, scored.score AS lexical
              FROM scored JOIN codebase_index ci USING (id) ORDER BY scored.score DESC, ci.id",
@@ -626,17 +625,14 @@ impl Store {
             return Ok(HashMap::new());
         }
         let mut qb = terms_cte(terms);
-        qb.push(format!(
-            " SELECT ci.id, sum(qt.idf * s.tf * ({BM25_K1} + 1)
-               / (s.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * coalesce(ci.lexical_length, 0) / "
-        ))
-        .push_bind(avg_length.max(1.0))
-        .push(format!(
-            "))) AS score
-             FROM codebase_index ci CROSS JOIN qt
-             CROSS JOIN LATERAL (SELECT {TS_RANK_CD_TO_TF} * ts_rank_cd(ci.lexemes, qt.tq, 0) AS tf) s
-             WHERE ci.id = ANY("
-        ))
+        qb.push(" SELECT ci.id, ");
+        push_chunk_bm25(&mut qb, avg_length);
+        qb.push(
+            " FROM codebase_index ci CROSS JOIN qt
+             CROSS JOIN LATERAL (SELECT ",
+        )
+        .push(TS_RANK_CD_TO_TF)
+        .push(" * ts_rank_cd(ci.lexemes, qt.tq, 0) AS tf) s WHERE ci.id = ANY(")
         .push_bind(ids.to_vec())
         .push(") AND s.tf > 0.5 GROUP BY ci.id");
         let rows: Vec<(uuid::Uuid, f64)> = qb
@@ -1156,6 +1152,17 @@ fn hit(r: &sqlx::postgres::PgRow) -> Hit {
 }
 
 /// `WITH qt AS (...)`: the query's terms as single-term `tsquery`s with their idf.
+/// `sum(…) AS score`: a chunk's BM25 over the query terms `qt` (`idf`), from its term
+/// frequencies `s.tf` and its `ci.lexical_length` against `avg_length`.
+fn push_chunk_bm25(qb: &mut QueryBuilder<'_, Postgres>, avg_length: f64) {
+    qb.push(format!(
+        "sum(qt.idf * s.tf * ({BM25_K1} + 1)
+           / (s.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * coalesce(ci.lexical_length, 0) / "
+    ))
+    .push_bind(avg_length.max(1.0))
+    .push("))) AS score");
+}
+
 fn terms_cte(terms: &[TermWeight]) -> QueryBuilder<'static, Postgres> {
     let mut qb = QueryBuilder::new(
         "WITH qt AS (SELECT quote_literal(term)::tsquery AS tq, idf FROM unnest(",
