@@ -396,7 +396,7 @@ async fn main() -> anyhow::Result<()> {
             at(0.95)
         );
     }
-    context_on_long_queries(&labels, &roots, &service, &cfg).await?;
+    changed_code(&labels, &roots, &service, &cfg).await?;
     if !behind.is_empty() {
         println!("\nhybrid behind bm25-file:");
         for b in behind {
@@ -417,22 +417,26 @@ async fn main() -> anyhow::Result<()> {
 /// one or three chunks per file instead of two, and for a block filled from a plain keyword
 /// search (as the context benchmark does for its tickets), prints:
 /// - the share of the commit's changed files that are in the block (the default budget);
-/// - the share of its changed definitions whose code is: a definition (or section) is changed
-///   when a hunk of the commit touches a chunk of it in the file as the commit left it, and it
-///   is found under the same name in the file as searched. Files whose changed definitions
-///   have no name, or no longer exist, are left out of this share, and so are commits without
-///   any left.
-async fn context_on_long_queries(
+/// - the share of its changed definitions whose code is ([`changed_of`]). Files whose changed
+///   definitions have no name, or no longer exist, are left out of this share, and so are
+///   commits without any left.
+///
+/// Then the same definitions among search's ten results, for the long queries and for the
+/// commit subjects ([`shown_by_search`]).
+async fn changed_code(
     labels: &Labels,
     roots: &HashMap<String, Vec<PathBuf>>,
     search: &SearchService,
     cfg: &Config,
 ) -> anyhow::Result<()> {
-    let tasks: Vec<&Query> = labels
-        .query
-        .iter()
-        .filter(|q| q.set == "long" && roots.contains_key(&q.corpus))
-        .collect();
+    let of_set = |sets: &[&str]| -> Vec<&Query> {
+        labels
+            .query
+            .iter()
+            .filter(|q| sets.contains(&q.set.as_str()) && roots.contains_key(&q.corpus))
+            .collect()
+    };
+    let tasks = of_set(&["long"]);
     if tasks.is_empty() {
         return Ok(());
     }
@@ -442,30 +446,7 @@ async fn context_on_long_queries(
         min_chars: cfg.index.min_chunk_chars,
         parse_timeout: std::time::Duration::from_millis(cfg.index.parse_timeout_ms),
     };
-    // Per task and changed file: the definitions the commit changed, each as the line ranges
-    // of its chunks in the file as searched.
-    let mut changed: Vec<HashMap<&str, Vec<Lines>>> = Vec::new();
-    for q in &tasks {
-        let git_dir = labels
-            .corpus
-            .iter()
-            .find(|c| c.name == q.corpus)
-            .and_then(|c| Some(git_dir_of(&c.name, c.git.as_deref()?)))
-            .transpose()?
-            .map(|(dir, _)| dir);
-        let commit = q.source.as_deref().and_then(|s| s.strip_prefix("commit "));
-        let root = roots.get(&q.corpus).and_then(|p| p.first());
-        let mut files = HashMap::new();
-        if let (Some(git_dir), Some(commit), Some(root)) = (git_dir, commit, root) {
-            for path in &q.relevant {
-                let ranges = changed_definitions(&git_dir, commit, path, root, &opts);
-                if !ranges.is_empty() {
-                    files.insert(path.as_str(), ranges);
-                }
-            }
-        }
-        changed.push(files);
-    }
+    let changed = changed_of(labels, roots, &tasks, &opts)?;
     let context = ContextService::new(search.clone(), cfg.context.clone());
     let variants = [
         ("hybrid, as served", "hybrid", None),
@@ -510,18 +491,10 @@ async fn context_on_long_queries(
             files_share += found as f64 / q.relevant.len() as f64;
             files_whole += usize::from(found == q.relevant.len());
             if !defs.is_empty() {
-                let (held, all) = defs.iter().fold((0, 0), |(held, all), (path, wanted)| {
-                    let held_here = wanted
-                        .iter()
-                        .filter(|chunks| {
-                            chunks.iter().any(|(s, e)| {
-                                in_block
-                                    .get(path)
-                                    .is_some_and(|r| r.iter().any(|(a, b)| a <= e && s <= b))
-                            })
-                        })
-                        .count();
-                    (held + held_here, all + wanted.len())
+                let (held, all) = held_of(defs, |path, s, e| {
+                    in_block
+                        .get(path)
+                        .is_some_and(|r| r.iter().any(|(a, b)| *a <= e && s <= *b))
                 });
                 defs_share += held as f64 / all as f64;
                 defs_whole += usize::from(held == all);
@@ -533,15 +506,79 @@ async fn context_on_long_queries(
             defs_share / scored.max(1) as f64,
         );
     }
-    // The same definitions among a search's ten results (one chunk per file), with each file
-    // shown by its chunk most like the query, as served, or picked by the words too, as the
-    // pre-fetch does: what that would give search's own results, and what it costs.
     println!(
-        "\nsearch, the same tasks, 10 results: share of the changed definitions among the chunks shown; hybrid time with the query vectors cached"
+        "\nsearch, 10 results: share of the changed definitions among the chunks shown; hybrid \
+         time with the query vectors cached"
     );
+    shown_by_search("long queries", &tasks, &changed, search).await?;
+    let subjects = of_set(&["commits", "validation"]);
+    let changed = changed_of(labels, roots, &subjects, &opts)?;
+    shown_by_search("commit subjects", &subjects, &changed, search).await?;
+    Ok(())
+}
+
+/// Per query and changed file, the definitions its commit changed there, each as the line
+/// ranges of its chunks in the file as searched ([`changed_definitions`]); empty for a query
+/// that names no commit, or whose repository has no history here.
+fn changed_of<'a>(
+    labels: &Labels,
+    roots: &HashMap<String, Vec<PathBuf>>,
+    queries: &[&'a Query],
+    opts: &ChunkOptions,
+) -> anyhow::Result<Vec<HashMap<&'a str, Vec<Lines>>>> {
+    let mut changed = Vec::new();
+    for q in queries {
+        let git_dir = labels
+            .corpus
+            .iter()
+            .find(|c| c.name == q.corpus)
+            .and_then(|c| Some(git_dir_of(&c.name, c.git.as_deref()?)))
+            .transpose()?
+            .map(|(dir, _)| dir);
+        let commit = q.source.as_deref().and_then(|s| s.strip_prefix("commit "));
+        let root = roots.get(&q.corpus).and_then(|p| p.first());
+        let mut files = HashMap::new();
+        if let (Some(git_dir), Some(commit), Some(root)) = (git_dir, commit, root) {
+            for path in &q.relevant {
+                let ranges = changed_definitions(&git_dir, commit, path, root, opts);
+                if !ranges.is_empty() {
+                    files.insert(path.as_str(), ranges);
+                }
+            }
+        }
+        changed.push(files);
+    }
+    Ok(changed)
+}
+
+/// How many of `defs`' definitions have a chunk that `shown(path, start, end)` overlaps, and
+/// how many there are.
+fn held_of(
+    defs: &HashMap<&str, Vec<Lines>>,
+    shown: impl Fn(&str, u32, u32) -> bool,
+) -> (usize, usize) {
+    defs.iter().fold((0, 0), |(held, all), (path, wanted)| {
+        let here = wanted
+            .iter()
+            .filter(|chunks| chunks.iter().any(|&(s, e)| shown(path, s, e)))
+            .count();
+        (held + here, all + wanted.len())
+    })
+}
+
+/// The changed definitions among search's ten results (one chunk per file), with each file
+/// shown by its chunk most like the query, or by its chunks picked by the query's words too
+/// (as served); and what each costs.
+async fn shown_by_search(
+    name: &str,
+    queries: &[&Query],
+    changed: &[HashMap<&str, Vec<Lines>>],
+    search: &SearchService,
+) -> anyhow::Result<()> {
+    let scored = changed.iter().filter(|c| !c.is_empty()).count();
     for by_words in [false, true] {
         let (mut share, mut ms) = (0.0, Vec::new());
-        for (q, defs) in tasks.iter().zip(&changed) {
+        for (q, defs) in queries.iter().zip(changed) {
             let mut req = SearchRequest::new(
                 RawSearch {
                     limit: Some(10),
@@ -557,30 +594,23 @@ async fn context_on_long_queries(
             if defs.is_empty() {
                 continue;
             }
-            let (held, all) = defs.iter().fold((0, 0), |(held, all), (path, wanted)| {
-                let shown = |s: u32, e: u32| {
-                    out.hits.iter().any(|h| {
-                        h.hit.file_path == *path
-                            && h.hit.start_line.unwrap_or(0) as u32 <= e
-                            && s <= h.hit.end_line.unwrap_or(0) as u32
-                    })
-                };
-                let here = wanted
-                    .iter()
-                    .filter(|chunks| chunks.iter().any(|&(s, e)| shown(s, e)))
-                    .count();
-                (held + here, all + wanted.len())
+            let (held, all) = held_of(defs, |path, s, e| {
+                out.hits.iter().any(|h| {
+                    h.hit.file_path == path
+                        && h.hit.start_line.unwrap_or(0) as u32 <= e
+                        && s <= h.hit.end_line.unwrap_or(0) as u32
+                })
             });
             share += held as f64 / all as f64;
         }
         ms.sort_by(f64::total_cmp);
         let at = |p: f64| ms[((ms.len() as f64 * p) as usize).min(ms.len() - 1)];
         println!(
-            "  {:<28} definitions {:.3}   p50 {:.2} ms  p95 {:.2} ms",
+            "  {name:<16} {:<27} definitions {:.3} ({scored} queries)   p50 {:.2} ms  p95 {:.2} ms",
             if by_words {
-                "chunks picked by words too"
+                "as served (words too)"
             } else {
-                "as served"
+                "vector's pick alone"
             },
             share / scored.max(1) as f64,
             at(0.5),

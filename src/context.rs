@@ -139,7 +139,10 @@ impl ContextService {
         if task.is_empty() {
             return Err(ContextError::Invalid("task must not be empty".into()));
         }
-        let mut search = SearchRequest::new(
+        // Inside each file, its chunks are picked by the task's words as well as its vector
+        // (`SearchRequest::chunks_by_words`): a block shows a file by the chunks its task
+        // names, not only the ones most like it.
+        let search = SearchRequest::new(
             RawSearch {
                 query: task,
                 file_types: req.file_types,
@@ -154,8 +157,6 @@ impl ContextService {
             },
             self.search.config(),
         )?;
-        // A block shows a file by the chunks its task names, not only the ones most like it.
-        search.chunks_by_words = true;
         let outcome = self.search.search(&search).await?;
         let single_repository = {
             let mut names = outcome.hits.iter().map(|h| h.hit.repository.as_str());

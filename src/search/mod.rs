@@ -542,13 +542,15 @@ impl SearchService {
             weigh_kinds(&mut hits, &kinds, &words);
         }
         if mode == SearchMode::Hybrid && req.chunks_by_words {
-            let (terms, avg_length) = self.word_weights_of_files(&query_words, &scope).await?;
-            let ids: Vec<uuid::Uuid> = hits.iter().map(|h| h.hit.id).collect();
-            let scores = inner
-                .store
-                .chunk_word_scores(&ids, &terms, avg_length)
-                .await?;
-            pick_chunks_by_words(&mut hits, &scores);
+            let ids = chunks_to_pick(&hits, req.offset + req.limit);
+            if !ids.is_empty() {
+                let (terms, avg_length) = self.word_weights_of_files(&query_words, &scope).await?;
+                let scores = inner
+                    .store
+                    .chunk_word_scores(&ids, &terms, avg_length)
+                    .await?;
+                pick_chunks_by_words(&mut hits, &scores);
+            }
         }
         if let Some(min) = req.min_similarity {
             hits.retain(|h| h.hit.similarity.is_some_and(|s| s >= min));
@@ -1348,6 +1350,34 @@ fn pick_chunks_by_words(hits: &mut [ScoredHit], scores: &HashMap<uuid::Uuid, f64
     }
 }
 
+/// The chunks [`pick_chunks_by_words`] may reorder where a page can show them: those of the
+/// first `files` files (in the order of their best chunk) that hold more than one candidate.
+/// A page of `n` results shows at most `n` files, the first ones (but for a result [`spread`]
+/// moves down for repeating an earlier one's text).
+fn chunks_to_pick(hits: &[ScoredHit], files: usize) -> Vec<uuid::Uuid> {
+    let mut order: HashMap<FileKey, usize> = HashMap::new();
+    let mut counts: Vec<usize> = Vec::new();
+    let file_of: Vec<usize> = hits
+        .iter()
+        .map(|h| {
+            let next = order.len();
+            let i = *order
+                .entry((h.hit.repository.clone(), h.hit.file_path.clone()))
+                .or_insert(next);
+            if i == counts.len() {
+                counts.push(0);
+            }
+            counts[i] += 1;
+            i
+        })
+        .collect();
+    hits.iter()
+        .zip(file_of)
+        .filter(|&(_, f)| f < files && counts[f] > 1)
+        .map(|(h, _)| h.hit.id)
+        .collect()
+}
+
 /// Keeps the order, except that a file's chunks beyond the first `max_per_file` (and chunks
 /// whose text repeats an earlier result's) move below all others, in their order.
 fn spread(hits: Vec<ScoredHit>, max_per_file: usize) -> Vec<ScoredHit> {
@@ -1860,5 +1890,19 @@ mod tests {
         // Without the query's words in any chunk, nothing moves.
         pick_chunks_by_words(&mut plain, &words);
         assert_eq!(plain[0].hit.chunk_index, 0);
+    }
+
+    #[test]
+    fn only_the_pages_files_with_several_candidates_are_scored_by_words() {
+        let hits: Vec<ScoredHit> = [("a", 0), ("b", 0), ("a", 1), ("c", 0), ("c", 1), ("d", 0)]
+            .into_iter()
+            .map(|(p, i)| ScoredHit::new(hit(p, i, &format!("{p}{i}"))))
+            .collect();
+        let id = |i: usize| hits[i].hit.id;
+        // A page of two shows a and b: b has one candidate, nothing to pick from.
+        assert_eq!(chunks_to_pick(&hits, 2), [id(0), id(2)]);
+        // A page of four reaches c too; d, with one candidate, never needs scoring.
+        assert_eq!(chunks_to_pick(&hits, 4), [id(0), id(2), id(3), id(4)]);
+        assert!(chunks_to_pick(&hits, 0).is_empty());
     }
 }

@@ -54,8 +54,9 @@ pub struct SearchRequest {
     pub workspace: Option<String>,
     /// In hybrid mode, which of a file's chunks come first is decided by the query's words as
     /// much as by its vector ([`crate::search`]'s `pick_chunks_by_words`); where files rank is
-    /// unchanged. Set by the context pre-fetch, not on the wire: it costs one more statement,
-    /// the candidates' chunks scored by the words (about 2 ms; docs/BENCHMARKS.md).
+    /// unchanged. On unless turned off (the relevance bench does, to compare); not on the
+    /// wire. It costs one more statement when a file on the page has several candidates: their
+    /// chunks scored by the words (about 0.3 ms at 100k chunks; docs/BENCHMARKS.md).
     pub chunks_by_words: bool,
 }
 
@@ -164,7 +165,7 @@ impl SearchRequest {
             min_similarity,
             max_per_file,
             workspace,
-            chunks_by_words: false,
+            chunks_by_words: true,
         })
     }
 }
