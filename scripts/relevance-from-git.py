@@ -13,7 +13,9 @@ With --body the query is the whole message, subject and body, the way a ticket o
 request describes a change: only commits whose body has at least 12 words are kept, and
 trailers (Signed-off-by, Co-authored-by...), issue references, links and HTML comments are
 removed from it. --queries-only prints the queries without the [[corpus]] block, for a set
-that searches corpora another set declares (benches/relevance/long.toml).
+that searches corpora another set declares (benches/relevance/long.toml). --skip-sources FILE
+(repeatable) leaves out the commits a set already holds (its `source = "commit …"` lines), for
+a further sample from the same history (benches/relevance/subjects.toml).
 
 What is kept, so that the labels are answers and the queries are questions:
 - non-merge commits whose subject has at least four words and is not housekeeping (a release,
@@ -96,7 +98,18 @@ def main():
     ap.add_argument("--language", default="", help="written beside the corpus, for people")
     ap.add_argument("--body", action="store_true", help="whole messages, subject and body")
     ap.add_argument("--queries-only", action="store_true", help="no [[corpus]] block")
+    ap.add_argument(
+        "--skip-sources",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="leave out the commits this set file names",
+    )
     args = ap.parse_args()
+    skipped = set()
+    for path in args.skip_sources:
+        with open(path, encoding="utf-8") as f:
+            skipped.update(re.findall(r'^source = "commit ([0-9a-f]+)"', f.read(), re.M))
 
     snapshot = git(args.git_dir, "rev-parse", args.commit).strip()
     present = set(git(args.git_dir, "ls-tree", "-r", "--name-only", snapshot).split("\n"))
@@ -114,6 +127,8 @@ def main():
     for block in log.split("\0")[1:]:
         head, _, files = block.partition("\x1e")
         sha, _, rest = head.partition("\x1f")
+        if sha[:12] in skipped:
+            continue
         subject, _, body = rest.partition("\x1f")
         query = clean_subject(subject)
         words = re.findall(r"[A-Za-z]{2,}", query)

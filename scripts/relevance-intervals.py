@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """How sure a relevance difference is: paired bootstrap intervals per repository.
 
-The relevance bench scores each repository on 13 to 40 queries, so one query moves its R@10 by
-0.025 to 0.077. This script reads the rankings the bench wrote (RELEVANCE_RANKINGS=FILE) and the
+The relevance bench scores each repository on 13 to 160 queries, so one query moves its R@10 by
+0.006 to 0.077. This script reads the rankings the bench wrote (RELEVANCE_RANKINGS=FILE) and the
 label files, and prints for every repository and set the difference in file-level R@10 and
 MRR@10 between hybrid search and each other mode, with a 95 % interval from a paired bootstrap
 over the queries (the same resampled queries for both modes):
 
-    RELEVANCE_SETS=queries,commits,validation,long RELEVANCE_RANKINGS=/tmp/rank.tsv \
+    RELEVANCE_SETS=queries,commits,validation,long,subjects RELEVANCE_RANKINGS=/tmp/rank.tsv \
         RELEVANCE_MIRRORS=/work/.mirror scripts/bench.sh relevance
     scripts/relevance-intervals.py /tmp/rank.tsv [--against bm25-file] [--resamples 10000]
+        [--merge-subjects]
+
+Rows are per repository and kind of query: its intent or commit-subject queries, its long ones
+(long.toml), and the further commit subjects of subjects.toml, or those counted with the first
+(--merge-subjects).
 
 A difference whose interval holds 0 is not shown to be a difference by these queries; an
 interval wholly above +0.05 shows a lead of more than 0.05. Deterministic (a fixed seed).
@@ -21,7 +26,7 @@ import pathlib
 import random
 import tomllib
 
-SETS = ["queries", "commits", "validation", "long"]
+SETS = ["queries", "commits", "validation", "long", "subjects"]
 LABELS = pathlib.Path(__file__).resolve().parent.parent / "benches" / "relevance"
 
 
@@ -50,6 +55,8 @@ def main():
     ap.add_argument("--against", default="bm25-file,lexical,vector",
                     help="modes to compare hybrid with (comma-separated)")
     ap.add_argument("--resamples", type=int, default=10000)
+    ap.add_argument("--merge-subjects", action="store_true",
+                    help="count subjects.toml's queries with their repository's short ones")
     args = ap.parse_args()
 
     labels = {}
@@ -68,7 +75,10 @@ def main():
         if key not in labels:
             continue
         name, relevant = labels[key]
-        rows[(key[0], "long" if name == "long" else "short")].append(
+        kind = name if name in ("long", "subjects") else "short"
+        if args.merge_subjects and kind == "subjects":
+            kind = "short"
+        rows[(key[0], kind)].append(
             {m: scores(files, relevant) for m, files in modes.items()})
 
     rng = random.Random(19)
@@ -83,7 +93,7 @@ def main():
                 diffs = [q["hybrid"][metric] - q[m][metric] for q in queries if m in q]
                 mean, lo, hi = interval(diffs, args.resamples, rng)
                 cells.append(f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}]")
-        name = corpus if kind == "short" else f"{corpus} (long)"
+        name = corpus if kind == "short" else f"{corpus} ({kind})"
         print(f"{name:24} {len(queries):>3}  " + "  ".join(f"{c:>26}" for c in cells))
 
 
