@@ -596,7 +596,7 @@ impl Store {
         .push(
             " * ts_rank_cd(ci.lexemes, qt.tq, 0) AS tf) s
                WHERE s.tf > 0.5
-               GROUP BY ci.id ORDER BY score DESC LIMIT ",
+               GROUP BY ci.id ORDER BY score DESC, ci.id LIMIT ",
         )
         .push_bind(query.limit)
         .push(format!(") SELECT {HIT_COLUMNS_CI}, "));
@@ -805,7 +805,8 @@ impl Store {
                     .push_bind(FILE_POSTINGS_PER_TERM);
             }
         }
-        qb.push(") p GROUP BY p.file_id ORDER BY score DESC");
+        // Equal scores (copies of one file) are cut at the limit by key, the same way each time.
+        qb.push(") p GROUP BY p.file_id ORDER BY score DESC, p.file_id");
         if check_ranked {
             // Each ranked file checked in that order until `limit` pass: a lateral lookup with
             // a limit is never turned into a join of every ranked file.
@@ -814,7 +815,7 @@ impl Store {
                    SELECT 1 FROM indexed_files f WHERE f.id = s.file_id",
             );
             push_passing_file(&mut qb, repositories.as_deref(), query.filters);
-            qb.push(" LIMIT 1) passes ORDER BY s.score DESC");
+            qb.push(" LIMIT 1) passes ORDER BY s.score DESC, s.file_id");
         }
         qb.push(" LIMIT ").push_bind(query.limit);
         qb.push(
