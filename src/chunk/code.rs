@@ -221,6 +221,9 @@ impl<'a> Walk<'a> {
                     None => {}
                 }
                 prev_end = child.end_byte();
+                // What follows is on a later line: some grammars' line comments (Rust's `///`)
+                // end with their newline, so the gap before the next one has none.
+                last = None;
                 continue;
             }
             if is_leading_trivia(self.lang, child) {
@@ -228,6 +231,9 @@ impl<'a> Walk<'a> {
                     leading = Some(child.start_byte());
                 }
                 prev_end = child.end_byte();
+                // A comment on a line of its own starts the next definition's leading run;
+                // the lines after it are not on the line the last definition ends.
+                last = None;
                 continue;
             }
             if let Some(inner) = transparent(self.lang, child) {

@@ -132,6 +132,35 @@ fn a_comment_on_a_definitions_closing_line_is_that_definitions() {
     );
 }
 
+#[test]
+fn a_doc_comment_belongs_to_the_definition_it_documents() {
+    // tree-sitter-rust's `///` comments end with their newline: a run of them has no newline
+    // between its nodes, which once read as "on the line the last method ends".
+    let body: String = (0..3)
+        .map(|i| format!("        let value_{i} = compute(input, {i});\n"))
+        .collect();
+    let text = format!(
+        "impl Thing {{\n    fn first(&self, input: u32) {{\n{body}    }}  // end of first\n\n\
+         \x20   /// Sums the values the input gives.\n\
+         \x20   /// Every value, not only the first.\n\
+         \x20   #[inline]\n\
+         \x20   fn second(&self, input: u32) {{\n{body}    }}\n}}\n"
+    );
+    let chunks = chunk_file("doc.rs", &text, &SMALL);
+    check_invariants(&text, &chunks, &SMALL);
+    let owner = |line: &str| {
+        chunks
+            .iter()
+            .filter(|c| c.content.contains(line))
+            .map(|c| c.symbol.as_deref().unwrap_or("-"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(owner("// end of first"), ["Thing::first"], "{chunks:#?}");
+    for line in ["/// Sums", "/// Every value", "#[inline]"] {
+        assert_eq!(owner(line), ["Thing::second"], "{line}: {chunks:#?}");
+    }
+}
+
 macro_rules! snapshot {
     ($test:ident, $file:expr) => {
         #[test]
