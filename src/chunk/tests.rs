@@ -67,6 +67,15 @@ fn check_invariants(text: &str, chunks: &[Chunk], opts: &ChunkOptions) {
     }
 }
 
+/// The symbols of the chunks holding `text`.
+fn owners<'a>(chunks: &'a [Chunk], text: &str) -> Vec<&'a str> {
+    chunks
+        .iter()
+        .filter(|c| c.content.contains(text))
+        .map(|c| c.symbol.as_deref().unwrap_or("-"))
+        .collect()
+}
+
 #[test]
 fn a_closing_brace_after_a_split_member_joins_it() {
     let body: String = (0..30)
@@ -96,13 +105,7 @@ fn a_comment_on_a_definitions_closing_line_is_that_definitions() {
     );
     let chunks = chunk_file("ends.rs", &text, &SMALL);
     check_invariants(&text, &chunks, &SMALL);
-    let owner = |comment: &str| {
-        chunks
-            .iter()
-            .filter(|c| c.content.contains(comment))
-            .map(|c| c.symbol.as_deref().unwrap_or("-"))
-            .collect::<Vec<_>>()
-    };
+    let owner = |text: &str| owners(&chunks, text);
     assert_eq!(owner("// end of first"), ["first"], "{chunks:#?}");
     assert_eq!(owner("/* end of second */"), ["second"], "{chunks:#?}");
     assert!(
@@ -148,13 +151,7 @@ fn a_doc_comment_belongs_to_the_definition_it_documents() {
     );
     let chunks = chunk_file("doc.rs", &text, &SMALL);
     check_invariants(&text, &chunks, &SMALL);
-    let owner = |line: &str| {
-        chunks
-            .iter()
-            .filter(|c| c.content.contains(line))
-            .map(|c| c.symbol.as_deref().unwrap_or("-"))
-            .collect::<Vec<_>>()
-    };
+    let owner = |text: &str| owners(&chunks, text);
     assert_eq!(owner("// end of first"), ["Thing::first"], "{chunks:#?}");
     for line in ["/// Sums", "/// Every value", "#[inline]"] {
         assert_eq!(owner(line), ["Thing::second"], "{line}: {chunks:#?}");
