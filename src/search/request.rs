@@ -56,7 +56,7 @@ pub struct SearchRequest {
     /// much as by its vector ([`crate::search`]'s `pick_chunks_by_words`); where files rank is
     /// unchanged. On unless turned off (the relevance bench does, to compare); not on the
     /// wire. It costs one more statement when a file on the page has several candidates: their
-    /// chunks scored by the words (about 0.3 ms at 100k chunks; docs/BENCHMARKS.md).
+    /// chunks scored by the words (0.3 to 0.8 ms at 100k chunks; docs/BENCHMARKS.md).
     pub chunks_by_words: bool,
 }
 
