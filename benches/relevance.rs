@@ -20,7 +20,9 @@
 //! the workspace `CODESEARCH_WORKSPACE` names (default `default`): `large` runs in one of its
 //! own (`CODESEARCH_WORKSPACE=large RELEVANCE_SETS=large`), so that its corpora leave the
 //! other sets' statistics alone. The embedder is the configured one (`CODESEARCH_EMBEDDER`,
-//! default `auto`: the local model here).
+//! default `auto`: the local model here). The database is the bench's alone: a daemon started
+//! on it (`DATABASE_URL=…/codesearch_relevance codesearch serve`) indexes its working directory
+//! into the same workspace and changes every figure.
 //!
 //! `RELEVANCE_SHOW=text` prints, for each query containing `text` (`*`: every query), hybrid's top 10 with the
 //! score parts and the baseline's ranking: for reading a ranking, not for tuning to it.
