@@ -702,7 +702,6 @@ impl SearchService {
         Ok(terms)
     }
 
-    /// BM25 weights of the query's terms over chunks, and the chunks' average length.
     /// The scope's file counts for BM25, cached per workspace until the index changes.
     async fn file_stats(&self, scope: &Scope) -> Result<Arc<FileStats>, StoreError> {
         let inner = &self.inner;
@@ -747,6 +746,7 @@ impl SearchService {
         Ok((terms, collection.avg_length))
     }
 
+    /// BM25 weights of the query's terms over chunks, and the chunks' average length.
     async fn chunk_term_weights(
         &self,
         words: &str,

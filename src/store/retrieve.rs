@@ -588,18 +588,11 @@ impl Store {
         }
         qb.push(", scored AS (SELECT ci.id, ");
         push_chunk_bm25(&mut qb, query.avg_length);
-        qb.push(
-            " FROM cand JOIN codebase_index ci USING (id) CROSS JOIN qt
-               CROSS JOIN LATERAL (SELECT ",
-        )
-        .push(TS_RANK_CD_TO_TF)
-        .push(
-            " * ts_rank_cd(ci.lexemes, qt.tq, 0) AS tf) s
-               WHERE s.tf > 0.5
-               GROUP BY ci.id ORDER BY score DESC, ci.id LIMIT ",
-        )
-        .push_bind(query.limit)
-        .push(format!(") SELECT {HIT_COLUMNS_CI}, "));
+        qb.push(" FROM cand JOIN codebase_index ci USING (id)");
+        push_chunk_tf(&mut qb);
+        qb.push(" WHERE s.tf > 0.5 GROUP BY ci.id ORDER BY score DESC, ci.id LIMIT ")
+            .push_bind(query.limit)
+            .push(format!(") SELECT {HIT_COLUMNS_CI}, "));
         qb.push(
             "NULL::float8 AS similarity, scored.score AS lexical
              FROM scored JOIN codebase_index ci USING (id) ORDER BY scored.score DESC, ci.id",
@@ -627,14 +620,11 @@ impl Store {
         let mut qb = terms_cte(terms);
         qb.push(" SELECT ci.id, ");
         push_chunk_bm25(&mut qb, avg_length);
-        qb.push(
-            " FROM codebase_index ci CROSS JOIN qt
-             CROSS JOIN LATERAL (SELECT ",
-        )
-        .push(TS_RANK_CD_TO_TF)
-        .push(" * ts_rank_cd(ci.lexemes, qt.tq, 0) AS tf) s WHERE ci.id = ANY(")
-        .push_bind(ids.to_vec())
-        .push(") AND s.tf > 0.5 GROUP BY ci.id");
+        qb.push(" FROM codebase_index ci");
+        push_chunk_tf(&mut qb);
+        qb.push(" WHERE ci.id = ANY(")
+            .push_bind(ids.to_vec())
+            .push(") AND s.tf > 0.5 GROUP BY ci.id");
         let rows: Vec<(uuid::Uuid, f64)> = qb
             .build_query_as()
             .fetch_all(&self.pool)
@@ -1152,7 +1142,6 @@ fn hit(r: &sqlx::postgres::PgRow) -> Hit {
     }
 }
 
-/// `WITH qt AS (...)`: the query's terms as single-term `tsquery`s with their idf.
 /// `sum(…) AS score`: a chunk's BM25 over the query terms `qt` (`idf`), from its term
 /// frequencies `s.tf` and its `ci.lexical_length` against `avg_length`.
 fn push_chunk_bm25(qb: &mut QueryBuilder<'_, Postgres>, avg_length: f64) {
@@ -1164,6 +1153,15 @@ fn push_chunk_bm25(qb: &mut QueryBuilder<'_, Postgres>, avg_length: f64) {
     .push("))) AS score");
 }
 
+/// ` CROSS JOIN qt CROSS JOIN LATERAL (…) s`: each query term's frequency `s.tf` in the chunk
+/// `ci`, from `ts_rank_cd` of the single term; the BM25 above reads it.
+fn push_chunk_tf(qb: &mut QueryBuilder<'_, Postgres>) {
+    qb.push(" CROSS JOIN qt CROSS JOIN LATERAL (SELECT ")
+        .push(TS_RANK_CD_TO_TF)
+        .push(" * ts_rank_cd(ci.lexemes, qt.tq, 0) AS tf) s");
+}
+
+/// `WITH qt AS (...)`: the query's terms as single-term `tsquery`s with their idf.
 fn terms_cte(terms: &[TermWeight]) -> QueryBuilder<'static, Postgres> {
     let mut qb = QueryBuilder::new(
         "WITH qt AS (SELECT quote_literal(term)::tsquery AS tq, idf FROM unnest(",
