@@ -14,7 +14,7 @@
 //! [`RETRY_REJECTED_AFTER`].
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -22,6 +22,7 @@ use uuid::Uuid;
 
 use crate::embed::Embedder;
 use crate::health::Metrics;
+use crate::outage::Outage;
 use crate::pipeline::{Vectored, input_of, vectors_for};
 use crate::store::{Store, StoreError};
 
@@ -50,9 +51,18 @@ pub async fn run(
     metrics: Arc<Metrics>,
     cancel: CancellationToken,
 ) {
+    // A dead database or embedder fails every pass: said once, then once a minute.
+    let mut failing = Outage::default();
     loop {
         match drain(&store, embedder.as_ref(), &cancel).await {
             Ok(d) => {
+                if let Some((secs, attempts)) = failing.end(Instant::now()) {
+                    tracing::info!(
+                        down_secs = secs,
+                        attempts,
+                        "backfill of pending vectors works again"
+                    );
+                }
                 metrics.backfilled(d.embedded, d.embed_time);
                 if d.stored > 0 {
                     tracing::info!(
@@ -68,7 +78,13 @@ pub async fn run(
                     );
                 }
             }
-            Err(e) => tracing::warn!(error = %e, "backfill of pending vectors failed; will retry"),
+            Err(e) => match failing.failed(Instant::now()) {
+                Some((secs, attempts)) => tracing::warn!(error = %e, failing_secs = secs, attempts,
+                    "backfill of pending vectors failed; will retry"),
+                None => {
+                    tracing::debug!(error = %e, "backfill of pending vectors failed; will retry")
+                }
+            },
         }
         tokio::select! {
             _ = cancel.cancelled() => return,

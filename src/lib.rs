@@ -23,7 +23,8 @@
 //! [`roots`] (the live set of repositories, and repository requests), [`backfill`], [`daemon`]
 //! (wiring and shutdown), [`bus`] (the NATS adapter, its wire contract, and the client the CLI
 //! and MCP share), [`context`] (the pre-fetch block for a task), [`source`] (lines of indexed
-//! files, confined to their roots), [`mcp`] (MCP over stdio and `/mcp`), [`health`], [`http`],
+//! files, confined to their roots), [`outage`] (what the log says while NATS or the database is
+//! down), [`mcp`] (MCP over stdio and `/mcp`), [`health`], [`http`],
 //! [`cli`].
 //!
 //! Invariants:
@@ -55,6 +56,7 @@ pub mod http;
 pub mod intel;
 pub mod live;
 pub mod mcp;
+pub mod outage;
 pub mod parse;
 pub mod pipeline;
 pub mod report;

@@ -16,7 +16,7 @@
 //! searches and stand by, taking it over within `watch.lease_check_secs` of its holder's end.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
@@ -66,8 +66,16 @@ async fn acquire(
     cancel: &CancellationToken,
 ) -> Option<Lease> {
     let mut standing_by = false;
+    let mut outage = crate::outage::Outage::default();
     loop {
-        match indexer.store().try_lease(&repo.name).await {
+        let result = indexer.store().try_lease(&repo.name).await;
+        if result.is_ok()
+            && let Some((secs, attempts)) = outage.end(Instant::now())
+        {
+            tracing::info!(repository = %repo.name, down_secs = secs, attempts,
+                "the database answers again; taking the indexing lease");
+        }
+        match result {
             Ok(Some(lease)) => {
                 if standing_by {
                     tracing::info!(repository = %repo.name, "took over indexing from another daemon");
@@ -80,9 +88,12 @@ async fn acquire(
                     "another daemon indexes this repository; serving its searches and standing by");
             }
             Ok(None) => {}
-            Err(e) => {
-                tracing::warn!(repository = %repo.name, error = %e, "cannot take the indexing lease; retrying");
-            }
+            Err(e) => match outage.failed(Instant::now()) {
+                Some((secs, attempts)) => tracing::warn!(repository = %repo.name, error = %e,
+                    down_secs = secs, attempts, "cannot take the indexing lease; retrying"),
+                None => tracing::debug!(repository = %repo.name, error = %e,
+                    "cannot take the indexing lease; retrying"),
+            },
         }
         tokio::select! {
             _ = cancel.cancelled() => return None,

@@ -22,7 +22,7 @@ pub mod intel;
 pub mod wire;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_nats::service::ServiceExt;
 use bytes::Bytes;
@@ -132,23 +132,40 @@ pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
         );
     }
     let url_for_log = redact_url(&cfg.url);
-    // The first connection is not news (every CLI command makes one); coming back is.
-    let was_lost = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let outage = std::sync::Arc::new(std::sync::Mutex::new(crate::outage::Outage::default()));
     options
         .event_callback(move |event| {
             let url = url_for_log.clone();
-            let was_lost = was_lost.clone();
+            let outage = outage.clone();
             async move {
-                use std::sync::atomic::Ordering;
+                let mut outage = outage.lock().unwrap_or_else(|e| e.into_inner());
                 match event {
                     async_nats::Event::Disconnected => {
-                        was_lost.store(true, Ordering::Relaxed);
+                        outage.begin(Instant::now());
                         tracing::warn!(%url, "disconnected from NATS; reconnecting")
                     }
-                    async_nats::Event::Connected if was_lost.load(Ordering::Relaxed) => {
-                        tracing::info!(%url, "reconnected to NATS")
+                    async_nats::Event::Connected => match outage.end(Instant::now()) {
+                        Some((secs, attempts)) => tracing::info!(
+                            %url,
+                            down_secs = secs,
+                            attempts,
+                            "reconnected to NATS"
+                        ),
+                        // The first connection is not news (every CLI command makes one).
+                        None => tracing::debug!(%url, "connected to NATS"),
+                    },
+                    async_nats::Event::ClientError(e) if outage.is_on() => {
+                        match outage.failed(Instant::now()) {
+                            Some((secs, attempts)) => tracing::warn!(
+                                %url,
+                                down_secs = secs,
+                                attempts,
+                                error = %e,
+                                "NATS unreachable; reconnecting"
+                            ),
+                            None => tracing::debug!(%url, error = %e, "NATS reconnect failed"),
+                        }
                     }
-                    async_nats::Event::Connected => tracing::debug!(%url, "connected to NATS"),
                     async_nats::Event::Closed => tracing::debug!(%url, "NATS connection closed"),
                     async_nats::Event::Draining => {
                         tracing::debug!(%url, "NATS connection draining")
