@@ -58,7 +58,7 @@ pub async fn run(
             Ok(d) => {
                 if let Some((secs, attempts)) = failing.end(Instant::now()) {
                     tracing::info!(
-                        down_secs = secs,
+                        failing_secs = secs,
                         attempts,
                         "backfill of pending vectors works again"
                     );
