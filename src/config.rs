@@ -61,6 +61,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("CODESEARCH_RESPECT_GITIGNORE", "index.respect_gitignore"),
     ("CODESEARCH_MAX_FILE_BYTES", "index.max_file_bytes"),
     ("CODESEARCH_MAX_LINE_CHARS", "index.max_line_chars"),
+    ("CODESEARCH_SKIP_GENERATED", "index.skip_generated"),
     ("CODESEARCH_MAX_CHUNK_CHARS", "index.max_chunk_chars"),
     (
         "CODESEARCH_CHUNK_OVERLAP_CHARS",
@@ -434,6 +435,7 @@ pub struct IndexConfig {
     pub respect_gitignore: bool,
     pub max_file_bytes: u64,
     pub max_line_chars: usize,
+    pub skip_generated: bool,
     pub max_chunk_chars: usize,
     pub chunk_overlap_chars: usize,
     pub min_chunk_chars: usize,
