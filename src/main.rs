@@ -498,11 +498,16 @@ fn print_repos(payload: &[u8]) -> anyhow::Result<ExitCode> {
         .iter()
         .chain(reply.repositories.iter().flatten())
         .collect();
-    out!(
-        "workspace {}: {} repositories",
-        reply.workspace,
-        repos.len()
-    );
+    // One repository's reply (add, status) says nothing of how many the workspace holds.
+    if reply.repository.is_some() {
+        out!("workspace {}:", reply.workspace);
+    } else {
+        out!(
+            "workspace {}: {}",
+            reply.workspace,
+            count(repos.len(), "repository", "repositories")
+        );
+    }
     for r in repos {
         let languages: Vec<String> = r
             .languages
@@ -517,7 +522,10 @@ fn print_repos(payload: &[u8]) -> anyhow::Result<ExitCode> {
             r.chunks,
             r.lines,
             if r.files_with_errors > 0 {
-                format!(", {} files not indexed", r.files_with_errors)
+                format!(
+                    ", {} not indexed",
+                    count(r.files_with_errors as usize, "file", "files")
+                )
             } else {
                 String::new()
             },
@@ -668,6 +676,11 @@ fn result_names(r: &wire::SearchResult) -> String {
         names.push_str(&format!(" +{} more", r.symbols.len() - SHOWN));
     }
     names
+}
+
+/// `1 file`, `2 files`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]
