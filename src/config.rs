@@ -51,6 +51,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ),
     ("CODESEARCH_NATS_MAX_IN_FLIGHT", "nats.max_in_flight"),
     ("CODESEARCH_NATS_MAX_QUEUED", "nats.max_queued"),
+    (
+        "CODESEARCH_NATS_ANSWER_DEADLINE_SECS",
+        "nats.answer_deadline_secs",
+    ),
     ("CODESEARCH_REPOSITORY", "index.repository"),
     ("CODESEARCH_INCLUDE_PATHS", "index.include_paths"),
     ("CODESEARCH_INCLUDE_EXTENSIONS", "index.include_extensions"),
@@ -377,6 +381,7 @@ pub struct NatsConfig {
     pub request_timeout_secs: u64,
     pub max_in_flight: usize,
     pub max_queued: usize,
+    pub answer_deadline_secs: u64,
 }
 
 impl std::fmt::Debug for NatsConfig {
@@ -397,6 +402,7 @@ impl std::fmt::Debug for NatsConfig {
             .field("request_timeout_secs", &self.request_timeout_secs)
             .field("max_in_flight", &self.max_in_flight)
             .field("max_queued", &self.max_queued)
+            .field("answer_deadline_secs", &self.answer_deadline_secs)
             .finish()
     }
 }
@@ -696,6 +702,9 @@ impl Config {
         }
         if self.watch.debounce_ms > self.watch.max_delay_ms {
             return bad("watch.debounce_ms must not exceed watch.max_delay_ms");
+        }
+        if self.nats.answer_deadline_secs == 0 {
+            return bad("nats.answer_deadline_secs must be at least 1");
         }
         if self.nats.max_in_flight == 0 {
             return bad("nats.max_in_flight must be at least 1");

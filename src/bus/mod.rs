@@ -267,6 +267,11 @@ pub struct Services {
     pub roots: Roots,
     /// The bound on requests in hand, shared by NATS and `/mcp`.
     pub admission: Admission,
+    /// How long one request may take before it is answered `index_unavailable`
+    /// (`nats.answer_deadline_secs`).
+    pub deadline: Duration,
+    /// Requests answered that way so far.
+    past_deadline: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Services {
@@ -279,6 +284,8 @@ impl Services {
             search,
             roots,
             admission: Admission::new(config.nats.max_in_flight, config.nats.max_queued),
+            deadline: Duration::from_secs(config.nats.answer_deadline_secs.max(1)),
+            past_deadline: Arc::default(),
         }
     }
 }
@@ -536,8 +543,47 @@ pub struct Handled {
     pub query_embedding: Option<Duration>,
 }
 
-/// Answers one request of any kind.
+/// Answers one request of any kind, within [`Services::deadline`]: past it, the request's
+/// work is dropped (its statements with their connections) and the answer is the retryable
+/// `index_unavailable`. Every store call already fails fast when the database is down; this is
+/// for the database that hangs, which no statement on it can notice.
 pub async fn dispatch(services: &Services, kind: Kind, access: &Access, payload: &[u8]) -> Handled {
+    match tokio::time::timeout(
+        services.deadline,
+        answer_kind(services, kind, access, payload),
+    )
+    .await
+    {
+        Ok(handled) => handled,
+        Err(_) => {
+            use std::sync::atomic::Ordering;
+            let secs = services.deadline.as_secs();
+            let count = services.past_deadline.fetch_add(1, Ordering::Relaxed) + 1;
+            if count.is_power_of_two() {
+                tracing::warn!(
+                    ?kind,
+                    deadline_secs = secs,
+                    requests = count,
+                    "a request took longer than nats.answer_deadline_secs; answered \
+                     index_unavailable (is the database hung?)"
+                );
+            }
+            let code = ErrorCode::IndexUnavailable;
+            let message = format!(
+                "no answer within {secs} s (nats.answer_deadline_secs): the index database is \
+                 not answering; retry later"
+            );
+            Handled {
+                body: to_bytes(&ErrorResponse::new(code, message)),
+                error: Some(code),
+                cached: false,
+                query_embedding: None,
+            }
+        }
+    }
+}
+
+async fn answer_kind(services: &Services, kind: Kind, access: &Access, payload: &[u8]) -> Handled {
     match kind {
         Kind::Search => handle(&services.search, access, payload).await,
         Kind::Context => plain(answer_context(&services.context, access, payload).await),

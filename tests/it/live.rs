@@ -515,6 +515,54 @@ async fn sigkill_during_a_cold_index_converges_on_restart() {
 }
 
 #[tokio::test]
+async fn a_hung_database_gets_index_unavailable_within_the_deadline_not_silence() {
+    let mut pg = tokio::task::spawn_blocking(Postgres::start)
+        .await
+        .expect("postgres");
+    let db = pg.database().await;
+    let n = nats();
+    let repo = support::repo(&[("src/a.rs", "pub fn alpha_before_the_hang() {}\n")]);
+    let root = repo.path().to_owned();
+    let mut cfg = live_config(&db, &n.url);
+    cfg.nats.answer_deadline_secs = 2;
+    let d = Serving::start(cfg, &root).await;
+    eventually("indexed", WAIT, || async { d.rows("src/a.rs").await.0 > 0 }).await;
+    d.pool.close().await;
+
+    // The server stops answering but keeps its connections: no statement can fail fast.
+    pg.pause();
+    let started = Instant::now();
+    let reply = d.search(json!({"query": "alpha before the hang"})).await;
+    let waited = started.elapsed();
+    pg.resume();
+    assert!(
+        reply
+            .as_ref()
+            .is_some_and(|r| r["error"]["code"] == "index_unavailable"),
+        "a search while the database hangs is answered index_unavailable, not left to the \
+         caller's timeout: {reply:?} after {waited:?}"
+    );
+    assert!(
+        reply.as_ref().is_some_and(|r| r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("answer_deadline_secs"))),
+        "{reply:?}"
+    );
+
+    // Once it runs again, searches are answered as before.
+    eventually(
+        "searches after the hang",
+        Duration::from_secs(30),
+        || async {
+            top_path(&d.search(json!({"query": "alpha before the hang"})).await).as_deref()
+                == Some("src/a.rs")
+        },
+    )
+    .await;
+    d.stop().await;
+}
+
+#[tokio::test]
 async fn postgres_and_nats_restarts_are_survived() {
     let mut pg = tokio::task::spawn_blocking(Postgres::start)
         .await

@@ -240,7 +240,9 @@ impl Postgres {
         let q = shell_quote(&dir.display().to_string());
         let script = format!(
             "up() {{ {} >>{q}/postgres.log 2>&1 & pid=$!; }}; up; \
-             while read cmd; do case $cmd in stop) kill -INT $pid; wait $pid;; start) up;; esac; done; \
+             while read cmd; do case $cmd in stop) kill -INT $pid; wait $pid;; start) up;; \
+             pause) kill -STOP $pid; pkill -STOP -P $pid;; resume) pkill -CONT -P $pid; kill -CONT $pid;; \
+             esac; done; \
              kill -INT $pid; wait $pid; rm -rf {q}",
             argv.join(" "),
         );
@@ -299,6 +301,21 @@ impl Postgres {
             assert!(Instant::now() < deadline, "PostgreSQL did not stop");
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Freezes the server and its backends (SIGSTOP): connections stay open and nothing
+    /// answers, as when its host hangs or drops off the network without closing them.
+    pub fn pause(&mut self) {
+        use std::io::Write;
+        let shell = self.commands.as_mut().expect("running");
+        writeln!(shell, "pause").expect("tell the shell");
+    }
+
+    /// Lets a paused server run again.
+    pub fn resume(&mut self) {
+        use std::io::Write;
+        let shell = self.commands.as_mut().expect("running");
+        writeln!(shell, "resume").expect("tell the shell");
     }
 
     /// Starts it again on the same port and data, and waits until it answers.
