@@ -567,9 +567,9 @@ fn print_report(r: &IndexReport) {
         String::new()
     };
     println!(
-        "{}: {} files indexed ({} chunks), {} unchanged, {} skipped{skipped}, {} removed",
+        "{}: {} indexed ({} chunks), {} unchanged, {} skipped{skipped}, {} removed",
         r.repository,
-        r.indexed,
+        count(r.indexed, "file", "files"),
         r.chunks,
         r.unchanged,
         r.skipped_total(),
@@ -577,7 +577,8 @@ fn print_report(r: &IndexReport) {
     );
     if let Some((total, kinds)) = r.unlisted_summary(6) {
         println!(
-            "  not indexed: {total} files of types not listed in index.include_extensions ({kinds})"
+            "  not indexed: {} of types not listed in index.include_extensions ({kinds})",
+            count(total, "file", "files")
         );
     }
     println!(
