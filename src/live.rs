@@ -41,13 +41,16 @@ pub async fn keep_indexed(
     cancel: CancellationToken,
 ) {
     let every = Duration::from_secs(cfg.lease_check_secs.max(1));
+    // The first pass after the lease is taken again (its connection failed) is a recovery.
+    let mut first_pass = "startup";
     loop {
         let Some(lease) = acquire(&indexer, &repo, every, &cancel).await else {
             return;
         };
         let held = cancel.child_token();
         let guard = tokio::spawn(hold(lease, every, held.clone()));
-        keep_while_held(&indexer, &repo, &cfg, &metrics, &held).await;
+        keep_while_held(&indexer, &repo, &cfg, &metrics, first_pass, &held).await;
+        first_pass = "recovery";
         held.cancel();
         let _ = guard.await;
         if cancel.is_cancelled() {
@@ -127,6 +130,7 @@ async fn keep_while_held(
     repo: &Repository,
     cfg: &WatchConfig,
     metrics: &Metrics,
+    first_pass: &'static str,
     cancel: &CancellationToken,
 ) {
     let mut watcher = if cfg.enabled {
@@ -136,7 +140,7 @@ async fn keep_while_held(
     };
     let periodic =
         (cfg.reconcile_interval_secs > 0).then(|| Duration::from_secs(cfg.reconcile_interval_secs));
-    let mut due: Option<&'static str> = Some("startup");
+    let mut due: Option<&'static str> = Some(first_pass);
     let mut backoff = Duration::from_secs(1);
     let mut next_periodic = periodic.map(|p| tokio::time::Instant::now() + p);
     loop {
