@@ -543,11 +543,16 @@ pub struct Handled {
     pub query_embedding: Option<Duration>,
 }
 
-/// Answers one request of any kind, within [`Services::deadline`]: past it, the request's
-/// work is dropped (its statements with their connections) and the answer is the retryable
-/// `index_unavailable`. Every store call already fails fast when the database is down; this is
-/// for the database that hangs, which no statement on it can notice.
+/// Answers one request of any kind. A read (search, context, file, code intelligence) is
+/// answered within [`Services::deadline`]: past it, its work is dropped (its statements with
+/// their connections) and the answer is the retryable `index_unavailable`. Every store call
+/// already fails fast when the database is down; this is for the database that hangs, which no
+/// statement on it can notice. A repository request is not cut short: removing a large
+/// repository may take longer, and a removal dropped half-way would leave it unwatched.
 pub async fn dispatch(services: &Services, kind: Kind, access: &Access, payload: &[u8]) -> Handled {
+    if kind == Kind::Repo {
+        return answer_kind(services, kind, access, payload).await;
+    }
     match tokio::time::timeout(
         services.deadline,
         answer_kind(services, kind, access, payload),
