@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::WatchConfig;
 use crate::health::Metrics;
-use crate::pipeline::Indexer;
+use crate::pipeline::{IndexError, Indexer};
 use crate::repository::Repository;
 use crate::store::{Lease, RepoState};
 use crate::watch::{Change, INOTIFY_ADVICE, RootWatcher};
@@ -142,6 +142,9 @@ async fn keep_while_held(
         (cfg.reconcile_interval_secs > 0).then(|| Duration::from_secs(cfg.reconcile_interval_secs));
     let mut due: Option<&'static str> = Some(first_pass);
     let mut backoff = Duration::from_secs(1);
+    // A root that stays gone, or a database that stays down, fails every retry: said once,
+    // then once a minute.
+    let mut failing = crate::outage::Outage::default();
     let mut next_periodic = periodic.map(|p| tokio::time::Instant::now() + p);
     loop {
         if let Some(reason) = due {
@@ -152,6 +155,10 @@ async fn keep_while_held(
             metrics.pass_finished();
             match result {
                 Ok(report) => {
+                    if let Some((secs, attempts)) = failing.end(Instant::now()) {
+                        tracing::info!(repository = %repo.name, failing_secs = secs, attempts,
+                            "reconcile works again");
+                    }
                     metrics.index_run(report.embedded, report.embed_time, None);
                     report.log(reason);
                     due = None;
@@ -165,9 +172,19 @@ async fn keep_while_held(
                     }
                 }
                 Err(e) => {
+                    if matches!(e, IndexError::RootGone { .. }) {
+                        // The watcher follows the directory it watched, wherever it went: a
+                        // new one is started on the root once it is back.
+                        watcher = None;
+                    }
                     metrics.index_run(0, Duration::ZERO, Some(e.to_string()));
-                    tracing::error!(repository = %repo.name, root = %repo.root.display(), error = %e,
-                        retry_in_secs = backoff.as_secs(), "reconcile failed; retrying");
+                    match failing.failed(Instant::now()) {
+                        Some((secs, attempts)) => tracing::error!(repository = %repo.name,
+                            root = %repo.root.display(), error = %e, failing_secs = secs, attempts,
+                            retry_in_secs = backoff.as_secs(), "reconcile failed; retrying"),
+                        None => tracing::debug!(repository = %repo.name, error = %e,
+                            retry_in_secs = backoff.as_secs(), "reconcile failed; retrying"),
+                    }
                     record_state(indexer, repo, RepoState::Failed, Some(&e.to_string())).await;
                     due = Some("recovery");
                     tokio::select! {

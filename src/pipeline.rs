@@ -62,6 +62,36 @@ pub enum IndexError {
     Store(#[from] StoreError),
     #[error("indexing task failed: {0}")]
     Task(String),
+    /// The root is not there to be read: its index is left as it is, not swept.
+    #[error(
+        "the repository's root {root} {why}; its index is kept as it is until the root is \
+         back (`codesearch repo remove` drops it)"
+    )]
+    RootGone { root: String, why: String },
+}
+
+/// Fails with [`IndexError::RootGone`] unless `root` is a directory that can be read. A walk of
+/// a root that is gone finds no file, and the sweep that follows would delete every file of the
+/// repository from the index, to embed them all again when the root is back: a moved checkout,
+/// an unmounted volume or a network share that blinked would cost a full re-index.
+fn root_is_there(root: &Path) -> Result<(), IndexError> {
+    let gone = |why: String| IndexError::RootGone {
+        root: root.display().to_string(),
+        why,
+    };
+    match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(gone("is not a directory any more".into())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(gone("is gone (moved, deleted or unmounted)".into()))
+        }
+        Err(e) => Err(gone(format!("cannot be read ({e})"))),
+    }
+}
+
+/// Whether `root` holds no entry at all, as the mount point of an unmounted volume does.
+fn is_empty_dir(root: &Path) -> bool {
+    std::fs::read_dir(root).is_ok_and(|mut entries| entries.next().is_none())
 }
 
 /// What one run did.
@@ -293,12 +323,22 @@ impl Indexer {
         cancel: &CancellationToken,
     ) -> Result<IndexReport, IndexError> {
         let started = Instant::now();
+        root_is_there(&repo.root)?;
         self.claim(repo).await?;
         let walker = self.walker(repo)?;
         let (candidates, walk_skips, unlisted) = tokio::task::spawn_blocking(move || walker.walk())
             .await
             .map_err(|e| IndexError::Task(e.to_string()))?;
         let states = self.store.file_states(&repo.name).await?;
+        if candidates.is_empty() && !states.is_empty() && is_empty_dir(&repo.root) {
+            return Err(IndexError::RootGone {
+                root: repo.root.display().to_string(),
+                why: format!(
+                    "is empty (an unmounted volume?) while the index holds {} of its files",
+                    states.len()
+                ),
+            });
+        }
         let mut report = self
             .run(repo, candidates, walk_skips, states, progress, cancel)
             .await?;
@@ -316,6 +356,7 @@ impl Indexer {
         cancel: &CancellationToken,
     ) -> Result<IndexReport, IndexError> {
         let started = Instant::now();
+        root_is_there(&repo.root)?;
         let walker = self.walker(repo)?;
         let changed = paths.clone();
         let (candidates, walk_skips) =

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use codesearch::embed::{Embedder, HashEmbedder};
-use codesearch::pipeline::Indexer;
+use codesearch::pipeline::{IndexError, Indexer};
 use codesearch::store::Store;
 use sqlx::Row;
 use tokio_util::sync::CancellationToken;
@@ -1103,6 +1103,70 @@ async fn a_repository_filter_finds_files_in_small_and_large_repositories() {
     assert_eq!(found.len(), 3);
     assert!(found.iter().all(|(r, _)| r == "small"), "{found:?}");
     assert!(search("marker1234", "small").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_root_that_is_gone_or_empty_keeps_its_index_until_it_is_back() {
+    let (repo, store, indexer) = setup(&[
+        ("src/a.rs", "pub fn kept_while_away() {}\n"),
+        ("src/b.py", "def also_kept():\n    pass\n"),
+    ])
+    .await;
+    let cancel = CancellationToken::new();
+    let root = repo.path().to_owned();
+    let repository = indexer.repository(&root).expect("repository");
+    let first = indexer
+        .index_repository(&repository, None, &cancel)
+        .await
+        .expect("indexed");
+    assert_eq!(first.indexed, 2, "{first:?}");
+    let chunks = "SELECT count(*) FROM codebase_index";
+    let before = rows(&store, chunks).await;
+    assert!(before >= 2);
+
+    // The checkout is moved away: neither a reconcile nor a watcher's batch sweeps its files.
+    let away = root.with_extension("away");
+    std::fs::rename(&root, &away).expect("move the root away");
+    let gone = indexer
+        .index_repository(&repository, None, &cancel)
+        .await
+        .expect_err("no root to walk");
+    assert!(
+        matches!(gone, IndexError::RootGone { .. }) && gone.to_string().contains("is gone"),
+        "{gone}"
+    );
+    let batch = indexer
+        .index_paths(&repository, vec!["src/a.rs".into()], &cancel)
+        .await
+        .expect_err("no root to read");
+    assert!(matches!(batch, IndexError::RootGone { .. }), "{batch}");
+    assert_eq!(rows(&store, chunks).await, before);
+
+    // An empty directory where it was, as an unmounted volume leaves its mount point.
+    std::fs::create_dir(&root).expect("an empty root");
+    let empty = indexer
+        .index_repository(&repository, None, &cancel)
+        .await
+        .expect_err("an empty root");
+    assert!(
+        empty.to_string().contains("is empty") && empty.to_string().contains("2 of its files"),
+        "{empty}"
+    );
+    assert_eq!(rows(&store, chunks).await, before);
+
+    // Back where it was: nothing to index again, nothing removed.
+    std::fs::remove_dir(&root).expect("remove the empty root");
+    std::fs::rename(&away, &root).expect("move the root back");
+    let back = indexer
+        .index_repository(&repository, None, &cancel)
+        .await
+        .expect("indexed");
+    assert_eq!(
+        (back.indexed, back.unchanged, back.removed),
+        (0, 2, 0),
+        "{back:?}"
+    );
+    assert_eq!(rows(&store, chunks).await, before);
 }
 
 #[tokio::test]
