@@ -65,7 +65,7 @@ pub enum IndexError {
     /// The root is not there to be read: its index is left as it is, not swept.
     #[error(
         "the repository's root {root} {why}; its index is kept as it is until the root is \
-         back (`codesearch repo remove` drops it)"
+         back or the repository is removed"
     )]
     RootGone { root: String, why: String },
 }
