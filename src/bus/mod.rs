@@ -267,7 +267,7 @@ pub struct Services {
     pub roots: Roots,
     /// The bound on requests in hand, shared by NATS and `/mcp`.
     pub admission: Admission,
-    /// How long one request may take before it is answered `index_unavailable`
+    /// How long one read may take before it is answered `index_unavailable`
     /// (`nats.answer_deadline_secs`).
     pub deadline: Duration,
     /// Requests answered that way so far.
