@@ -53,24 +53,53 @@ async fn connect_nats(config: &Config) -> Result<async_nats::Client, String> {
     }
 }
 
+/// How long `status` waits for the database's figures: a server that hangs (stopped, or
+/// its host gone without closing connections) would otherwise cost two connection timeouts,
+/// 21 s with the defaults, before `status` says it is down.
+const DATABASE_CHECK: Duration = Duration::from_secs(5);
+
+/// The index's figures and model, or why they cannot be read.
+async fn index_figures(config: &Config) -> Result<(IndexSummary, Option<String>), String> {
+    let read = async {
+        let store = Store::connect(&config.database)
+            .await
+            .map_err(|e| e.to_string())?;
+        match (store.index_summary().await, store.indexed_model().await) {
+            (Ok(s), Ok(m)) => Ok((s, m)),
+            (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+        }
+    };
+    tokio::time::timeout(DATABASE_CHECK, read)
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "no answer within {}s from PostgreSQL at {} (the server hangs, or the network \
+                 drops its packets)",
+                DATABASE_CHECK.as_secs(),
+                redact_url(&config.database.url)
+            ))
+        })
+}
+
 /// The state of the index and its components. Returns whether everything is reachable.
 pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
-    let index: Result<(IndexSummary, Option<String>), String> =
-        match Store::connect(&config.database).await {
-            Ok(store) => match (store.index_summary().await, store.indexed_model().await) {
-                (Ok(s), Ok(m)) => Ok((s, m)),
-                (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
-            },
-            Err(e) => Err(e.to_string()),
+    // The three are asked at once: a component that does not answer costs its own timeout,
+    // not the sum of all of them.
+    let bus = async {
+        let nats = connect_nats(config).await;
+        let daemons: Vec<Value> = match &nats {
+            Ok(c) => gather(c, format!("$SRV.INFO.{SERVICE_NAME}"))
+                .await
+                .unwrap_or_default(),
+            Err(_) => Vec::new(),
         };
-    let nats = connect_nats(config).await;
-    let daemons: Vec<Value> = match &nats {
-        Ok(c) => gather(c, format!("$SRV.INFO.{SERVICE_NAME}"))
-            .await
-            .unwrap_or_default(),
-        Err(_) => Vec::new(),
+        (nats, daemons)
     };
-    let ollama = ollama::list_models(&config.embed.ollama_url, Duration::from_secs(3)).await;
+    let (index, (nats, daemons), ollama) = tokio::join!(
+        index_figures(config),
+        bus,
+        ollama::list_models(&config.embed.ollama_url, Duration::from_secs(3))
+    );
     let ollama_status = match &ollama {
         Ok(models)
             if models
