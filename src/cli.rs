@@ -313,3 +313,57 @@ pub struct RepoArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+/// `s` with its control characters other than newline and tab written out (`\x1b`, `\u{9b}`)
+/// instead of sent. A file name or a file's text from an indexed repository must not drive the
+/// terminal that shows it (colours, cursor moves, a window title, a line hidden behind a
+/// carriage return): `src/esc\x1b[31mred.py` is a valid file name.
+pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !s.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            c if !unsafe_char(c) => out.push(c),
+            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Writes `line` and a newline to stdout, its control characters written out
+/// ([`terminal_safe`]) when stdout is a terminal; a program reading a pipe gets the text as it
+/// is (and `--json` for anything it parses).
+pub fn print_line(line: &str) -> std::io::Result<()> {
+    use std::io::{IsTerminal, Write};
+    let mut stdout = std::io::stdout().lock();
+    if stdout.is_terminal() {
+        writeln!(stdout, "{}", terminal_safe(line))
+    } else {
+        writeln!(stdout, "{line}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::terminal_safe;
+
+    #[test]
+    fn control_characters_from_a_repository_are_shown_not_obeyed() {
+        assert_eq!(
+            terminal_safe("src/main.rs:1-9\tfn main() {"),
+            "src/main.rs:1-9\tfn main() {"
+        );
+        assert_eq!(
+            terminal_safe("src/esc\u{1b}[31mred.py"),
+            "src/esc\\x1b[31mred.py"
+        );
+        assert_eq!(terminal_safe("a\rb\u{7}c\u{7f}"), "a\\x0db\\x07c\\x7f");
+        // C1 controls: U+009B is a one-character CSI to some terminals.
+        assert_eq!(terminal_safe("x\u{9b}2Jy"), "x\\u{9b}2Jy");
+        assert_eq!(terminal_safe("两行\n第二行"), "两行\n第二行");
+    }
+}

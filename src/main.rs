@@ -8,6 +8,7 @@ use clap::Parser;
 use codesearch::bus::Kind;
 use codesearch::bus::client::Client;
 use codesearch::bus::wire;
+use codesearch::cli::terminal_safe;
 use codesearch::cli::{Cli, Command, ContextFormat, GlobalArgs, McpAction, RepoAction};
 use codesearch::config::Config;
 use codesearch::pipeline::IndexReport;
@@ -15,11 +16,11 @@ use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 
 /// `println!` for command output that stops quietly, with success, when the reader has gone
-/// (`codesearch search ... | head`): `println!` panics on a broken pipe.
+/// (`codesearch search ... | head`): `println!` panics on a broken pipe. On a terminal, control
+/// characters from indexed files are shown, not obeyed ([`codesearch::cli::print_line`]).
 macro_rules! out {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+        if let Err(e) = codesearch::cli::print_line(&format!($($arg)*)) {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 return Ok(ExitCode::SUCCESS);
             }
@@ -50,7 +51,7 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            eprintln!("error: {}", terminal_safe(&error_chain(&e)));
             ExitCode::FAILURE
         }
     }
@@ -305,7 +306,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Ok(err) = serde_json::from_slice::<wire::ErrorResponse>(&reply)
                 && !err.success
             {
-                eprintln!("error: {} ({})", err.error.message, err.error.code.as_str());
+                eprintln!(
+                    "error: {} ({})",
+                    terminal_safe(&err.error.message),
+                    err.error.code.as_str()
+                );
                 return Ok(ExitCode::FAILURE);
             }
             if format == ContextFormat::Json {
@@ -315,7 +320,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let reply: wire::ContextResponse =
                 serde_json::from_slice(&reply).context("the reply is not a context response")?;
             if let Some(w) = &reply.warning {
-                eprintln!("warning: {w}");
+                eprintln!("warning: {}", terminal_safe(w));
             }
             out!("{}", reply.block.trim_end());
             eprintln!(
@@ -342,11 +347,19 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 if common.json {
                     out!("{}", String::from_utf8_lossy(&reply));
                 }
-                eprintln!("error: {} ({})", err.error.message, err.error.code.as_str());
+                eprintln!(
+                    "error: {} ({})",
+                    terminal_safe(&err.error.message),
+                    err.error.code.as_str()
+                );
                 for c in err.error.candidates.iter().flatten() {
+                    let path = terminal_safe(&c.path);
                     eprintln!(
-                        "  {} {}  {}:{}  (--path {} --line {})",
-                        c.kind, c.qualified, c.path, c.start_line, c.path, c.start_line
+                        "  {} {}  {path}:{}  (--path {path} --line {})",
+                        c.kind,
+                        terminal_safe(&c.qualified),
+                        c.start_line,
+                        c.start_line
                     );
                 }
                 return Ok(ExitCode::FAILURE);
@@ -488,7 +501,11 @@ fn print_repos(payload: &[u8]) -> anyhow::Result<ExitCode> {
     if let Ok(err) = serde_json::from_slice::<wire::ErrorResponse>(payload)
         && !err.success
     {
-        eprintln!("error: {} ({})", err.error.message, err.error.code.as_str());
+        eprintln!(
+            "error: {} ({})",
+            terminal_safe(&err.error.message),
+            err.error.code.as_str()
+        );
         return Ok(ExitCode::FAILURE);
     }
     let reply: wire::RepoResponse =
@@ -618,7 +635,11 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
     if let Ok(err) = serde_json::from_slice::<wire::ErrorResponse>(payload)
         && !err.success
     {
-        eprintln!("error: {} ({})", err.error.message, err.error.code.as_str());
+        eprintln!(
+            "error: {} ({})",
+            terminal_safe(&err.error.message),
+            err.error.code.as_str()
+        );
         return Ok(ExitCode::FAILURE);
     }
     let reply: wire::SearchResponse =
@@ -635,7 +656,8 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
         out!(
             "{}. {}{lines}  {}  {}{}",
             i + 1,
-            r.file_path,
+            // A newline in a file name would start a line of its own.
+            r.file_path.replace('\n', "\\n"),
             result_measure(r),
             result_names(r),
             if tags.is_empty() {
@@ -652,7 +674,7 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
         }
     }
     if let Some(w) = &reply.warning {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", terminal_safe(w));
     }
     out!(
         "{} results · {} · query embedding {} ms · search {} ms{}",

@@ -15,6 +15,14 @@ use crate::embed::ollama;
 use crate::health::EndpointFigures;
 use crate::store::{IndexSummary, Store};
 
+/// `println!` that shows, not obeys, control characters on a terminal (repository roots and
+/// errors may name files: [`crate::cli::print_line`]), and returns a failed write as an error.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        crate::cli::print_line(&format!($($arg)*))?
+    };
+}
+
 /// How long to wait for daemons to answer a discovery request.
 const GATHER: Duration = Duration::from_millis(750);
 
@@ -133,13 +141,13 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                 Err(e) => json!({ "url": redact_url(&config.embed.ollama_url), "status": "down", "error": e.to_string() }),
             },
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        say!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ok);
     }
 
     match &index {
         Ok((s, model)) => {
-            println!(
+            say!(
                 "index     {}: {} chunks in {} files, {} pending embedding, {} files not indexed; last indexed {}",
                 if s.total_chunks > 0 {
                     "healthy"
@@ -152,17 +160,23 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                 s.errors,
                 s.last_indexed.map_or("never".into(), |t| t.to_rfc3339()),
             );
-            println!(
+            say!(
                 "          vectors by {}",
                 model.as_deref().unwrap_or("(none yet)")
             );
             if !s.repositories.is_empty() {
-                println!(
+                say!(
                     "          {:<24} {:<12} {:<12} {:>7} {:>8} {:>8} {:>7}  root",
-                    "repository", "workspace", "state", "files", "chunks", "pending", "errors"
+                    "repository",
+                    "workspace",
+                    "state",
+                    "files",
+                    "chunks",
+                    "pending",
+                    "errors"
                 );
                 for r in &s.repositories {
-                    println!(
+                    say!(
                         "          {:<24} {:<12} {:<12} {:>7} {:>8} {:>8} {:>7}  {}",
                         r.name,
                         r.workspace.as_deref().unwrap_or("-"),
@@ -174,36 +188,36 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                         r.root.as_deref().unwrap_or("")
                     );
                     if let Some(e) = &r.state_error {
-                        println!("            {}: {e}", r.state.as_deref().unwrap_or("error"));
+                        say!("            {}: {e}", r.state.as_deref().unwrap_or("error"));
                     }
                 }
             }
         }
-        Err(e) => println!("index     down: {e}"),
+        Err(e) => say!("index     down: {e}"),
     }
-    println!(
+    say!(
         "database  {}  {}",
         if index.is_ok() { "ok  " } else { "DOWN" },
         redact_url(&config.database.url)
     );
     match &nats {
         Ok(_) => {
-            println!("nats      ok    {}", redact_url(&config.nats.url));
+            say!("nats      ok    {}", redact_url(&config.nats.url));
             if daemons.is_empty() {
-                println!("          no codesearch daemon answered $SRV.INFO");
+                say!("          no codesearch daemon answered $SRV.INFO");
             }
             for d in &daemons {
-                println!(
+                say!(
                     "          daemon {} v{}",
                     d["id"].as_str().unwrap_or("?"),
                     d["version"].as_str().unwrap_or("?")
                 );
             }
         }
-        Err(e) => println!("nats      DOWN  {}: {e}", redact_url(&config.nats.url)),
+        Err(e) => say!("nats      DOWN  {}: {e}", redact_url(&config.nats.url)),
     }
     match &ollama {
-        Ok(models) => println!(
+        Ok(models) => say!(
             "ollama    {ollama_status}  {} ({} models; `{}` {})",
             redact_url(&config.embed.ollama_url),
             models.len(),
@@ -221,9 +235,9 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                 _ => config.embed.backend == crate::config::EmbedBackend::Ollama,
             };
             if in_use {
-                println!("ollama    DOWN  {e}");
+                say!("ollama    DOWN  {e}");
             } else {
-                println!(
+                say!(
                     "ollama    not in use (the index's vectors are another model's); not answering: {e}"
                 );
             }
@@ -239,19 +253,26 @@ pub async fn stats(config: &Config, as_json: bool) -> anyhow::Result<bool> {
     })?;
     let replies = gather(&client, format!("$SRV.STATS.{SERVICE_NAME}")).await?;
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&replies)?);
+        say!("{}", serde_json::to_string_pretty(&replies)?);
         return Ok(!replies.is_empty());
     }
     if replies.is_empty() {
-        println!(
+        say!(
             "no codesearch daemon answered $SRV.STATS on {}",
             redact_url(&config.nats.url)
         );
         return Ok(false);
     }
-    println!(
+    say!(
         "{:<34} {:<18} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
-        "daemon", "endpoint", "requests", "errors", "p50 ms", "p95 ms", "p99 ms", "cache hit"
+        "daemon",
+        "endpoint",
+        "requests",
+        "errors",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "cache hit"
     );
     for r in &replies {
         let id = r["id"].as_str().unwrap_or("?");
@@ -262,7 +283,7 @@ pub async fn stats(config: &Config, as_json: bool) -> anyhow::Result<bool> {
             let name = e["name"].as_str().unwrap_or("?");
             if e["data"].is_null() {
                 // Only the service API's own count (error replies count as answers there).
-                println!(
+                say!(
                     "{:<34} {:<18} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
                     id,
                     name,
@@ -281,12 +302,19 @@ pub async fn stats(config: &Config, as_json: bool) -> anyhow::Result<bool> {
             } else {
                 100.0 * f.cache_hits as f64 / f.requests as f64
             };
-            println!(
+            say!(
                 "{:<34} {:<18} {:>9} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>8.1}%",
-                id, name, f.requests, f.errors, f.p50_ms, f.p95_ms, f.p99_ms, hit_rate
+                id,
+                name,
+                f.requests,
+                f.errors,
+                f.p50_ms,
+                f.p95_ms,
+                f.p99_ms,
+                hit_rate
             );
             for (code, n) in &f.errors_by_code {
-                println!("{:<34} {:<18} {:>9} {:>7}  {code}", "", "", "", n);
+                say!("{:<34} {:<18} {:>9} {:>7}  {code}", "", "", "", n);
             }
         }
     }
