@@ -162,21 +162,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Status { json } => {
             let config = load_config(&cli.global, None)?;
-            let ok = codesearch::report::status(&config, json).await?;
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
+            report_exit(codesearch::report::status(&config, json).await)
         }
         Command::Stats { json } => {
             let config = load_config(&cli.global, None)?;
-            let ok = codesearch::report::stats(&config, json).await?;
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
+            report_exit(codesearch::report::stats(&config, json).await)
         }
         Command::Migrate => {
             let config = load_config(&cli.global, None)?;
@@ -699,6 +689,22 @@ fn result_names(r: &wire::SearchResult) -> String {
         names.push_str(&format!(" +{} more", r.symbols.len() - SHOWN));
     }
     names
+}
+
+/// The exit code of `status` or `stats`: success when everything answered, and when the reader
+/// went away (`codesearch status | head -3`), as `out!` does.
+fn report_exit(result: anyhow::Result<bool>) -> anyhow::Result<ExitCode> {
+    match result {
+        Ok(true) => Ok(ExitCode::SUCCESS),
+        Ok(false) => Ok(ExitCode::FAILURE),
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// `1 file`, `2 files`.
