@@ -5,8 +5,17 @@ use std::fmt::Write as _;
 
 use super::graph::{Call, Calls, Graph, Impact, Related, Resolution, Symbol, Symbols};
 
+/// A file's path on one line: a newline in a file name would start a line of its own.
+fn one_line(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.contains(['\n', '\r']) {
+        path.replace('\n', "\\n").replace('\r', "\\r").into()
+    } else {
+        path.into()
+    }
+}
+
 fn place(s: &Symbol) -> String {
-    format!("{}:{}-{}", s.path, s.start_line, s.end_line)
+    format!("{}:{}-{}", one_line(&s.path), s.start_line, s.end_line)
 }
 
 fn how(resolution: Resolution, confidence: f32) -> String {
@@ -38,7 +47,7 @@ pub fn symbols(s: &Symbols) -> String {
     if !s.references.is_empty() {
         let _ = writeln!(out, "\ncall sites ({}):", s.references.len());
         for r in &s.references {
-            let _ = writeln!(out, "  {}:{}  {}", r.path, r.line, r.call);
+            let _ = writeln!(out, "  {}:{}  {}", one_line(&r.path), r.line, r.call);
         }
     }
     out
@@ -52,7 +61,7 @@ fn call_line(c: &Call) -> String {
         .unwrap_or_else(|| "(outside the index)".to_owned());
     format!(
         "  {}:{}  {}  → {}  [{}]",
-        c.path,
+        one_line(&c.path),
         c.line,
         c.call,
         who,
@@ -80,7 +89,7 @@ pub fn calls(c: &Calls, callers: bool) -> String {
             let _ = writeln!(
                 out,
                 "  {}:{}  in {}  `{}`  [{}]",
-                call.path,
+                one_line(&call.path),
                 call.line,
                 who,
                 call.call,
@@ -139,7 +148,7 @@ pub fn graph(g: &Graph) -> String {
             "  {} → {}  ({}:{}, {})",
             name(&e.from),
             name(&e.to),
-            e.path,
+            one_line(&e.path),
             e.line,
             how(e.resolution, e.confidence)
         );
@@ -157,7 +166,12 @@ pub fn impact(i: &Impact) -> String {
         if i.truncated { " (limit reached)" } else { "" }
     );
     for f in &i.files {
-        let _ = writeln!(out, "{}{}", f.path, if f.test { "  (test)" } else { "" });
+        let _ = writeln!(
+            out,
+            "{}{}",
+            one_line(&f.path),
+            if f.test { "  (test)" } else { "" }
+        );
         for n in &f.symbols {
             let _ = writeln!(
                 out,
@@ -170,14 +184,14 @@ pub fn impact(i: &Impact) -> String {
 }
 
 pub fn related(r: &Related) -> String {
-    let mut out = format!("{} ({})\n", r.path, r.repository);
+    let mut out = format!("{} ({})\n", one_line(&r.path), r.repository);
     let _ = writeln!(out, "imports ({}):", r.imports.len());
     for f in &r.imports {
         let _ = writeln!(
             out,
             "  :{}  {}  {}",
             f.line,
-            f.path.as_deref().unwrap_or("(outside the repository)"),
+            one_line(f.path.as_deref().unwrap_or("(outside the repository)")),
             f.specifier
         );
     }
@@ -186,10 +200,22 @@ pub fn related(r: &Related) -> String {
         let _ = writeln!(
             out,
             "  {}:{}  {}",
-            f.path.as_deref().unwrap_or("?"),
+            one_line(f.path.as_deref().unwrap_or("?")),
             f.line,
             f.specifier
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_file_name_with_a_newline_stays_on_its_line() {
+        assert_eq!(one_line("src/new\nline.py"), "src/new\\nline.py");
+        assert_eq!(one_line("src/cr\r.py"), "src/cr\\r.py");
+        assert_eq!(one_line("src/plain.py"), "src/plain.py");
+    }
 }
