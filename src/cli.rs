@@ -334,6 +334,16 @@ pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A file's path on one line: a newline (or carriage return) in a file name, written out, would
+/// otherwise start a line of its own in text answers.
+pub fn one_line(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.contains(['\n', '\r']) {
+        path.replace('\n', "\\n").replace('\r', "\\r").into()
+    } else {
+        path.into()
+    }
+}
+
 /// Writes `line` and a newline to stdout, its control characters written out
 /// ([`terminal_safe`]) when stdout is a terminal; a program reading a pipe gets the text as it
 /// is (and `--json` for anything it parses).
@@ -349,7 +359,14 @@ pub fn print_line(line: &str) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::terminal_safe;
+    use super::{one_line, terminal_safe};
+
+    #[test]
+    fn a_file_name_with_a_newline_stays_on_its_line() {
+        assert_eq!(one_line("src/new\nline.py"), "src/new\\nline.py");
+        assert_eq!(one_line("src/cr\r.py"), "src/cr\\r.py");
+        assert_eq!(one_line("src/plain.py"), "src/plain.py");
+    }
 
     #[test]
     fn control_characters_from_a_repository_are_shown_not_obeyed() {

@@ -8,8 +8,8 @@ use clap::Parser;
 use codesearch::bus::Kind;
 use codesearch::bus::client::Client;
 use codesearch::bus::wire;
-use codesearch::cli::terminal_safe;
 use codesearch::cli::{Cli, Command, ContextFormat, GlobalArgs, McpAction, RepoAction};
+use codesearch::cli::{one_line, terminal_safe};
 use codesearch::config::Config;
 use codesearch::pipeline::IndexReport;
 use tokio_util::sync::CancellationToken;
@@ -50,6 +50,13 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
+        // The reader went away (`codesearch status | head -3`): nothing more to say.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {}", terminal_safe(&error_chain(&e)));
             ExitCode::FAILURE
@@ -162,11 +169,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Status { json } => {
             let config = load_config(&cli.global, None)?;
-            report_exit(codesearch::report::status(&config, json).await)
+            let ok = codesearch::report::status(&config, json).await?;
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Command::Stats { json } => {
             let config = load_config(&cli.global, None)?;
-            report_exit(codesearch::report::stats(&config, json).await)
+            let ok = codesearch::report::stats(&config, json).await?;
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Command::Migrate => {
             let config = load_config(&cli.global, None)?;
@@ -646,8 +663,7 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
         out!(
             "{}. {}{lines}  {}  {}{}",
             i + 1,
-            // A newline in a file name would start a line of its own.
-            r.file_path.replace('\n', "\\n"),
+            one_line(&r.file_path),
             result_measure(r),
             result_names(r),
             if tags.is_empty() {
@@ -689,22 +705,6 @@ fn result_names(r: &wire::SearchResult) -> String {
         names.push_str(&format!(" +{} more", r.symbols.len() - SHOWN));
     }
     names
-}
-
-/// The exit code of `status` or `stats`: success when everything answered, and when the reader
-/// went away (`codesearch status | head -3`), as `out!` does.
-fn report_exit(result: anyhow::Result<bool>) -> anyhow::Result<ExitCode> {
-    match result {
-        Ok(true) => Ok(ExitCode::SUCCESS),
-        Ok(false) => Ok(ExitCode::FAILURE),
-        Err(e)
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
-        {
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => Err(e),
-    }
 }
 
 /// `1 file`, `2 files`.

@@ -132,7 +132,7 @@ pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
         );
     }
     let url_for_log = redact_url(&cfg.url);
-    let outage = std::sync::Arc::new(std::sync::Mutex::new(crate::outage::Outage::default()));
+    let outage = Arc::new(std::sync::Mutex::new(crate::outage::Outage::default()));
     options
         .event_callback(move |event| {
             let url = url_for_log.clone();

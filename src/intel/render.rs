@@ -3,16 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::graph::{Call, Calls, Graph, Impact, Related, Resolution, Symbol, Symbols};
+use crate::cli::one_line;
 
-/// A file's path on one line: a newline in a file name would start a line of its own.
-fn one_line(path: &str) -> std::borrow::Cow<'_, str> {
-    if path.contains(['\n', '\r']) {
-        path.replace('\n', "\\n").replace('\r', "\\r").into()
-    } else {
-        path.into()
-    }
-}
+use super::graph::{Call, Calls, Graph, Impact, Related, Resolution, Symbol, Symbols};
 
 fn place(s: &Symbol) -> String {
     format!("{}:{}-{}", one_line(&s.path), s.start_line, s.end_line)
@@ -206,16 +199,4 @@ pub fn related(r: &Related) -> String {
         );
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::one_line;
-
-    #[test]
-    fn a_file_name_with_a_newline_stays_on_its_line() {
-        assert_eq!(one_line("src/new\nline.py"), "src/new\\nline.py");
-        assert_eq!(one_line("src/cr\r.py"), "src/cr\\r.py");
-        assert_eq!(one_line("src/plain.py"), "src/plain.py");
-    }
 }
