@@ -31,8 +31,16 @@ macro_rules! out {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(format!("warn,codesearch={}", cli.global.log_level)));
+    // Other crates log their warnings, except notify's: its one inotify warning ("Unable to
+    // remove the path from the watches") comes whenever a branch switch or `rm -r` deletes a
+    // watched directory before its watch is removed, and means nothing. Watch errors that
+    // matter reach the daemon as events and are logged by it (`cannot watch for changes`).
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new(format!(
+            "warn,notify=error,codesearch={}",
+            cli.global.log_level
+        ))
+    });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
