@@ -569,7 +569,7 @@ fn print_repos(payload: &[u8]) -> anyhow::Result<ExitCode> {
         );
         out!(
             "      {} ({}){}",
-            r.root.as_deref().unwrap_or("?"),
+            one_line(r.root.as_deref().unwrap_or("?")),
             r.origin.as_deref().unwrap_or("?"),
             if languages.is_empty() {
                 String::new()

@@ -185,7 +185,7 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                         r.chunks,
                         r.pending,
                         r.errors,
-                        r.root.as_deref().unwrap_or("")
+                        crate::cli::one_line(r.root.as_deref().unwrap_or(""))
                     );
                     if let Some(e) = &r.state_error {
                         say!("            {}: {e}", r.state.as_deref().unwrap_or("error"));
