@@ -344,6 +344,16 @@ pub fn one_line(path: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// `println!` for command output, through [`print_line`]; a failed write is returned as the
+/// function's error (`?`). `main` ends quietly, with success, when that error is a broken pipe
+/// (`codesearch search ... | head`), where `println!` would panic.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::print_line(&format!($($arg)*))?
+    };
+}
+
 /// Writes `line` and a newline to stdout, its control characters written out
 /// ([`terminal_safe`]) when stdout is a terminal; a program reading a pipe gets the text as it
 /// is (and `--json` for anything it parses).

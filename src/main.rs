@@ -11,23 +11,10 @@ use codesearch::bus::wire;
 use codesearch::cli::{Cli, Command, ContextFormat, GlobalArgs, McpAction, RepoAction};
 use codesearch::cli::{one_line, terminal_safe};
 use codesearch::config::Config;
+use codesearch::out;
 use codesearch::pipeline::IndexReport;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
-
-/// `println!` for command output that stops quietly, with success, when the reader has gone
-/// (`codesearch search ... | head`): `println!` panics on a broken pipe. On a terminal, control
-/// characters from indexed files are shown, not obeyed ([`codesearch::cli::print_line`]).
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        if let Err(e) = codesearch::cli::print_line(&format!($($arg)*)) {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return Ok(ExitCode::SUCCESS);
-            }
-            return Err(e.into());
-        }
-    }};
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -13,15 +13,8 @@ use crate::bus::SERVICE_NAME;
 use crate::config::{Config, redact_url};
 use crate::embed::ollama;
 use crate::health::EndpointFigures;
+use crate::out;
 use crate::store::{IndexSummary, Store};
-
-/// `println!` that shows, not obeys, control characters on a terminal (repository roots and
-/// errors may name files: [`crate::cli::print_line`]), and returns a failed write as an error.
-macro_rules! say {
-    ($($arg:tt)*) => {
-        crate::cli::print_line(&format!($($arg)*))?
-    };
-}
 
 /// How long to wait for daemons to answer a discovery request.
 const GATHER: Duration = Duration::from_millis(750);
@@ -141,13 +134,13 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                 Err(e) => json!({ "url": redact_url(&config.embed.ollama_url), "status": "down", "error": e.to_string() }),
             },
         });
-        say!("{}", serde_json::to_string_pretty(&v)?);
+        out!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ok);
     }
 
     match &index {
         Ok((s, model)) => {
-            say!(
+            out!(
                 "index     {}: {} chunks in {} files, {} pending embedding, {} files not indexed; last indexed {}",
                 if s.total_chunks > 0 {
                     "healthy"
@@ -160,12 +153,12 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                 s.errors,
                 s.last_indexed.map_or("never".into(), |t| t.to_rfc3339()),
             );
-            say!(
+            out!(
                 "          vectors by {}",
                 model.as_deref().unwrap_or("(none yet)")
             );
             if !s.repositories.is_empty() {
-                say!(
+                out!(
                     "          {:<24} {:<12} {:<12} {:>7} {:>8} {:>8} {:>7}  root",
                     "repository",
                     "workspace",
@@ -176,7 +169,7 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                     "errors"
                 );
                 for r in &s.repositories {
-                    say!(
+                    out!(
                         "          {:<24} {:<12} {:<12} {:>7} {:>8} {:>8} {:>7}  {}",
                         r.name,
                         r.workspace.as_deref().unwrap_or("-"),
@@ -188,36 +181,36 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                         crate::cli::one_line(r.root.as_deref().unwrap_or(""))
                     );
                     if let Some(e) = &r.state_error {
-                        say!("            {}: {e}", r.state.as_deref().unwrap_or("error"));
+                        out!("            {}: {e}", r.state.as_deref().unwrap_or("error"));
                     }
                 }
             }
         }
-        Err(e) => say!("index     down: {e}"),
+        Err(e) => out!("index     down: {e}"),
     }
-    say!(
+    out!(
         "database  {}  {}",
         if index.is_ok() { "ok  " } else { "DOWN" },
         redact_url(&config.database.url)
     );
     match &nats {
         Ok(_) => {
-            say!("nats      ok    {}", redact_url(&config.nats.url));
+            out!("nats      ok    {}", redact_url(&config.nats.url));
             if daemons.is_empty() {
-                say!("          no codesearch daemon answered $SRV.INFO");
+                out!("          no codesearch daemon answered $SRV.INFO");
             }
             for d in &daemons {
-                say!(
+                out!(
                     "          daemon {} v{}",
                     d["id"].as_str().unwrap_or("?"),
                     d["version"].as_str().unwrap_or("?")
                 );
             }
         }
-        Err(e) => say!("nats      DOWN  {}: {e}", redact_url(&config.nats.url)),
+        Err(e) => out!("nats      DOWN  {}: {e}", redact_url(&config.nats.url)),
     }
     match &ollama {
-        Ok(models) => say!(
+        Ok(models) => out!(
             "ollama    {ollama_status}  {} ({} models; `{}` {})",
             redact_url(&config.embed.ollama_url),
             models.len(),
@@ -235,9 +228,9 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                 _ => config.embed.backend == crate::config::EmbedBackend::Ollama,
             };
             if in_use {
-                say!("ollama    DOWN  {e}");
+                out!("ollama    DOWN  {e}");
             } else {
-                say!(
+                out!(
                     "ollama    not in use (the index's vectors are another model's); not answering: {e}"
                 );
             }
@@ -253,17 +246,17 @@ pub async fn stats(config: &Config, as_json: bool) -> anyhow::Result<bool> {
     })?;
     let replies = gather(&client, format!("$SRV.STATS.{SERVICE_NAME}")).await?;
     if as_json {
-        say!("{}", serde_json::to_string_pretty(&replies)?);
+        out!("{}", serde_json::to_string_pretty(&replies)?);
         return Ok(!replies.is_empty());
     }
     if replies.is_empty() {
-        say!(
+        out!(
             "no codesearch daemon answered $SRV.STATS on {}",
             redact_url(&config.nats.url)
         );
         return Ok(false);
     }
-    say!(
+    out!(
         "{:<34} {:<18} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
         "daemon",
         "endpoint",
@@ -283,7 +276,7 @@ pub async fn stats(config: &Config, as_json: bool) -> anyhow::Result<bool> {
             let name = e["name"].as_str().unwrap_or("?");
             if e["data"].is_null() {
                 // Only the service API's own count (error replies count as answers there).
-                say!(
+                out!(
                     "{:<34} {:<18} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
                     id,
                     name,
@@ -302,7 +295,7 @@ pub async fn stats(config: &Config, as_json: bool) -> anyhow::Result<bool> {
             } else {
                 100.0 * f.cache_hits as f64 / f.requests as f64
             };
-            say!(
+            out!(
                 "{:<34} {:<18} {:>9} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>8.1}%",
                 id,
                 name,
@@ -314,7 +307,7 @@ pub async fn stats(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                 hit_rate
             );
             for (code, n) in &f.errors_by_code {
-                say!("{:<34} {:<18} {:>9} {:>7}  {code}", "", "", "", n);
+                out!("{:<34} {:<18} {:>9} {:>7}  {code}", "", "", "", n);
             }
         }
     }
