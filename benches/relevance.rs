@@ -7,8 +7,9 @@
 //! repositories, only ever scored), `long` (whole commit messages, subject and body, over the
 //! corpora of `commits` and `validation`, which must run with it), `subjects` (1,864 more
 //! commit subjects over the same corpora, none of the other sets' commits, only ever scored;
-//! it runs with them too) and `large` (commit subjects over two repositories of thousands of
-//! files, only ever scored). All the sets run share one
+//! it runs with them too), `large` (commit subjects over two repositories of thousands of
+//! files, only ever scored) and `large-subjects` (240 more over the same two, none of
+//! `large`'s commits, only ever scored; it runs with `large`). All the sets run share one
 //! workspace, so its BM25 statistics, and the figures, depend on which sets are run together.
 //! With `long`, the context pre-fetch is scored too: each long query as a task, the share of
 //! its changed files, and of its changed definitions (read from the commit in the repository's
@@ -226,6 +227,7 @@ async fn main() -> anyhow::Result<()> {
         "long, validation's repositories",
         "large",
         "subjects",
+        "large subjects",
     ]
     .into_iter()
     .map(|g| (g, [Score::default(); 4]))
@@ -346,6 +348,7 @@ async fn main() -> anyhow::Result<()> {
                 _ if q.set == "long" && c.set == "validation" => 6,
                 _ if q.set == "long" => 5,
                 _ if q.set == "subjects" => 8,
+                _ if q.set == "large-subjects" => 9,
                 _ if c.set == "commits" => 3,
                 _ if c.set == "validation" => 4,
                 _ if c.set == "large" => 7,
@@ -383,7 +386,7 @@ async fn main() -> anyhow::Result<()> {
     }
     print_table("all", &total);
     println!(
-        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings), commits (commit subjects over whole repositories, commits.toml), validation (the same from eight other repositories, validation.toml), long (whole commit messages over either's repositories, long.toml), large (commit subjects over two repositories of thousands of files, large.toml), subjects (more commit subjects over the commit and validation sets' repositories, subjects.toml)"
+        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings), commits (commit subjects over whole repositories, commits.toml), validation (the same from eight other repositories, validation.toml), long (whole commit messages over either's repositories, long.toml), large (commit subjects over two repositories of thousands of files, large.toml), subjects (more commit subjects over the commit and validation sets' repositories, subjects.toml), large subjects (more commit subjects over the large set's repositories, large-subjects.toml)"
     );
     for (name, scores) in groups.iter().filter(|(_, s)| s[0].n > 0) {
         print_table(name, scores);

@@ -13,8 +13,8 @@ over the queries (the same resampled queries for both modes):
         [--merge-subjects]
 
 Rows are per repository and kind of query: its intent or commit-subject queries, its long ones
-(long.toml), and the further commit subjects of subjects.toml, or those counted with the first
-(--merge-subjects).
+(long.toml), and the further commit subjects of subjects.toml and large-subjects.toml, or those
+counted with the first (--merge-subjects).
 
 A difference whose interval holds 0 is not shown to be a difference by these queries; an
 interval wholly above +0.05 shows a lead of more than 0.05. Deterministic (a fixed seed).
@@ -26,7 +26,7 @@ import pathlib
 import random
 import tomllib
 
-SETS = ["queries", "commits", "validation", "long", "subjects"]
+SETS = ["queries", "commits", "validation", "long", "subjects", "large", "large-subjects"]
 LABELS = pathlib.Path(__file__).resolve().parent.parent / "benches" / "relevance"
 
 
@@ -56,7 +56,8 @@ def main():
                     help="modes to compare hybrid with (comma-separated)")
     ap.add_argument("--resamples", type=int, default=10000)
     ap.add_argument("--merge-subjects", action="store_true",
-                    help="count subjects.toml's queries with their repository's short ones")
+                    help="count subjects.toml's (and large-subjects.toml's) queries with their "
+                    "repository's short ones")
     args = ap.parse_args()
 
     labels = {}
@@ -75,7 +76,8 @@ def main():
         if key not in labels:
             continue
         name, relevant = labels[key]
-        kind = name if name in ("long", "subjects") else "short"
+        kind = {"long": "long", "subjects": "subjects", "large-subjects": "subjects"}.get(
+            name, "short")
         if args.merge_subjects and kind == "subjects":
             kind = "short"
         rows[(key[0], kind)].append(
