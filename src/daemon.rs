@@ -107,6 +107,37 @@ pub async fn index(
     Ok(reports)
 }
 
+/// Says which repositories of the index nobody keeps up to date: indexed from another
+/// command line or configuration (an earlier `scripts/run.sh PATH`, say), not this daemon's,
+/// and no other daemon holds their lease. Searches still return them, as last indexed.
+async fn warn_unwatched(store: &Store, ours: &[String]) {
+    let summary = match store.index_summary().await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot list the index's repositories");
+            return;
+        }
+    };
+    let unwatched: Vec<String> = summary
+        .repositories
+        .into_iter()
+        .filter(|r| {
+            r.origin.as_deref() == Some(crate::store::Origin::Local.as_str())
+                && r.watched == Some(false)
+                && !ours.contains(&r.name)
+        })
+        .map(|r| r.name)
+        .collect();
+    if !unwatched.is_empty() {
+        tracing::warn!(
+            repositories = %unwatched.join(", "),
+            "repositories in the index that no running daemon watches: searches return them \
+             as last indexed; serve their paths again to keep them current, or remove them \
+             (`codesearch repo remove NAME`)"
+        );
+    }
+}
+
 /// Serves searches over NATS and keeps `repos` indexed (reconcile, watch, backfill; see
 /// [`crate::live`]), and the repositories requests added, until `shutdown` resolves.
 pub async fn serve(
@@ -173,16 +204,17 @@ pub async fn serve(
             }
         }
     };
-    let given = repos.len();
+    let given: Vec<String> = repos.iter().map(|r| r.name.clone()).collect();
     for repo in repos {
         roots.start(repo).await;
     }
     match roots.restore_requested().await {
-        Ok(0) if given == 0 => metrics.nothing_to_index(),
+        Ok(0) if given.is_empty() => metrics.nothing_to_index(),
         Ok(0) => {}
         Ok(n) => tracing::info!(repositories = n, "requested repositories restored"),
         Err(e) => tracing::error!(error = %e, "cannot restore requested repositories"),
     }
+    warn_unwatched(&store, &given).await;
     let backfill = tokio::spawn(crate::backfill::run(
         store,
         embedder,

@@ -567,6 +567,9 @@ fn print_repos(payload: &[u8]) -> anyhow::Result<ExitCode> {
         if let Some(e) = &r.error {
             out!("      error: {e}");
         }
+        if r.watched == Some(false) {
+            out!("      {}", codesearch::report::NOT_WATCHED);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

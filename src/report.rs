@@ -19,6 +19,10 @@ use crate::store::{IndexSummary, Store};
 /// How long to wait for daemons to answer a discovery request.
 const GATHER: Duration = Duration::from_millis(750);
 
+/// What `status` and `repo list` say of a repository no running daemon holds the lease of.
+pub const NOT_WATCHED: &str = "not watched: no running daemon keeps it up to date, so searches \
+     see it as last indexed (serve its path again, or `codesearch repo remove NAME`)";
+
 /// Sends `subject` to every listener and gathers the replies that arrive within [`GATHER`].
 async fn gather(client: &async_nats::Client, subject: String) -> anyhow::Result<Vec<Value>> {
     let inbox = client.new_inbox();
@@ -182,6 +186,9 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                     );
                     if let Some(e) = &r.state_error {
                         out!("            {}: {e}", r.state.as_deref().unwrap_or("error"));
+                    }
+                    if r.watched == Some(false) {
+                        out!("            {NOT_WATCHED}");
                     }
                 }
             }

@@ -309,6 +309,10 @@ pub struct RepoInfo {
     pub files_with_errors: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_indexed: Option<chrono::DateTime<chrono::Utc>>,
+    /// Whether a running daemon keeps it up to date (holds its indexing lease). `false`: it
+    /// is searched as it was last indexed, until a daemon serves its path again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watched: Option<bool>,
 }
 
 impl From<crate::store::RepositorySummary> for RepoInfo {
@@ -329,6 +333,7 @@ impl From<crate::store::RepositorySummary> for RepoInfo {
             pending: r.pending,
             files_with_errors: r.errors,
             last_indexed: r.last_indexed,
+            watched: r.watched,
         }
     }
 }

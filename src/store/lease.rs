@@ -24,10 +24,23 @@ pub fn lease_application_name() -> String {
     format!("codesearch lease pid={}", std::process::id())
 }
 
-const TRY_LOCK: &str =
-    "SELECT pg_try_advisory_lock(hashtextextended('codesearch.repository:' || $1, 0))";
-const UNLOCK: &str =
-    "SELECT pg_advisory_unlock(hashtextextended('codesearch.repository:' || $1, 0))";
+/// The advisory-lock key of the lease of the repository named by the SQL expression `name`.
+fn lease_key(name: &str) -> String {
+    format!("hashtextextended('codesearch.repository:' || {name}, 0)")
+}
+
+/// SQL that is true when some session (any daemon's) holds the lease of the repository named
+/// by the SQL expression `name`: whether a running daemon keeps that repository up to date.
+/// A bigint advisory lock shows in `pg_locks` as its high and low halves (`objsubid` 1).
+pub(super) fn lease_held(name: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted \
+           AND objsubid = 1 \
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+           AND ((classid::int8 << 32) | objid::int8) = {})",
+        lease_key(name)
+    )
+}
 
 impl Store {
     /// Takes the indexing lease of `repository` if no other daemon holds it.
@@ -41,11 +54,12 @@ impl Store {
         let mut conn = PgConnection::connect_with(&options)
             .await
             .map_err(q("opening a lease connection"))?;
-        let held: bool = sqlx::query_scalar(TRY_LOCK)
-            .bind(repository)
-            .fetch_one(&mut conn)
-            .await
-            .map_err(q("taking a repository lease"))?;
+        let held: bool =
+            sqlx::query_scalar(&format!("SELECT pg_try_advisory_lock({})", lease_key("$1")))
+                .bind(repository)
+                .fetch_one(&mut conn)
+                .await
+                .map_err(q("taking a repository lease"))?;
         if !held {
             let _ = conn.close().await;
             return Ok(None);
@@ -72,7 +86,7 @@ impl Lease {
 
     /// Gives the lease up for another daemon to take.
     pub async fn release(mut self) {
-        let _ = sqlx::query(UNLOCK)
+        let _ = sqlx::query(&format!("SELECT pg_advisory_unlock({})", lease_key("$1")))
             .bind(&self.repository)
             .execute(&mut self.conn)
             .await;

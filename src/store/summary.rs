@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
+use super::lease::lease_held;
 use super::{Store, StoreError, q};
 
 /// What the index holds, for health and status.
@@ -54,6 +55,11 @@ pub struct RepositorySummary {
     /// Files recorded as not indexed, with a reason (binary, too large, ...).
     pub errors: i64,
     pub last_indexed: Option<DateTime<Utc>>,
+    /// Whether a running daemon holds the repository's indexing lease, so keeps it up to date
+    /// (absent from summaries of older versions). A repository no daemon watches is searched
+    /// as it was last indexed.
+    #[serde(default)]
+    pub watched: Option<bool>,
 }
 
 impl Store {
@@ -72,7 +78,7 @@ impl Store {
     }
 
     async fn summary(&self, workspace: Option<&str>) -> Result<IndexSummary, StoreError> {
-        let rows = sqlx::query(
+        let rows = sqlx::query(&format!(
             "WITH f AS (
                SELECT repository, count(*) FILTER (WHERE chunk_count > 0) AS files,
                       count(*) FILTER (WHERE error IS NOT NULL) AS errors,
@@ -99,7 +105,8 @@ impl Store {
                     coalesce(r.last_indexed, f.last_indexed) AS last_indexed,
                     coalesce(f.chunks, 0) AS chunks,
                     coalesce(c.pending, 0) AS pending, coalesce(c.rejected, 0) AS rejected,
-                    coalesce(l.languages, '{}'::jsonb)::text AS languages
+                    coalesce(l.languages, '{{}}'::jsonb)::text AS languages,
+                    {} AS watched
              FROM names n
              LEFT JOIN repositories r ON r.name = n.name
              LEFT JOIN f ON f.repository = n.name
@@ -107,7 +114,8 @@ impl Store {
              LEFT JOIN l ON l.repository = n.name
              WHERE $1::text IS NULL OR r.workspace = $1
              ORDER BY n.name",
-        )
+            lease_held("n.name")
+        ))
         .bind(workspace)
         .fetch_all(&self.pool)
         .await
@@ -131,6 +139,7 @@ impl Store {
                 rejected: r.get("rejected"),
                 errors: r.get("errors"),
                 last_indexed: r.get("last_indexed"),
+                watched: Some(r.get("watched")),
             })
             .collect();
         Ok(IndexSummary {

@@ -243,6 +243,72 @@ impl TwoWorkspaces {
 
 /// Every query of a battery in `workspace`: (query, mode, repository, file type, offset) ->
 /// the (repository, path, score) of each hit.
+/// Whether each repository of the summary is watched (a daemon holds its lease), by name.
+async fn watched(store: &Store) -> Vec<(String, Option<bool>)> {
+    store
+        .index_summary()
+        .await
+        .expect("summary")
+        .repositories
+        .into_iter()
+        .map(|r| (r.name, r.watched))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_repository_is_watched_while_a_daemon_holds_its_lease() {
+    let db = test_db().await;
+    let base = tempfile::tempdir().expect("tempdir");
+    let (one, two) = (base.path().join("one"), base.path().join("two"));
+    write(&one, "a.py", "def a():\n    return 1\n");
+    write(&two, "b.py", "def b():\n    return 2\n");
+    let cfg = support::config(&db, "nats://unused");
+    let (store, embedder) = codesearch::daemon::open(&cfg).await.expect("open");
+    codesearch::daemon::index(
+        &cfg,
+        store.clone(),
+        Arc::clone(&embedder),
+        &support::repos(&cfg, &[&one, &two]),
+        &CancellationToken::new(),
+        false,
+    )
+    .await
+    .expect("index");
+    // Indexed once and left: nobody keeps either up to date.
+    let none = vec![
+        ("one".to_owned(), Some(false)),
+        ("two".to_owned(), Some(false)),
+    ];
+    assert_eq!(watched(&store).await, none);
+
+    // A lease (what a serving daemon holds for each repository it watches), on a connection
+    // of its own, marks that repository only.
+    let lease = store.try_lease("two").await.expect("lease").expect("free");
+    assert_eq!(
+        watched(&store).await,
+        vec![
+            ("one".to_owned(), Some(false)),
+            ("two".to_owned(), Some(true))
+        ]
+    );
+    // The same advisory key in another database is another lease.
+    let other = test_db().await;
+    let (other_store, _) = codesearch::daemon::open(&support::config(&other, "nats://unused"))
+        .await
+        .expect("open the other database");
+    let elsewhere = other_store
+        .try_lease("one")
+        .await
+        .expect("lease")
+        .expect("free");
+    assert_eq!(watched(&store).await[0], ("one".to_owned(), Some(false)));
+
+    // Given up (a daemon that stops), it is not watched any more.
+    lease.release().await;
+    elsewhere.release().await;
+    assert_eq!(watched(&store).await, none);
+}
+
 async fn battery(service: &SearchService, workspace: &str) -> Vec<Vec<(String, String, f64)>> {
     let queries = [
         "validate invoice totals",
