@@ -153,6 +153,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     (repo_request("status", Some(name), &common), common)
                 }
             };
+            let removing = request.action == "remove";
             let payload = serde_json::to_vec(&request)?;
             let reply =
                 request_reply(&config, Kind::Repo, common.workspace.as_deref(), payload).await?;
@@ -160,7 +161,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 out!("{}", String::from_utf8_lossy(&reply));
                 return Ok(ExitCode::SUCCESS);
             }
-            print_repos(&reply)
+            print_repos(&reply, removing)
         }
         Command::Status { json } => {
             let config = load_config(&cli.global, None)?;
@@ -499,7 +500,9 @@ fn repo_request(
     }
 }
 
-fn print_repos(payload: &[u8]) -> anyhow::Result<ExitCode> {
+/// Prints a repository reply; `removed`: the reply of a `remove`, whose record is what was
+/// deleted.
+fn print_repos(payload: &[u8], removed: bool) -> anyhow::Result<ExitCode> {
     if let Ok(err) = serde_json::from_slice::<wire::ErrorResponse>(payload)
         && !err.success
     {
@@ -517,6 +520,16 @@ fn print_repos(payload: &[u8]) -> anyhow::Result<ExitCode> {
         .iter()
         .chain(reply.repositories.iter().flatten())
         .collect();
+    if removed && let Some(r) = &reply.repository {
+        out!(
+            "workspace {}: removed {} ({}, {})",
+            reply.workspace,
+            r.name,
+            count(r.files as usize, "file", "files"),
+            count(r.chunks as usize, "chunk", "chunks")
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     // One repository's reply (add, status) says nothing of how many the workspace holds.
     if reply.repository.is_some() {
         out!("workspace {}:", reply.workspace);
