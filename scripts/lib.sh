@@ -26,16 +26,26 @@ stop_step() {
 }
 # Installs what is missing (scripts/setup.sh), starts PostgreSQL and NATS until the calling
 # script exits (scripts/services.sh), and exports their addresses. Services that were already
-# running (started by hand, or by another script) are left running.
+# running (started by hand, or by another script that is still running) are left running;
+# those a script started and was killed before it could stop them (SIGKILL, a closed terminal's
+# SIGHUP) are taken over and stopped at exit. `$STATE/services.owner` holds the pid of the
+# script that started them.
 with_services() {
   step "$ROOT/scripts/setup.sh"
-  local before
+  local before owner=""
   before="$("$ROOT/scripts/services.sh" status 2>/dev/null || true)"
-  if [[ "$before" == *"server is running"* && "$before" == *"nats-server running"* ]]; then
+  [ -f "$STATE/services.owner" ] && owner="$(cat "$STATE/services.owner")"
+  if [[ "$before" == *"server is running"* && "$before" == *"nats-server running"* ]] \
+    && ! { [ -n "$owner" ] && ! kill -0 "$owner" 2>/dev/null; }; then
     say "PostgreSQL and NATS were already running: they are left running at exit"
   else
+    if [ -n "$owner" ] && ! kill -0 "$owner" 2>/dev/null \
+      && [[ "$before" == *"running (pid"* || "$before" == *"server is running"* ]]; then
+      say "PostgreSQL and NATS were left running by an earlier script that was killed (pid $owner): this one stops them at exit"
+    fi
     # Set before the start, so that a signal during it stops what was half started.
-    trap '"$ROOT/scripts/services.sh" stop' EXIT
+    trap '"$ROOT/scripts/services.sh" stop; rm -f "$STATE/services.owner"' EXIT
+    echo "$$" >"$STATE/services.owner"
   fi
   step "$ROOT/scripts/services.sh" start
   # shellcheck source=/dev/null

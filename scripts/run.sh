@@ -15,6 +15,28 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# One run at a time per checkout: a second would serve the same index from a second daemon
+# that cannot bind the HTTP port. `$STATE/run.pid` and `$STATE/serve.pid` say which run and
+# which daemon are this checkout's.
+is_running() { # PID WORDS: whether process PID is alive and its command line holds WORDS
+  [ -n "$1" ] && kill -0 "$1" 2>/dev/null \
+    && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "$2"
+}
+mkdir -p "$STATE"
+if [ -f "$STATE/run.pid" ] && is_running "$(cat "$STATE/run.pid")" "run.sh"; then
+  die "scripts/run.sh is already running from this checkout (pid $(cat "$STATE/run.pid")); stop it first (Ctrl-C in its terminal, or kill -TERM $(cat "$STATE/run.pid"))"
+fi
+echo "$$" >"$STATE/run.pid"
+# A daemon whose run was killed (SIGKILL, a closed terminal) keeps running: stop it first.
+if [ -f "$STATE/serve.pid" ] && is_running "$(cat "$STATE/serve.pid")" "codesearch serve"; then
+  orphan="$(cat "$STATE/serve.pid")"
+  say "stopping codesearch serve (pid $orphan), left running by an earlier run that was killed"
+  kill -TERM "$orphan" 2>/dev/null || true
+  for _ in $(seq 1 300); do kill -0 "$orphan" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$orphan" 2>/dev/null && die "codesearch serve (pid $orphan) did not stop within 30 s"
+fi
+rm -f "$STATE/serve.pid"
+
 # A signal before serve runs (during setup, the services' start or the build) stops the step in
 # hand and exits; the EXIT trap of with_services then stops the services this script started.
 trap stop_step TERM INT
@@ -38,6 +60,7 @@ say "search from another terminal:  . $STATE/env && $BIN search \"where is the c
 # hand), then the EXIT trap of with_services stops PostgreSQL and NATS if it started them.
 "$BIN" serve "$@" &
 SERVE_PID=$!
+echo "$SERVE_PID" >"$STATE/serve.pid"
 # Both as SIGTERM: bash starts background children with SIGINT ignored.
 trap 'kill -TERM "$SERVE_PID" 2>/dev/null || true' TERM INT
 status=0
@@ -45,4 +68,5 @@ while kill -0 "$SERVE_PID" 2>/dev/null; do
   # A trapped signal ends `wait` early: wait again until serve has exited.
   if wait "$SERVE_PID"; then status=0; else status=$?; fi
 done
+rm -f "$STATE/serve.pid" "$STATE/run.pid"
 exit "$status"
