@@ -25,29 +25,55 @@ stop_step() {
   exit 143
 }
 # Installs what is missing (scripts/setup.sh), starts PostgreSQL and NATS until the calling
-# script exits (scripts/services.sh), and exports their addresses. Services that were already
-# running (started by hand, or by another script that is still running) are left running;
-# those a script started and was killed before it could stop them (SIGKILL, a closed terminal's
-# SIGHUP) are taken over and stopped at exit. `$STATE/services.owner` holds the pid of the
-# script that started them.
+# script exits (scripts/services.sh), and exports their addresses. `$STATE/services.owner`
+# lists the scripts (pids) using services a script started: the last of them to exit stops
+# them, so run.sh and bench.sh can share them. Services started by hand (running, no such
+# list) are left running. Services whose scripts were all killed before they could stop them
+# (SIGKILL, a closed terminal's SIGHUP) are taken over.
 with_services() {
   step "$ROOT/scripts/setup.sh"
-  local before owner=""
+  local before owners
   before="$("$ROOT/scripts/services.sh" status 2>/dev/null || true)"
-  [ -f "$STATE/services.owner" ] && owner="$(cat "$STATE/services.owner")"
-  if [[ "$before" == *"server is running"* && "$before" == *"nats-server running"* ]] \
-    && ! { [ -n "$owner" ] && ! kill -0 "$owner" 2>/dev/null; }; then
+  owners="$(live_owners)"
+  local both_up=false some_up=false
+  [[ "$before" == *"server is running"* && "$before" == *"nats-server running"* ]] && both_up=true
+  [[ "$before" == *"running (pid"* || "$before" == *"server is running"* ]] && some_up=true
+  if $both_up && [ ! -f "$STATE/services.owner" ]; then
     say "PostgreSQL and NATS were already running: they are left running at exit"
   else
-    if [ -n "$owner" ] && ! kill -0 "$owner" 2>/dev/null \
-      && [[ "$before" == *"running (pid"* || "$before" == *"server is running"* ]]; then
-      say "PostgreSQL and NATS were left running by an earlier script that was killed (pid $owner): this one stops them at exit"
+    if $both_up && [ -n "$owners" ]; then
+      say "PostgreSQL and NATS were started by a script still running (pid$owners): they are shared, and stopped when the last of the two exits"
+    elif $some_up && [ -f "$STATE/services.owner" ] && [ -z "$owners" ]; then
+      say "PostgreSQL and NATS were left running by an earlier script that was killed: this one stops them at exit"
     fi
-    # Set before the start, so that a signal during it stops what was half started.
-    trap '"$ROOT/scripts/services.sh" stop; rm -f "$STATE/services.owner"' EXIT
-    echo "$$" >"$STATE/services.owner"
+    # Registered before the start, so that a signal during it stops what was half started.
+    echo "$owners $$" | tr ' ' '\n' | grep . >"$STATE/services.owner"
+    trap release_services EXIT
   fi
   step "$ROOT/scripts/services.sh" start
   # shellcheck source=/dev/null
   . "$STATE/env"
+}
+# The pids listed in `$STATE/services.owner` that are still running, but $1, each after a space.
+live_owners() {
+  [ -f "$STATE/services.owner" ] || return 0
+  local pid
+  while read -r pid; do
+    if [ -n "$pid" ] && [ "$pid" != "${1:-}" ] && kill -0 "$pid" 2>/dev/null; then
+      printf ' %s' "$pid"
+    fi
+  done <"$STATE/services.owner"
+}
+# The EXIT trap of with_services: this script leaves the list of the services' users, and the
+# last one stops them.
+release_services() {
+  local rest
+  rest="$(live_owners "$$")"
+  if [ -n "$rest" ]; then
+    echo "$rest" | tr ' ' '\n' | grep . >"$STATE/services.owner"
+    say "PostgreSQL and NATS are left running for the script still using them (pid$rest)"
+  else
+    "$ROOT/scripts/services.sh" stop
+    rm -f "$STATE/services.owner"
+  fi
 }
