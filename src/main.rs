@@ -515,11 +515,6 @@ fn print_repos(payload: &[u8], removed: bool) -> anyhow::Result<ExitCode> {
     }
     let reply: wire::RepoResponse =
         serde_json::from_slice(payload).context("the reply is not a repository response")?;
-    let repos: Vec<&wire::RepoInfo> = reply
-        .repository
-        .iter()
-        .chain(reply.repositories.iter().flatten())
-        .collect();
     if removed && let Some(r) = &reply.repository {
         out!(
             "workspace {}: removed {} ({}, {})",
@@ -530,6 +525,11 @@ fn print_repos(payload: &[u8], removed: bool) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    let repos: Vec<&wire::RepoInfo> = reply
+        .repository
+        .iter()
+        .chain(reply.repositories.iter().flatten())
+        .collect();
     // One repository's reply (add, status) says nothing of how many the workspace holds.
     if reply.repository.is_some() {
         out!("workspace {}:", reply.workspace);
