@@ -24,7 +24,7 @@
 
 mod request;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -555,11 +555,14 @@ impl SearchService {
         if let Some(min) = req.min_similarity {
             hits.retain(|h| h.hit.similarity.is_some_and(|s| s >= min));
         }
-        let hits = spread(hits, req.max_per_file)
+        let hits: Vec<ScoredHit> = spread(hits, req.max_per_file)
             .into_iter()
             .skip(req.offset)
             .take(req.limit)
             .collect();
+        if hits.is_empty() && warning.is_none() {
+            warning = self.unmatched_languages(req, &scope).await?;
+        }
         let outcome = SearchOutcome {
             hits,
             mode,
@@ -582,6 +585,57 @@ impl SearchService {
             );
         }
         Ok(outcome)
+    }
+
+    /// For a search with a language filter that found nothing: whether no file of the scope
+    /// is in any of those languages, said with the languages it has. `--language 2` (meant as
+    /// a limit) or `golang` would otherwise read as "nothing in the index matches". Only run
+    /// on an empty page: it reads the workspace's summary.
+    async fn unmatched_languages(
+        &self,
+        req: &SearchRequest,
+        scope: &Scope,
+    ) -> Result<Option<String>, StoreError> {
+        let Some(wanted) = &req.filters.languages else {
+            return Ok(None);
+        };
+        let summary = self
+            .inner
+            .store
+            .workspace_summary(scope.workspace())
+            .await?;
+        let mut indexed: BTreeMap<&str, i64> = BTreeMap::new();
+        for repo in &summary.repositories {
+            let searched = match &req.filters.repositories {
+                Some(names) => names.contains(&repo.name),
+                None => scope.contains(&repo.name),
+            };
+            if searched {
+                for (language, files) in &repo.languages {
+                    *indexed.entry(language).or_default() += files;
+                }
+            }
+        }
+        if wanted.iter().any(|l| indexed.contains_key(l.as_str())) {
+            return Ok(None);
+        }
+        let have = if indexed.is_empty() {
+            "none".to_owned()
+        } else {
+            indexed
+                .iter()
+                .map(|(l, n)| format!("{l} ({n} file{})", if *n == 1 { "" } else { "s" }))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        Ok(Some(format!(
+            "no indexed file is in language {}: the repositories searched hold {have}",
+            wanted
+                .iter()
+                .map(|l| format!("`{l}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        )))
     }
 
     /// [`Self::query_embedding`] on a task of its own, with how long it took in milliseconds;

@@ -501,6 +501,34 @@ async fn filters_and_paging_hold_in_every_mode() {
 }
 
 #[tokio::test]
+async fn a_language_no_file_is_in_is_named_with_the_languages_there() {
+    let f = Fixture::new(FILES).await;
+    // `--language 2`, meant as a limit: nothing is in that language, and the reply says so.
+    let out = f
+        .search(RawSearch {
+            languages: Some(vec!["2".into()]),
+            ..RawSearch::query("invoice total")
+        })
+        .await;
+    assert!(out.hits.is_empty());
+    let warning = out.warning.expect("a warning");
+    assert!(
+        warning.contains("language `2`") && warning.contains("go (1 file)"),
+        "{warning}"
+    );
+    // A language the files have, and a page emptied by the similarity floor: no such hint.
+    let out = f
+        .search(RawSearch {
+            languages: Some(vec!["go".into()]),
+            min_similarity: Some(0.999),
+            ..RawSearch::query("invoice total")
+        })
+        .await;
+    assert!(out.hits.is_empty());
+    assert_eq!(out.warning, None);
+}
+
+#[tokio::test]
 async fn one_file_does_not_crowd_the_top_results() {
     // One long file with many matching functions, and two short ones.
     let mut long = String::new();
