@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the scripts in this directory (sourced, not run): paths and messages.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${CODESEARCH_STATE_DIR:-$ROOT/.codesearch}"
