@@ -473,9 +473,8 @@ fn render_code(kind: Kind, reply: &[u8]) -> anyhow::Result<String> {
     })
 }
 
-/// Sends a request to the running daemon and waits for its reply, within the configured
-/// request timeout.
-/// One request to the running daemon; its reply's body (error replies included).
+/// One request to the running daemon, within the configured request timeout; its reply's
+/// body (error replies included).
 async fn request_reply(
     config: &Config,
     kind: Kind,

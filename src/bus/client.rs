@@ -11,7 +11,7 @@ use bytes::Bytes;
 use thiserror::Error;
 use tokio::sync::OnceCell;
 
-use super::{Kind, connect};
+use super::{Kind, MAX_REQUEST_BYTES, connect};
 use crate::config::{Config, NatsConfig, PlainSubjects, redact_url};
 
 /// Why a request got no reply. Each says what is down and what to do.
@@ -25,6 +25,11 @@ pub enum ClientError {
     Timeout { subject: String, secs: u64 },
     #[error("the request on {subject} failed: {message}")]
     Request { subject: String, message: String },
+    #[error(
+        "the request is {bytes} bytes and a daemon reads at most {max}: send a shorter query or \
+         task (a ticket's title and the paragraphs that matter)"
+    )]
+    TooLarge { bytes: usize, max: usize },
 }
 
 /// A client of the daemons' subjects. Cheap to share; connects once.
@@ -86,6 +91,14 @@ impl Client {
         workspace: Option<&str>,
         payload: Vec<u8>,
     ) -> Result<Bytes, ClientError> {
+        // Said here, before NATS' own "max payload exceeded" (at 1 MiB) or the daemon's
+        // `bad_request`, neither of which says what to do.
+        if payload.len() > MAX_REQUEST_BYTES {
+            return Err(ClientError::TooLarge {
+                bytes: payload.len(),
+                max: MAX_REQUEST_BYTES,
+            });
+        }
         let subject = self.subject(kind, workspace);
         let client = self.connection().await?;
         let secs = self.timeout.as_secs();
@@ -109,5 +122,29 @@ impl Client {
                 },
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_request_too_large_for_a_daemon_is_refused_before_connecting() {
+        // No NATS listens on this port: the refusal must come first, and say what to do.
+        let config = Config::load(None, |_| None, &[("nats.url", "nats://127.0.0.1:9".into())])
+            .expect("config");
+        let client = Client::new(&config);
+        let err = client
+            .request(Kind::Context, None, vec![b'x'; MAX_REQUEST_BYTES + 1])
+            .await
+            .expect_err("too large");
+        assert!(matches!(err, ClientError::TooLarge { .. }), "{err}");
+        assert!(err.to_string().contains("shorter"), "{err}");
+        let err = client
+            .request(Kind::Context, None, vec![b'x'; MAX_REQUEST_BYTES])
+            .await
+            .expect_err("no NATS");
+        assert!(matches!(err, ClientError::Connect { .. }), "{err}");
     }
 }
