@@ -204,8 +204,9 @@ fn no_nul(name: &str, value: &str) -> Result<(), SearchError> {
     Ok(())
 }
 
-/// Languages as file extensions find the names results report: `cs` finds `csharp`, `rb`
-/// `ruby`, `h` both `c` and `cpp` (a header is either, by its text).
+/// Languages as file extensions (or other common names) find the names results report: `cs`
+/// finds `csharp`, `rb` `ruby`, `golang` `go`, `h` both `c` and `cpp` (a header is either, by
+/// its text), `yaml` also `yml`.
 fn with_language_aliases(languages: Vec<String>) -> Vec<String> {
     let mut out = languages.clone();
     for l in &languages {
@@ -219,6 +220,10 @@ fn with_language_aliases(languages: Vec<String>) -> Vec<String> {
             "py" => &["python"],
             "rs" => &["rust"],
             "md" => &["markdown"],
+            "golang" => &["go"],
+            // Plain-text files are named by their extension: YAML is `yaml` or `yml`.
+            "yaml" => &["yml"],
+            "yml" => &["yaml"],
             _ => &[],
         };
         out.extend(aliases.iter().map(|a| (*a).to_owned()));
@@ -238,7 +243,13 @@ mod tests {
         let cfg = Config::defaults().expect("defaults").search;
         let req = SearchRequest::new(
             RawSearch {
-                languages: Some(vec!["CS".into(), "h".into(), "java".into()]),
+                languages: Some(vec![
+                    "CS".into(),
+                    "h".into(),
+                    "java".into(),
+                    "golang".into(),
+                    "yaml".into(),
+                ]),
                 ..RawSearch::query("find")
             },
             &cfg,
@@ -246,7 +257,12 @@ mod tests {
         .expect("valid");
         assert_eq!(
             req.filters.languages.as_deref(),
-            Some(&["c", "cpp", "cs", "csharp", "h", "java"].map(String::from)[..])
+            Some(
+                &[
+                    "c", "cpp", "cs", "csharp", "go", "golang", "h", "java", "yaml", "yml"
+                ]
+                .map(String::from)[..]
+            )
         );
     }
 
