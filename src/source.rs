@@ -146,14 +146,14 @@ impl SourceService {
             .await
             .map_err(|e| SourceError::Invalid(format!("reading the file failed: {e}")))??;
         let stale = sha256_hex(&bytes) != file.file_hash;
-        let text = String::from_utf8_lossy(&bytes);
+        let (text, _) = crate::scan::text_of(bytes);
         let text = if self.redact_secrets {
             let file_type = crate::scan::file_type_of(&path);
             crate::secrets::redact(&text, &file_type, &path)
                 .0
                 .into_owned()
         } else {
-            text.into_owned()
+            text
         };
         let lines: Vec<&str> = text.lines().collect();
         let total = lines.len() as u32;

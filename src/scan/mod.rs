@@ -103,28 +103,78 @@ pub struct Skipped {
 }
 
 /// At most this share of a file's bytes (or 4 bytes) may be invalid UTF-8 for it to be read
-/// as text.
+/// as text (for UTF-16, of its code units).
 const MAX_INVALID_SHARE: f64 = 0.02;
 
-/// A file's text. Source files in UTF-8 with a few bytes of a legacy encoding (a Windows-1252
-/// dash or a Latin-1 `é` in a comment) are common in older code; they are read with those
-/// bytes replaced (U+FFFD), which keeps every line where it was, rather than losing the whole
-/// file's definitions. A file that is mostly something else is no UTF-8 text.
-fn decode(bytes: Vec<u8>, rel_path: &str) -> Result<String, SkipReason> {
-    let bytes = match String::from_utf8(bytes) {
-        Ok(text) => return Ok(text),
-        Err(e) => e.into_bytes(),
+/// A file's text, and how many of its bytes (UTF-8) or code units (UTF-16) did not decode and
+/// were replaced (U+FFFD), which keeps every line where it was. UTF-8 unless the file starts
+/// with UTF-16's byte-order mark (as Windows tools write PowerShell, resource and SQL Server
+/// files); a leading byte-order mark is dropped either way.
+pub fn text_of(bytes: Vec<u8>) -> (String, usize) {
+    let utf16 = |unit: fn([u8; 2]) -> u16| {
+        let pairs = bytes[2..].chunks_exact(2);
+        let odd = !pairs.remainder().is_empty();
+        let mut invalid = 0;
+        let mut text: String = char::decode_utf16(pairs.map(|p| unit([p[0], p[1]])))
+            .map(|c| {
+                c.unwrap_or_else(|_| {
+                    invalid += 1;
+                    char::REPLACEMENT_CHARACTER
+                })
+            })
+            .collect();
+        if odd {
+            invalid += 1;
+            text.push(char::REPLACEMENT_CHARACTER);
+        }
+        (text, invalid)
     };
-    let invalid: usize = bytes.utf8_chunks().map(|c| c.invalid().len()).sum();
-    if invalid > 4 && invalid as f64 > bytes.len() as f64 * MAX_INVALID_SHARE {
+    match bytes.get(..2) {
+        Some([0xFF, 0xFE]) => return utf16(u16::from_le_bytes),
+        Some([0xFE, 0xFF]) => return utf16(u16::from_be_bytes),
+        _ => {}
+    }
+    let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, 0),
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let invalid = bytes.utf8_chunks().map(|c| c.invalid().len()).sum();
+            (String::from_utf8_lossy(&bytes).into_owned(), invalid)
+        }
+    }
+}
+
+/// Whether `bytes` start with UTF-16's byte-order mark.
+fn is_utf16(bytes: &[u8]) -> bool {
+    matches!(bytes.get(..2), Some([0xFF, 0xFE] | [0xFE, 0xFF]))
+}
+
+/// A file's text ([`text_of`]). Source files in UTF-8 with a few bytes of a legacy encoding (a
+/// Windows-1252 dash or a Latin-1 `é` in a comment) are common in older code; they are read
+/// with those bytes replaced rather than losing the whole file's definitions. A file that is
+/// mostly something else is no UTF-8 text.
+fn decode(bytes: Vec<u8>, rel_path: &str) -> Result<String, SkipReason> {
+    let len = bytes.len();
+    let (text, invalid) = text_of(bytes);
+    if invalid > 4 && invalid as f64 > len as f64 * MAX_INVALID_SHARE {
         return Err(SkipReason::NotUtf8);
     }
-    tracing::debug!(
-        path = rel_path,
-        invalid,
-        "bytes that are not UTF-8 replaced"
-    );
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    // PostgreSQL's text cannot hold NUL: UTF-16 text is only read here, after the sniff.
+    if text.contains('\0') {
+        return Err(SkipReason::Binary);
+    }
+    if invalid > 0 {
+        tracing::debug!(
+            path = rel_path,
+            invalid,
+            "bytes that do not decode replaced"
+        );
+    }
+    Ok(text)
 }
 
 /// Lower-case hex sha256 of `bytes`.
@@ -149,7 +199,8 @@ pub fn read_candidate(
     let max_line_chars = rules.max_line_chars;
     let bytes = read_limited(&candidate.abs_path, rules.max_file_bytes)?;
     let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
-    if sniff.contains(&0) {
+    // UTF-16 text has a NUL in every ASCII character: it is told by its byte-order mark.
+    if !is_utf16(&bytes) && sniff.contains(&0) {
         return Err(SkipReason::Binary);
     }
     let sha256 = sha256_hex(&bytes);
@@ -281,6 +332,37 @@ mod tests {
         let line = generated_marker(&long).expect("marked");
         assert_eq!(line.chars().count(), MARKER_CHARS);
         assert!(line.starts_with("// Code generated xxx"));
+    }
+
+    #[test]
+    fn text_is_utf8_or_utf16_by_its_byte_order_mark() {
+        let utf16 = |bom: [u8; 2], unit: fn(u16) -> [u8; 2], text: &str| -> Vec<u8> {
+            bom.into_iter()
+                .chain(text.encode_utf16().flat_map(unit))
+                .collect()
+        };
+        let text = "fn é() {}\n// 😀\n";
+        assert_eq!(
+            text_of(utf16([0xFF, 0xFE], u16::to_le_bytes, text)),
+            (text.to_owned(), 0)
+        );
+        assert_eq!(
+            text_of(utf16([0xFE, 0xFF], u16::to_be_bytes, text)),
+            (text.to_owned(), 0)
+        );
+        // An unpaired surrogate and an odd last byte are replaced, and counted.
+        let mut broken = utf16([0xFF, 0xFE], u16::to_le_bytes, "ab");
+        broken.extend(0xD800u16.to_le_bytes());
+        broken.push(b'c');
+        assert_eq!(text_of(broken), ("ab\u{fffd}\u{fffd}".to_owned(), 2));
+        assert_eq!(
+            text_of(b"\xEF\xBB\xBFfn f()".to_vec()),
+            ("fn f()".to_owned(), 0)
+        );
+        assert_eq!(text_of(b"caf\xe9".to_vec()), ("caf\u{fffd}".to_owned(), 1));
+        // UTF-16 that holds a NUL is still no text PostgreSQL can store.
+        let nul = utf16([0xFF, 0xFE], u16::to_le_bytes, "a\0b");
+        assert!(matches!(decode(nul, "x"), Err(SkipReason::Binary)));
     }
 
     #[test]

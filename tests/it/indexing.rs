@@ -243,6 +243,22 @@ async fn bad_files_are_skipped_with_a_reason_and_lose_nothing_else() {
     )
     .expect("write");
     std::fs::write(repo.path().join("src/legacy.rs"), [0xe9u8; 64]).expect("write");
+    // UTF-16 with its byte-order mark is text (a NUL in every ASCII character), and a UTF-8
+    // byte-order mark is not part of the first line.
+    let wide: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(
+            "pub fn wide() -> u8 { 2 }\n"
+                .encode_utf16()
+                .flat_map(u16::to_le_bytes),
+        )
+        .collect();
+    std::fs::write(repo.path().join("src/wide.rs"), wide).expect("write");
+    std::fs::write(
+        repo.path().join("src/bom.rs"),
+        b"\xEF\xBB\xBFpub fn bom() -> u8 { 3 }\n",
+    )
+    .expect("write");
     std::os::unix::fs::symlink(
         repo.path().join("gone.rs"),
         repo.path().join("src/dangling.rs"),
@@ -281,6 +297,19 @@ async fn bad_files_are_skipped_with_a_reason_and_lose_nothing_else() {
         latin.contains("caf\u{fffd}") && latin.contains("fn latin"),
         "{latin}"
     );
+    for (path, first_line) in [
+        ("src/wide.rs", "pub fn wide() -> u8 { 2 }"),
+        ("src/bom.rs", "pub fn bom() -> u8 { 3 }"),
+    ] {
+        let (content, symbol): (String, Option<String>) =
+            sqlx::query_as("SELECT chunk_content, symbol FROM codebase_index WHERE file_path = $1")
+                .bind(path)
+                .fetch_one(store.pool())
+                .await
+                .expect("indexed");
+        assert_eq!(content.lines().next(), Some(first_line), "{path}");
+        assert!(symbol.is_some(), "{path}");
+    }
 }
 
 #[tokio::test]
