@@ -158,9 +158,14 @@ fn is_utf16(bytes: &[u8]) -> bool {
 /// with those bytes replaced rather than losing the whole file's definitions. A file that is
 /// mostly something else is no UTF-8 text.
 fn decode(bytes: Vec<u8>, rel_path: &str) -> Result<String, SkipReason> {
-    let len = bytes.len();
+    // Bytes, or UTF-16's code units.
+    let units = if is_utf16(&bytes) {
+        bytes.len() / 2
+    } else {
+        bytes.len()
+    };
     let (text, invalid) = text_of(bytes);
-    if invalid > 4 && invalid as f64 > len as f64 * MAX_INVALID_SHARE {
+    if invalid > 4 && invalid as f64 > units as f64 * MAX_INVALID_SHARE {
         return Err(SkipReason::NotUtf8);
     }
     // PostgreSQL's text cannot hold NUL: UTF-16 text is only read here, after the sniff.
