@@ -693,8 +693,8 @@ fn print_search(payload: &[u8]) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {}", terminal_safe(w));
     }
     out!(
-        "{} results · {} · query embedding {} ms · search {} ms{}",
-        reply.total_found,
+        "{} · {} · query embedding {} ms · search {} ms{}",
+        count(reply.total_found, "result", "results"),
         reply.mode.as_deref().unwrap_or("hybrid"),
         reply.query_embedding_time,
         reply.search_time,
