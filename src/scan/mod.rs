@@ -134,18 +134,18 @@ pub fn text_of(bytes: Vec<u8>) -> (String, usize) {
         Some([0xFE, 0xFF]) => return utf16(u16::from_be_bytes),
         _ => {}
     }
-    let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
-        Some(rest) => rest.to_vec(),
-        None => bytes,
-    };
-    match String::from_utf8(bytes) {
+    let (mut text, invalid) = match String::from_utf8(bytes) {
         Ok(text) => (text, 0),
         Err(e) => {
             let bytes = e.into_bytes();
             let invalid = bytes.utf8_chunks().map(|c| c.invalid().len()).sum();
             (String::from_utf8_lossy(&bytes).into_owned(), invalid)
         }
+    };
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
     }
+    (text, invalid)
 }
 
 /// Whether `bytes` start with UTF-16's byte-order mark.

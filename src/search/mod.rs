@@ -605,15 +605,17 @@ impl SearchService {
             .workspace_summary(scope.workspace())
             .await?;
         let mut indexed: BTreeMap<&str, i64> = BTreeMap::new();
-        for repo in &summary.repositories {
-            let searched = match &req.filters.repositories {
-                Some(names) => names.contains(&repo.name),
-                None => scope.contains(&repo.name),
-            };
-            if searched {
-                for (language, files) in &repo.languages {
-                    *indexed.entry(language).or_default() += files;
-                }
+        // The summary is the workspace's; a repository filter narrows it (its names were
+        // checked against the scope already).
+        let searched = summary.repositories.iter().filter(|repo| {
+            req.filters
+                .repositories
+                .as_ref()
+                .is_none_or(|names| names.contains(&repo.name))
+        });
+        for repo in searched {
+            for (language, files) in &repo.languages {
+                *indexed.entry(language).or_default() += files;
             }
         }
         if wanted.iter().any(|l| indexed.contains_key(l.as_str())) {
