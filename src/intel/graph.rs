@@ -357,6 +357,14 @@ impl IntelService {
             return Err(IntelError::Invalid("`query` is empty".to_owned()));
         };
         let limit = req.limit.clamp(1, 200);
+        // The names a search's `languages` filter takes (`ts`, `TypeScript`, `golang`, ...).
+        let languages = req
+            .language
+            .as_deref()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(|l| crate::search::with_language_aliases(vec![l.to_lowercase()]))
+            .unwrap_or_default();
         let lookup = DefinitionLookup {
             scope: &scope,
             repository: req.repository.as_deref(),
@@ -367,7 +375,7 @@ impl IntelService {
                 NameMatch::Exact
             },
             kinds: &req.kinds,
-            language: req.language.as_deref(),
+            languages: &languages,
             limit: if segments.len() > 1 {
                 MAX_DEFINITIONS_PER_NAME
             } else {

@@ -33,7 +33,7 @@ use lru::LruCache;
 use thiserror::Error;
 use tokio_util::task::AbortOnDropHandle;
 
-pub use self::request::{MAX_DEPTH, RawSearch, SearchRequest};
+pub use self::request::{MAX_DEPTH, RawSearch, SearchRequest, with_language_aliases};
 use crate::config::{Fusion, SearchConfig, SearchMode};
 use crate::embed::{EmbedError, Embedder, InputKind};
 use crate::lock;

@@ -206,8 +206,9 @@ fn no_nul(name: &str, value: &str) -> Result<(), SearchError> {
 
 /// Languages as file extensions (or other common names) find the names results report: `cs`
 /// finds `csharp`, `rb` `ruby`, `golang` `go`, `h` both `c` and `cpp` (a header is either, by
-/// its text), `yaml` also `yml`.
-fn with_language_aliases(languages: Vec<String>) -> Vec<String> {
+/// its text), `yaml` also `yml`. `typescript` also finds `tsx`, as `javascript` holds `.jsx`
+/// files: TSX is TypeScript, parsed with its own grammar.
+pub fn with_language_aliases(languages: Vec<String>) -> Vec<String> {
     let mut out = languages.clone();
     for l in &languages {
         let aliases: &[&str] = match l.as_str() {
@@ -215,8 +216,9 @@ fn with_language_aliases(languages: Vec<String>) -> Vec<String> {
             "rb" => &["ruby"],
             "cc" | "cxx" | "c++" | "hpp" | "hh" | "hxx" => &["cpp"],
             "h" => &["c", "cpp"],
-            "ts" => &["typescript"],
-            "js" => &["javascript"],
+            "ts" => &["typescript", "tsx"],
+            "typescript" => &["tsx"],
+            "js" | "jsx" => &["javascript"],
             "py" => &["python"],
             "rs" => &["rust"],
             "md" => &["markdown"],
@@ -249,6 +251,7 @@ mod tests {
                     "java".into(),
                     "golang".into(),
                     "yaml".into(),
+                    "typescript".into(),
                 ]),
                 ..RawSearch::query("find")
             },
@@ -259,7 +262,18 @@ mod tests {
             req.filters.languages.as_deref(),
             Some(
                 &[
-                    "c", "cpp", "cs", "csharp", "go", "golang", "h", "java", "yaml", "yml"
+                    "c",
+                    "cpp",
+                    "cs",
+                    "csharp",
+                    "go",
+                    "golang",
+                    "h",
+                    "java",
+                    "tsx",
+                    "typescript",
+                    "yaml",
+                    "yml"
                 ]
                 .map(String::from)[..]
             )

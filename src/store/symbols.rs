@@ -99,7 +99,8 @@ pub struct DefinitionLookup<'a> {
     pub names: &'a [String],
     pub matching: NameMatch,
     pub kinds: &'a [String],
-    pub language: Option<&'a str>,
+    /// Languages as stored (empty: any).
+    pub languages: &'a [String],
     pub limit: i64,
     pub offset: i64,
     /// A text the definition's qualified name or its file's path must contain: the owner of a
@@ -122,7 +123,7 @@ impl<'a> DefinitionLookup<'a> {
             names,
             matching: NameMatch::Exact,
             kinds: &[],
-            language: None,
+            languages: &[],
             limit,
             offset: 0,
             within: None,
@@ -384,7 +385,7 @@ impl Store {
              FROM {definitions} d JOIN indexed_files f ON f.id = d.file_id
              WHERE {} AND {name_predicate}
                AND (cardinality($3::text[]) = 0 OR d.kind = ANY($3))
-               AND ($4::text IS NULL OR f.language = $4)
+               AND (cardinality($4::text[]) = 0 OR f.language = ANY($4))
                AND ($7::text IS NULL
                     OR strpos(d.qualified, $7) > 0 OR strpos(f.file_path, $7) > 0)
              ORDER BY d.name, d.repository, f.file_path, d.start_line
@@ -394,7 +395,7 @@ impl Store {
         .bind(&repos)
         .bind(l.names)
         .bind(l.kinds)
-        .bind(l.language)
+        .bind(l.languages)
         .bind(l.limit)
         .bind(l.offset)
         .bind(l.within)

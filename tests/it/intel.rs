@@ -325,6 +325,17 @@ async fn unknown_and_ambiguous_names_are_errors_and_graphs_terminate() {
         )
         .await;
     assert_eq!(r["definitions"][0]["qualified"], "find_user", "{r}");
+    // The language takes the names a search's `languages` filter does: `Py` is python.
+    for (language, found) in [("Py", true), ("python", true), ("rust", false)] {
+        let r = d
+            .ask(
+                "agog.codebase.symbols",
+                json!({ "query": "find_user", "language": language }),
+            )
+            .await;
+        let defs = r["definitions"].as_array().expect("definitions").len();
+        assert_eq!(defs > 0, found, "{language}: {r}");
+    }
     d.stop().await;
 }
 
