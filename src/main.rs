@@ -190,7 +190,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Index { paths, repository } => {
             let config = load_config(&cli.global, repository.as_deref())?;
-            let repos = codesearch::repository::resolve(&config, &paths)?;
+            let repos = codesearch::repository::resolve(
+                &config,
+                &paths,
+                codesearch::repository::MissingRoot::Refuse,
+            )?;
             if repos.is_empty() {
                 anyhow::bail!(
                     "nothing to index: no PATH was given, no [[repositories]] are configured, and \
@@ -228,7 +232,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Serve { paths, repository } => {
             let config = load_config(&cli.global, repository.as_deref())?;
-            let repos = codesearch::repository::resolve(&config, &paths)?;
+            let repos = codesearch::repository::resolve(
+                &config,
+                &paths,
+                codesearch::repository::MissingRoot::Await,
+            )?;
             if repos.is_empty() {
                 tracing::warn!(
                     "no PATH was given, no [[repositories]] are configured, and the working \

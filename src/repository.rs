@@ -43,7 +43,7 @@ pub enum RepositoryError {
 #[derive(Clone)]
 pub struct Repository {
     pub name: String,
-    /// Canonical.
+    /// Canonical; or absolute as given, for a root awaited ([`Repository::awaiting`]).
     pub root: PathBuf,
     pub workspace: String,
     pub origin: Origin,
@@ -76,9 +76,32 @@ impl Repository {
         origin: Origin,
         rules: IndexConfig,
     ) -> Result<Self, RepositoryError> {
+        Self::build(name, canonical_root(root)?, workspace, origin, rules)
+    }
+
+    /// As [`Repository::new`], except that a root that does not exist is taken as given (made
+    /// absolute): a daemon serves the repository's index, says the root is gone, and indexes it
+    /// once it is there (an unmounted volume at boot, a checkout being moved). A root that
+    /// exists is still refused when it is not a readable directory.
+    pub fn awaiting(
+        name: &str,
+        root: &Path,
+        workspace: &str,
+        origin: Origin,
+        rules: IndexConfig,
+    ) -> Result<Self, RepositoryError> {
+        Self::build(name, root_or_awaited(root)?, workspace, origin, rules)
+    }
+
+    fn build(
+        name: &str,
+        root: PathBuf,
+        workspace: &str,
+        origin: Origin,
+        rules: IndexConfig,
+    ) -> Result<Self, RepositoryError> {
         check_repository_name(name).map_err(RepositoryError::Invalid)?;
         check_workspace_name(workspace).map_err(RepositoryError::Invalid)?;
-        let root = canonical_root(root)?;
         let classifier = Classifier::new(&rules).map_err(|source| RepositoryError::Rules {
             name: name.to_owned(),
             source,
@@ -119,12 +142,27 @@ pub fn default_name(root: &Path) -> String {
         .unwrap_or_else(|| "root".to_owned())
 }
 
+/// What [`resolve`] does with a configured root that does not exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MissingRoot {
+    /// Refuse it: a one-shot index of it has nothing to read.
+    Refuse,
+    /// Keep it ([`Repository::awaiting`]): a daemon serves the other repositories, and this
+    /// one's index, and indexes it once its root is there.
+    Await,
+}
+
 /// The repositories of this run: the command-line `paths` (named by `index.repository` when
 /// there is one path, else by their directories) and the configured `[[repositories]]`, in
 /// the default workspace unless configured otherwise. With neither, the working directory if it
 /// is a git repository's root (it holds `.git`), else none. Refuses two roots that would share
-/// a name, and `index.repository` for several paths.
-pub fn resolve(config: &Config, paths: &[PathBuf]) -> Result<Vec<Repository>, RepositoryError> {
+/// a name, and `index.repository` for several paths. A command-line path that does not exist is
+/// always refused (a typo says so at once); a configured one as `missing` says.
+pub fn resolve(
+    config: &Config,
+    paths: &[PathBuf],
+    missing: MissingRoot,
+) -> Result<Vec<Repository>, RepositoryError> {
     let default_ws = &config.workspaces.default;
     let mut out: Vec<Repository> = Vec::new();
     let named = !config.index.repository.is_empty();
@@ -168,13 +206,20 @@ pub fn resolve(config: &Config, paths: &[PathBuf]) -> Result<Vec<Repository>, Re
         )?;
     }
     for r in &config.repositories {
-        let root = canonical_root(&r.path)?;
-        let name = r.name.clone().unwrap_or_else(|| default_name(&root));
         let ws = r.workspace.as_deref().unwrap_or(default_ws);
-        push(
-            &mut out,
-            Repository::new(&name, &root, ws, Origin::Local, r.rules(&config.index))?,
-        )?;
+        let rules = r.rules(&config.index);
+        let root = match missing {
+            MissingRoot::Refuse => canonical_root(&r.path)?,
+            MissingRoot::Await => root_or_awaited(&r.path)?,
+        };
+        let name = r.name.clone().unwrap_or_else(|| default_name(&root));
+        let repo = Repository::build(&name, root, ws, Origin::Local, rules)?;
+        if !repo.root.is_dir() {
+            tracing::warn!(repository = %repo.name, root = %repo.root.display(),
+                "a configured repository's root is not there: serving its index as it is, and \
+                 indexing it once the root is there");
+        }
+        push(&mut out, repo)?;
     }
     Ok(out)
 }
@@ -208,6 +253,19 @@ fn push(out: &mut Vec<Repository>, repo: Repository) -> Result<(), RepositoryErr
     Ok(())
 }
 
+/// `root` resolved, or, when nothing is there (or a symlink to nothing), made absolute as given.
+fn root_or_awaited(root: &Path) -> Result<PathBuf, RepositoryError> {
+    match std::fs::metadata(root) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::path::absolute(root).map_err(|e| RepositoryError::Root {
+                path: root.display().to_string(),
+                message: e.to_string(),
+            })
+        }
+        _ => canonical_root(root),
+    }
+}
+
 /// `root` resolved (symlinks, `..`), and a directory.
 pub fn canonical_root(root: &Path) -> Result<PathBuf, RepositoryError> {
     let canonical = std::fs::canonicalize(root).map_err(|e| RepositoryError::Root {
@@ -236,6 +294,10 @@ mod tests {
         c
     }
 
+    fn resolve_refusing(c: &Config, paths: &[PathBuf]) -> Result<Vec<Repository>, RepositoryError> {
+        resolve(c, paths, MissingRoot::Refuse)
+    }
+
     #[test]
     fn roots_sharing_a_directory_name_are_refused_with_advice() {
         let base = tempfile::tempdir().expect("tempdir");
@@ -243,13 +305,13 @@ mod tests {
         let two = base.path().join("two/app");
         std::fs::create_dir_all(&one).expect("mkdir");
         std::fs::create_dir_all(&two).expect("mkdir");
-        let err =
-            resolve(&config("", ""), &[one.clone(), two.clone()]).expect_err("two roots named app");
+        let err = resolve_refusing(&config("", ""), &[one.clone(), two.clone()])
+            .expect_err("two roots named app");
         let message = err.to_string();
         assert!(message.contains("`app`"), "{message}");
         assert!(message.contains("[[repositories]]"), "{message}");
 
-        let err = resolve(&config("shared", ""), &[one.clone(), two.clone()])
+        let err = resolve_refusing(&config("shared", ""), &[one.clone(), two.clone()])
             .expect_err("--repository for two roots");
         assert!(err.to_string().contains("names one repository"), "{err}");
 
@@ -259,7 +321,7 @@ mod tests {
             one.display().to_string(),
             two.display().to_string()
         );
-        let repos = resolve(&config("", &toml), &[]).expect("named roots");
+        let repos = resolve_refusing(&config("", &toml), &[]).expect("named roots");
         let names: Vec<(&str, &str)> = repos
             .iter()
             .map(|r| (r.name.as_str(), r.workspace.as_str()))
@@ -281,8 +343,49 @@ mod tests {
         );
 
         // The same root on the command line and in the configuration under one name: once.
-        let repos =
-            resolve(&config("one-app", &toml), std::slice::from_ref(&one)).expect("deduplicated");
+        let repos = resolve_refusing(&config("one-app", &toml), std::slice::from_ref(&one))
+            .expect("deduplicated");
         assert_eq!(repos.len(), 2);
+    }
+
+    #[test]
+    fn a_configured_root_that_is_not_there_is_awaited_by_a_daemon_and_refused_by_an_index() {
+        let base = tempfile::tempdir().expect("tempdir");
+        let here = base.path().join("here");
+        std::fs::create_dir_all(&here).expect("mkdir");
+        let away = base.path().join("mnt/away");
+        let dangling = base.path().join("dangling");
+        std::os::unix::fs::symlink(base.path().join("nothing"), &dangling).expect("symlink");
+        let file = base.path().join("file");
+        std::fs::write(&file, "x").expect("write");
+        let toml = |paths: &[&Path]| {
+            paths
+                .iter()
+                .map(|p| format!("[[repositories]]\npath = {:?}\n", p.display().to_string()))
+                .collect::<String>()
+        };
+        let c = config("", &toml(&[&here, &away, &dangling]));
+        let err = resolve(&c, &[], MissingRoot::Refuse).expect_err("index refuses");
+        assert!(err.to_string().contains("away"), "{err}");
+        let repos = resolve(&c, &[], MissingRoot::Await).expect("daemon awaits");
+        let roots: Vec<(&str, &Path)> = repos
+            .iter()
+            .map(|r| (r.name.as_str(), r.root.as_path()))
+            .collect();
+        let here = here.canonicalize().expect("canonical");
+        assert_eq!(
+            roots,
+            [
+                ("here", here.as_path()),
+                ("away", away.as_path()),
+                ("dangling", dangling.as_path())
+            ]
+        );
+        // What is there but is no directory is refused all the same, and so is a missing
+        // command-line path (a typo).
+        let c = config("", &toml(&[&file]));
+        assert!(resolve(&c, &[], MissingRoot::Await).is_err());
+        let c = config("", "");
+        assert!(resolve(&c, std::slice::from_ref(&away), MissingRoot::Await).is_err());
     }
 }

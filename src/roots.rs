@@ -161,7 +161,9 @@ impl Roots {
                 restored += 1;
                 continue;
             }
-            let repo = Repository::new(
+            // A root that is not there (yet) is started all the same: its index is served,
+            // and it is indexed once the root is back, as when a root goes away while watched.
+            let repo = Repository::awaiting(
                 &record.name,
                 Path::new(&record.root),
                 &record.workspace,

@@ -778,6 +778,48 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
         "watched again after the restart"
     );
 
+    // A requested root that is not there when the daemon starts (a volume not mounted yet):
+    // its index is served, its state says why, and it is indexed once the root is back.
+    daemon.stop().await;
+    let parked = allowed.path().join("svc.parked");
+    std::fs::rename(&svc, &parked).expect("move the root away");
+    let daemon = Daemon::start(cfg.clone(), Vec::new()).await;
+    let mut state = Value::Null;
+    for _ in 0..150 {
+        state = ask(
+            &client,
+            repo_subject,
+            json!({"action": "status", "name": "svc"}),
+        )
+        .await;
+        if state["repository"]["state"] == "failed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(state["repository"]["state"], "failed", "{state}");
+    assert!(
+        state["repository"]["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("is gone"),
+        "{state}"
+    );
+    assert!(
+        found("post_ledger_entry", "svc").await,
+        "the index is served while the root is away"
+    );
+    std::fs::rename(&parked, &svc).expect("move the root back");
+    write(
+        &svc,
+        "src/back.py",
+        "def back_from_the_mount():\n    return 1\n",
+    );
+    assert!(
+        found("back_from_the_mount", "svc").await,
+        "indexed once the root is back"
+    );
+
     // A clone that vanished while the daemon was down (a fresh volume) is cloned again.
     let clone_dir = clones.path().join("refunds");
     assert!(clone_dir.join(".git").is_dir());

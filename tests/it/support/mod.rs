@@ -529,7 +529,8 @@ pub fn write(root: &Path, rel: &str, content: &str) {
 /// The repositories of `paths` as `index` and `serve` resolve them from the command line.
 pub fn repos<P: AsRef<Path>>(cfg: &Config, paths: &[P]) -> Vec<Repository> {
     let paths: Vec<PathBuf> = paths.iter().map(|p| p.as_ref().to_owned()).collect();
-    codesearch::repository::resolve(cfg, &paths).expect("repositories resolve")
+    codesearch::repository::resolve(cfg, &paths, codesearch::repository::MissingRoot::Refuse)
+        .expect("repositories resolve")
 }
 
 /// Records repository `name` in `workspace` (for tests that write rows directly).
