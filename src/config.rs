@@ -476,6 +476,17 @@ pub enum EmbedBackend {
     Hash,
 }
 
+impl EmbedBackend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmbedBackend::Auto => "auto",
+            EmbedBackend::Ollama => "ollama",
+            EmbedBackend::Local => "local",
+            EmbedBackend::Hash => "hash",
+        }
+    }
+}
+
 /// What runs the in-process model. Both give the same vectors (the same model id).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -624,9 +635,28 @@ impl Config {
         for (key, value) in overrides {
             set(&mut root, key, value.clone());
         }
-        let config: Config = toml::Value::Table(root)
-            .try_into()
-            .map_err(|e: toml::de::Error| ConfigError::Invalid(e.message().to_owned()))?;
+        // The merged layers have no line numbers left: the error names the key instead
+        // (`search.default_limit: invalid type: ...`).
+        let config: Config =
+            serde_path_to_error::deserialize(toml::Value::Table(root)).map_err(|e| {
+                let path = e.path().to_string();
+                let message = e.into_inner().message().to_owned();
+                // A value a flag or an environment variable set says which one set it.
+                let from = if overrides.iter().any(|(key, _)| *key == path) {
+                    " (set by a command-line flag)".to_owned()
+                } else {
+                    ENV_VARS
+                        .iter()
+                        .find(|(var, key)| *key == path && env(var).is_some())
+                        .map(|(var, _)| format!(" (set by the environment variable {var})"))
+                        .unwrap_or_default()
+                };
+                ConfigError::Invalid(if path == "." {
+                    message
+                } else {
+                    format!("{path}{from}: {message}")
+                })
+            })?;
         config.validate()?;
         Ok(config)
     }
@@ -940,6 +970,28 @@ mod tests {
         std::fs::write(&file, "[index]\nmax_chunk_char = 900\n").expect("write");
         let err = Config::load(Some(&file), |_| None, &[]).expect_err("typo rejected");
         assert!(err.to_string().contains("max_chunk_char"), "{err}");
+        // A value of the wrong type names its key: the merged layers have no line numbers.
+        std::fs::write(&file, "[search]\ndefault_limit = \"five\"\n").expect("write");
+        let err = Config::load(Some(&file), |_| None, &[]).expect_err("a string for a number");
+        assert!(
+            err.to_string()
+                .contains("search.default_limit: invalid type"),
+            "{err}"
+        );
+        std::fs::write(&file, "[[repositories]]\nname = \"x\"\n").expect("write");
+        let err = Config::load(Some(&file), |_| None, &[]).expect_err("no path");
+        assert!(err.to_string().contains("repositories[0]"), "{err}");
+        let err = Config::load(
+            None,
+            |v| (v == "CODESEARCH_EMBEDDER").then(|| "ollma".to_owned()),
+            &[],
+        )
+        .expect_err("no such backend");
+        assert!(
+            err.to_string()
+                .contains("embed.backend (set by the environment variable CODESEARCH_EMBEDDER)"),
+            "{err}"
+        );
 
         let err = Config::load(
             None,

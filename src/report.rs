@@ -234,12 +234,14 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                 Ok((_, Some(model))) => model.starts_with("ollama/"),
                 _ => config.embed.backend == crate::config::EmbedBackend::Ollama,
             };
+            let why_not = match &index {
+                Ok((_, Some(model))) => format!("the index's vectors are {model}'s"),
+                _ => format!("the embedder is `{}`", config.embed.backend.as_str()),
+            };
             if in_use {
                 out!("ollama    DOWN  {e}");
             } else {
-                out!(
-                    "ollama    not in use (the index's vectors are another model's); not answering: {e}"
-                );
+                out!("ollama    not in use ({why_not}); not answering: {e}");
             }
         }
     }

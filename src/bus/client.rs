@@ -17,7 +17,7 @@ use crate::config::{Config, NatsConfig, PlainSubjects, redact_url};
 /// Why a request got no reply. Each says what is down and what to do.
 #[derive(Debug, Clone, Error)]
 pub enum ClientError {
-    #[error("NATS is not reachable at {url} ({message}); is it running?")]
+    #[error("NATS is not reachable at {url}: {message}")]
     Connect { url: String, message: String },
     #[error("no codesearch daemon answers on {subject}; start one with `codesearch serve`")]
     NoDaemon { subject: String },

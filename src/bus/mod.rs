@@ -187,7 +187,16 @@ pub async fn connect(cfg: &NatsConfig) -> Result<async_nats::Client, BusError> {
         .request_timeout(Some(Duration::from_secs(cfg.request_timeout_secs.max(1))))
         .connect(url.as_str())
         .await
-        .map_err(|e| fail(e.to_string()))
+        .map_err(|e| {
+            use async_nats::ConnectErrorKind as K;
+            // Nothing answered: the one case where the server may simply not be running (a
+            // bad URL, a TLS or an authentication failure each say what they are).
+            let hint = match e.kind() {
+                K::Io | K::TimedOut | K::Dns | K::MaxReconnects => "; is it running?",
+                _ => "",
+            };
+            fail(format!("{e}{hint}"))
+        })
 }
 
 /// What a request is for: one per subject.
