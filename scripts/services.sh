@@ -30,6 +30,13 @@ as_pg() { # a PostgreSQL tool, as the unprivileged user when we are root
   fi
 }
 own() { [ -n "$CODESEARCH_PG_USER" ] && chown "$CODESEARCH_PG_USER" "$@"; return 0; }
+# Whether the nats-server this script started runs: the pid it wrote down, still a nats-server
+# (after a crash or a reboot the pid may be another process's, which stop must not kill).
+nats_running() {
+  local pid
+  pid=$(cat "$STATE/nats.pid" 2>/dev/null) || return 1
+  [[ "$pid" =~ ^[0-9]+$ ]] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = nats-server ]
+}
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # PostgreSQL also loads pg_prewarm, whose worker writes down which pages its buffers hold
@@ -66,8 +73,25 @@ start() {
     mv "$PGDATA.partial" "$PGDATA"
   fi
   local psql=("$CODESEARCH_PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -tAq)
+  # After a crash (or a reboot) the pid in postmaster.pid may name another process since:
+  # PostgreSQL would take it for a server still running and refuse to start.
+  local pid comm
+  pid=$(head -1 "$PGDATA/postmaster.pid" 2>/dev/null || true)
+  if [[ "$pid" =~ ^[0-9]+$ ]] && comm=$(cat "/proc/$pid/comm" 2>/dev/null) && [ "$comm" != postgres ]; then
+    say "removing a stale $PGDATA/postmaster.pid (pid $pid is now \`$comm\`, not PostgreSQL)"
+    rm -f "$PGDATA/postmaster.pid"
+  fi
   if as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
     say "PostgreSQL already running from $PGDATA"
+    # It may still be starting (a crash recovery takes a while).
+    local waited=0
+    until "${psql[@]}" -c "SELECT 1" >/dev/null 2>&1; do
+      if (( waited >= 60 )); then
+        die "PostgreSQL's pid file ($PGDATA/postmaster.pid) names a live process (pid $(head -1 "$PGDATA/postmaster.pid")), but nothing answers on 127.0.0.1:$PG_PORT after 60 s; see $STATE/postgres.log. If that process is not this PostgreSQL, delete the pid file and start again"
+      fi
+      (( waited == 0 )) && say "waiting for it to accept connections (log: $STATE/postgres.log)"
+      sleep 1; waited=$(( waited + 1 ))
+    done
     # Started by an older version of this script, or with another size: say how to apply it.
     local running wanted
     running=$("${psql[@]}" -c "SELECT setting::int8 * 8 / 1024 FROM pg_settings WHERE name = 'shared_buffers'" \
@@ -93,7 +117,7 @@ start() {
   "${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname = 'codesearch'" | grep -q 1 \
     || "${psql[@]}" -c "CREATE DATABASE codesearch"
 
-  if [ -f "$STATE/nats.pid" ] && kill -0 "$(cat "$STATE/nats.pid")" 2>/dev/null; then
+  if nats_running; then
     say "nats-server already running (pid $(cat "$STATE/nats.pid"))"
   elif port_busy "$NATS_PORT"; then
     say "something already listens on 127.0.0.1:$NATS_PORT; using it as NATS"
@@ -114,11 +138,11 @@ ENV
 }
 
 stop() {
-  if [ -f "$STATE/nats.pid" ]; then
+  if nats_running; then
     say "stopping nats-server"
     kill "$(cat "$STATE/nats.pid")" 2>/dev/null || true
-    rm -f "$STATE/nats.pid"
   fi
+  rm -f "$STATE/nats.pid"
   if [ -f "$PGDATA/PG_VERSION" ] && as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
     say "stopping PostgreSQL"
     as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" -m fast -w stop >/dev/null
@@ -130,7 +154,7 @@ case "${1:-}" in
   stop) stop ;;
   status)
     as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" status || true
-    [ -f "$STATE/nats.pid" ] && kill -0 "$(cat "$STATE/nats.pid")" 2>/dev/null \
-      && echo "nats-server running (pid $(cat "$STATE/nats.pid"))" || echo "nats-server not running" ;;
+    if nats_running; then echo "nats-server running (pid $(cat "$STATE/nats.pid"))"
+    else echo "nats-server not running"; fi ;;
   *) die "usage: scripts/services.sh start|stop|status" ;;
 esac
