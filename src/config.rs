@@ -33,6 +33,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "CODESEARCH_INDEX_BUILD_MEMORY_MB",
         "database.index_build_memory_mb",
     ),
+    (
+        "CODESEARCH_VECTOR_CACHE_CHUNKS",
+        "database.vector_cache_chunks",
+    ),
     ("NATS_URL", "nats.url"),
     ("CODESEARCH_NATS_SUBJECT_PREFIX", "nats.subject_prefix"),
     ("CODESEARCH_NATS_TOKEN", "nats.token"),
@@ -349,6 +353,7 @@ pub struct DatabaseConfig {
     pub max_connections: u32,
     pub connect_timeout_secs: u64,
     pub index_build_memory_mb: u32,
+    pub vector_cache_chunks: u64,
 }
 
 impl std::fmt::Debug for DatabaseConfig {
@@ -359,6 +364,7 @@ impl std::fmt::Debug for DatabaseConfig {
             .field("max_connections", &self.max_connections)
             .field("connect_timeout_secs", &self.connect_timeout_secs)
             .field("index_build_memory_mb", &self.index_build_memory_mb)
+            .field("vector_cache_chunks", &self.vector_cache_chunks)
             .finish()
     }
 }

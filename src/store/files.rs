@@ -14,6 +14,23 @@ use super::{
     impact_sql, pad, q,
 };
 
+/// What a delete of chunks returns for [`CACHE_EVICTED`].
+const EVICTED: &str = "embedding_model, content_hash, embedding, embedding_dim";
+
+/// Keeps the vectors of the deleted chunks (`gone`, returning [`EVICTED`]) in `vector_cache`
+/// at the model's own dimensions, once per input; ends in a `WHERE` that more conditions may
+/// follow, then [`CACHE_CONFLICT`].
+const CACHE_EVICTED: &str = "INSERT INTO vector_cache (embedding_model, content_hash, embedding)
+     SELECT DISTINCT ON (embedding_model, content_hash) embedding_model, content_hash,
+            subvector(embedding, 1, coalesce(nullif(embedding_dim, 0), vector_dims(embedding)))
+       FROM gone
+      WHERE embedding IS NOT NULL AND embedding_model IS NOT NULL AND content_hash IS NOT NULL";
+
+/// A vector evicted again is kept longer, but rewritten at most once a day: a branch switched
+/// back and forth would otherwise write every one of its rows anew at each switch.
+const CACHE_CONFLICT: &str = "ON CONFLICT (embedding_model, content_hash)
+     DO UPDATE SET evicted_at = now() WHERE vector_cache.evicted_at < now() - interval '1 day'";
+
 fn file_state(r: sqlx::postgres::PgRow) -> (String, FileState) {
     (
         r.get("file_path"),
@@ -143,6 +160,17 @@ impl Store {
         Ok(rows.into_iter().map(file_state).collect())
     }
 
+    /// `delete` (of `codebase_index` rows), keeping the deleted vectors in `vector_cache` unless
+    /// it is off; `keep` adds conditions on which (`AND content_hash <> ALL($3)`).
+    fn evicting(&self, delete: &str, keep: &str) -> String {
+        if self.vector_cache_chunks == 0 {
+            return delete.to_owned();
+        }
+        format!(
+            "WITH gone AS ({delete} RETURNING {EVICTED}) {CACHE_EVICTED} {keep} {CACHE_CONFLICT}"
+        )
+    }
+
     /// Vectors already computed by `model` for these embedding-input hashes.
     pub async fn reusable_vectors(
         &self,
@@ -152,10 +180,18 @@ impl Store {
         if content_hashes.is_empty() {
             return Ok(HashMap::new());
         }
+        // The index first, then vectors of chunks that left it ([`Store::trim_vector_cache`]).
         let rows = sqlx::query(
             "SELECT DISTINCT ON (content_hash) content_hash, embedding, embedding_dim
-             FROM codebase_index
-             WHERE embedding_model = $1 AND content_hash = ANY($2) AND embedding IS NOT NULL",
+             FROM (SELECT content_hash, embedding, embedding_dim, 0 AS source
+                     FROM codebase_index
+                    WHERE embedding_model = $1 AND content_hash = ANY($2)
+                      AND embedding IS NOT NULL
+                   UNION ALL
+                   SELECT content_hash, embedding, vector_dims(embedding), 1
+                     FROM vector_cache
+                    WHERE embedding_model = $1 AND content_hash = ANY($2)) v
+             ORDER BY content_hash, source",
         )
         .bind(model)
         .bind(content_hashes)
@@ -235,9 +271,19 @@ impl Store {
             .execute(&mut *tx)
             .await
             .map_err(q("starting a transaction"))?;
-        sqlx::query("DELETE FROM codebase_index WHERE repository = $1 AND file_path = $2")
-            .bind(f.repository)
-            .bind(f.file_path)
+        // The old chunks' vectors that the new ones do not carry over go to the cache.
+        let sql = self.evicting(
+            "DELETE FROM codebase_index WHERE repository = $1 AND file_path = $2",
+            "AND content_hash <> ALL($3)",
+        );
+        let delete = sqlx::query(&sql).bind(f.repository).bind(f.file_path);
+        let kept: Vec<&str> = f.chunks.iter().map(|c| c.content_hash.as_str()).collect();
+        let delete = if self.vector_cache_chunks > 0 {
+            delete.bind(&kept)
+        } else {
+            delete
+        };
+        delete
             .execute(&mut *tx)
             .await
             .map_err(q("deleting a file's old chunks"))?;
@@ -430,12 +476,15 @@ impl Store {
             .begin()
             .await
             .map_err(q("starting a transaction"))?;
-        sqlx::query("DELETE FROM codebase_index WHERE repository = $1 AND file_path = ANY($2)")
-            .bind(repository)
-            .bind(paths)
-            .execute(&mut *tx)
-            .await
-            .map_err(q("deleting vanished files' chunks"))?;
+        sqlx::query(&self.evicting(
+            "DELETE FROM codebase_index WHERE repository = $1 AND file_path = ANY($2)",
+            "",
+        ))
+        .bind(repository)
+        .bind(paths)
+        .execute(&mut *tx)
+        .await
+        .map_err(q("deleting vanished files' chunks"))?;
         sqlx::query(
             "WITH old AS (
                DELETE FROM file_terms WHERE file_id IN (

@@ -54,6 +54,9 @@ pub use self::upkeep::ANN_MIN_ROWS;
 /// Width of the `embedding` column (the baseline's `vector(768)`).
 pub const VECTOR_WIDTH: usize = 768;
 
+/// `database.vector_cache_chunks` of the compiled-in configuration, for stores made from a pool.
+const DEFAULT_VECTOR_CACHE_CHUNKS: i64 = 100_000;
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 #[derive(Debug, Error)]
@@ -147,6 +150,10 @@ pub struct Store {
     /// Pools of connections set otherwise than the main pool's ([`Store::session_pool`]).
     sessions: Option<std::sync::Arc<SessionPools>>,
     index_build_memory_mb: u32,
+    /// How many vectors of chunks that left the index `vector_cache` keeps (0: none).
+    vector_cache_chunks: i64,
+    /// When `vector_cache` was last trimmed ([`Store::trim_vector_cache_if_due`]).
+    vector_cache_trimmed: std::sync::Arc<std::sync::Mutex<Option<std::time::Instant>>>,
     /// The valid per-model vector indexes, and when they were read: searches name the
     /// indexed expression only when its index exists.
     ann_indexes: std::sync::Arc<std::sync::Mutex<Option<AnnIndexList>>>,
@@ -201,6 +208,8 @@ impl Store {
             pool,
             sessions: Some(std::sync::Arc::new(sessions)),
             index_build_memory_mb: cfg.index_build_memory_mb,
+            vector_cache_chunks: i64::try_from(cfg.vector_cache_chunks).unwrap_or(i64::MAX),
+            vector_cache_trimmed: Default::default(),
             ann_indexes: Default::default(),
             scopes: Default::default(),
             passing: retrieve::FilterCache::new(),
@@ -216,6 +225,8 @@ impl Store {
             pool,
             sessions: None,
             index_build_memory_mb: 1024,
+            vector_cache_chunks: DEFAULT_VECTOR_CACHE_CHUNKS,
+            vector_cache_trimmed: Default::default(),
             ann_indexes: Default::default(),
             scopes: Default::default(),
             passing: retrieve::FilterCache::new(),

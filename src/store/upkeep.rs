@@ -13,6 +13,9 @@ use super::{Store, StoreError, q};
 pub const ANN_MIN_ROWS: i64 = 2000;
 /// Files an index pass must change for the tables to be vacuumed and analyzed at once.
 const VACUUM_AFTER_FILES: usize = 200;
+
+/// Days a vector of a chunk that left the index stays in `vector_cache`.
+const VECTOR_CACHE_DAYS: i32 = 30;
 /// The index over the whole `embedding` column, before each model had its own.
 const LEGACY_ANN_INDEX: &str = "idx_codebase_index_embedding_hnsw";
 /// Each model's index is this and 16 hex digits of a digest of (model, dimensions), and of
@@ -48,11 +51,57 @@ impl Store {
     /// planner statistics after a bulk change, and the vector index once the table is big
     /// enough.
     pub async fn after_index_pass(&self, changed_files: usize) -> Result<(), StoreError> {
+        if changed_files > 0 {
+            self.trim_vector_cache_if_due().await?;
+        }
         if changed_files >= VACUUM_AFTER_FILES {
             self.vacuum_analyze().await?;
         }
         self.ensure_ann_index().await?;
         Ok(())
+    }
+
+    /// [`Store::trim_vector_cache`] unless it ran in the last minute: after a watcher's batch
+    /// (a save a second would otherwise trim a second), and after a pass.
+    pub async fn trim_vector_cache_if_due(&self) -> Result<(), StoreError> {
+        {
+            let mut last = crate::lock(&self.vector_cache_trimmed);
+            if last.is_some_and(|t| t.elapsed() < std::time::Duration::from_secs(60)) {
+                return Ok(());
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        let dropped = self.trim_vector_cache().await?;
+        if dropped > 0 {
+            tracing::debug!(dropped, "vector cache trimmed");
+        }
+        Ok(())
+    }
+
+    /// Drops from `vector_cache` what left the index more than [`VECTOR_CACHE_DAYS`] ago, and
+    /// the oldest beyond `database.vector_cache_chunks`. Returns how many it dropped.
+    pub async fn trim_vector_cache(&self) -> Result<u64, StoreError> {
+        let trim = |e| q("trimming the vector cache")(e);
+        let old = sqlx::query(
+            "DELETE FROM vector_cache WHERE evicted_at < now() - make_interval(days => $1)",
+        )
+        .bind(VECTOR_CACHE_DAYS)
+        .execute(&self.pool)
+        .await
+        .map_err(trim)?
+        .rows_affected();
+        let over = sqlx::query(
+            "DELETE FROM vector_cache c USING (
+               SELECT embedding_model, content_hash FROM vector_cache
+                ORDER BY evicted_at DESC, content_hash OFFSET $1) o
+              WHERE c.embedding_model = o.embedding_model AND c.content_hash = o.content_hash",
+        )
+        .bind(self.vector_cache_chunks)
+        .execute(&self.pool)
+        .await
+        .map_err(trim)?
+        .rows_affected();
+        Ok(old + over)
     }
 
     /// Builds each model's HNSW index once the table holds [`ANN_MIN_ROWS`] of its vectors
@@ -295,7 +344,7 @@ impl Store {
     pub async fn clear(&self) -> Result<(), StoreError> {
         sqlx::query(
             "TRUNCATE codebase_index, chunk_vectors, indexed_files, file_terms, repositories,
-               code_definitions, code_references, code_imports",
+               code_definitions, code_references, code_imports, vector_cache",
         )
         .execute(&self.pool)
         .await

@@ -177,6 +177,121 @@ async fn indexes_then_skips_unchanged_reembeds_only_edits_and_sweeps_deletions()
     );
 }
 
+/// A branch switched away from and back, a file deleted and restored: the chunks that left
+/// the index come back with the vectors they had, from `vector_cache`, embedding nothing.
+#[tokio::test]
+async fn vectors_of_chunks_that_left_the_index_are_reused_when_they_come_back() {
+    let db = test_db().await;
+    let mut cfg = support::config(&db, "nats://unused");
+    cfg.database.vector_cache_chunks = 3;
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
+    let indexer = Indexer::new(store.clone(), embedder, cfg.index.clone()).expect("indexer");
+    let repo = support::repo(&[
+        ("app.py", "def main():\n    print('hi')\n"),
+        ("docs/guide.md", "# Guide\n\nHow invoices work.\n"),
+    ]);
+    let cancel = CancellationToken::new();
+    let pass = || async {
+        let r = indexer
+            .index_root(repo.path(), None, &cancel)
+            .await
+            .expect("index");
+        (r.embedded, r.reused)
+    };
+    let cached = || async { rows(&store, "SELECT count(*) FROM vector_cache").await };
+    assert_eq!(pass().await.0, 2);
+    assert_eq!(cached().await, 0, "a first index evicts nothing");
+
+    // Edited, then back: the old text's vector is reused.
+    support::write(repo.path(), "app.py", "def main():\n    print('hello')\n");
+    assert_eq!(pass().await, (1, 0));
+    assert_eq!(cached().await, 1);
+    support::write(repo.path(), "app.py", "def main():\n    print('hi')\n");
+    assert_eq!(pass().await, (0, 1));
+    // Deleted, then restored.
+    let guide = std::fs::read_to_string(repo.path().join("docs/guide.md")).expect("read");
+    std::fs::remove_file(repo.path().join("docs/guide.md")).expect("rm");
+    pass().await;
+    support::write(repo.path(), "docs/guide.md", &guide);
+    assert_eq!(pass().await, (0, 1));
+    // The vector reused is the one computed: the same as a fresh embedding's.
+    assert_eq!(
+        rows(
+            &store,
+            "SELECT count(*) FROM codebase_index c JOIN vector_cache v
+               ON v.content_hash = c.content_hash AND v.embedding_model = c.embedding_model
+             WHERE v.embedding <> subvector(c.embedding, 1, c.embedding_dim)"
+        )
+        .await,
+        0
+    );
+
+    // Bounded: at most `vector_cache_chunks` (3), the most recently evicted kept, none older
+    // than 30 days.
+    for i in 0..5 {
+        support::write(
+            repo.path(),
+            "app.py",
+            &format!("def main():\n    return {i}\n"),
+        );
+        pass().await;
+    }
+    assert!(cached().await > 3);
+    store.trim_vector_cache().await.expect("trim");
+    assert_eq!(cached().await, 3);
+    assert_eq!(
+        pass().await,
+        (0, 0),
+        "nothing changed: nothing embedded or reused"
+    );
+    support::write(repo.path(), "app.py", "def main():\n    return 3\n");
+    assert_eq!(pass().await, (0, 1), "a recent one is kept");
+    support::write(repo.path(), "app.py", "def main():\n    return 0\n");
+    assert_eq!(pass().await, (1, 0), "the oldest is dropped");
+    sqlx::query("UPDATE vector_cache SET evicted_at = now() - interval '31 days'")
+        .execute(store.pool())
+        .await
+        .expect("age");
+    store.trim_vector_cache().await.expect("trim");
+    assert_eq!(cached().await, 0);
+
+    // Removing the repository evicts nothing into the cache.
+    assert!(
+        store
+            .remove_repository(&indexer.repository(repo.path()).expect("repo").name)
+            .await
+            .expect("remove")
+    );
+    assert_eq!(cached().await, 0);
+
+    // Off: nothing is kept.
+    let mut off = cfg.clone();
+    off.database.vector_cache_chunks = 0;
+    let store = Store::connect(&off.database).await.expect("connect");
+    let indexer = Indexer::new(
+        store.clone(),
+        Arc::new(HashEmbedder::new(384)),
+        off.index.clone(),
+    )
+    .expect("indexer");
+    let embedded = |indexer: Indexer| {
+        let path = repo.path().to_owned();
+        let cancel = cancel.clone();
+        async move {
+            indexer
+                .index_root(&path, None, &cancel)
+                .await
+                .expect("index")
+                .embedded
+        }
+    };
+    embedded(indexer.clone()).await;
+    support::write(repo.path(), "app.py", "def main():\n    return 'x'\n");
+    embedded(indexer.clone()).await;
+    assert_eq!(cached().await, 0);
+}
+
 #[tokio::test]
 async fn a_cancelled_pass_says_so_and_the_next_one_finishes() {
     let files: Vec<(String, String)> = (0..40)
