@@ -133,11 +133,7 @@ async fn keep_while_held(
     first_pass: &'static str,
     cancel: &CancellationToken,
 ) {
-    let mut watcher = if cfg.enabled {
-        start_watcher(indexer, repo, cfg).await
-    } else {
-        None
-    };
+    let mut watcher = None;
     let periodic =
         (cfg.reconcile_interval_secs > 0).then(|| Duration::from_secs(cfg.reconcile_interval_secs));
     let mut due: Option<&'static str> = Some(first_pass);
@@ -148,6 +144,11 @@ async fn keep_while_held(
     let mut next_periodic = periodic.map(|p| tokio::time::Instant::now() + p);
     loop {
         if let Some(reason) = due {
+            // The watcher could not start, died, or lost its root: start it again before the
+            // pass, so that a change made while the pass runs is not missed.
+            if watcher.is_none() && cfg.enabled && repo.root.is_dir() {
+                watcher = start_watcher(indexer, repo, cfg).await;
+            }
             metrics.reconcile_started(reason);
             metrics.pass_started();
             record_state(indexer, repo, RepoState::Indexing, None).await;
@@ -195,10 +196,6 @@ async fn keep_while_held(
                     continue;
                 }
             }
-            if watcher.is_none() && cfg.enabled {
-                // The watcher could not start (or died): try again after each reconcile.
-                watcher = start_watcher(indexer, repo, cfg).await;
-            }
         }
         if cancel.is_cancelled() {
             return;
@@ -224,6 +221,11 @@ async fn keep_while_held(
             change = change => match change {
                 None => {
                     tracing::warn!(repository = %repo.name, "the file watcher stopped; reconciling and restarting it");
+                    watcher = None;
+                    due = Some("watcher");
+                }
+                Some(Change::RootGone { reason }) => {
+                    tracing::warn!(repository = %repo.name, %reason, "the root went away; its index is kept, and watched again once the root is back");
                     watcher = None;
                     due = Some("watcher");
                 }

@@ -43,10 +43,16 @@ pub enum Change {
     Paths { paths: Vec<String>, since: Instant },
     /// Events were lost: only a full reconcile can say what changed.
     Rescan { reason: String },
+    /// The root itself was deleted, moved or replaced: the watches are on the directories it
+    /// had, which no longer receive its events. Start a new watcher once a reconcile finds the
+    /// root there again.
+    RootGone { reason: String },
 }
 
 enum Signal {
     Path(PathBuf),
+    /// A path deleted or renamed: on the root itself, the end of its watches.
+    Gone(PathBuf),
     Lost(String),
 }
 
@@ -61,6 +67,11 @@ pub struct RootWatcher {
     max_delay: Duration,
     /// A watch could not be added: reported once as a rescan, with the advice.
     lost: Option<String>,
+    /// The root's device and inode when watching began: a root made again under its name is
+    /// another directory, with none of the watches.
+    root_id: Option<(u64, u64)>,
+    /// The root went away ([`Change::RootGone`]); reported before anything else.
+    root_gone: Option<String>,
 }
 
 impl RootWatcher {
@@ -76,6 +87,15 @@ impl RootWatcher {
                     vec![Signal::Lost("the OS event queue overflowed".into())]
                 }
                 Ok(e) if matches!(e.kind, EventKind::Access(_)) => Vec::new(),
+                Ok(e)
+                    if matches!(
+                        e.kind,
+                        EventKind::Remove(_)
+                            | EventKind::Modify(notify::event::ModifyKind::Name(_))
+                    ) =>
+                {
+                    e.paths.into_iter().map(Signal::Gone).collect()
+                }
                 Ok(e) => e.paths.into_iter().map(Signal::Path).collect(),
                 Err(e) => vec![Signal::Lost(format!("watch error: {e}"))],
             };
@@ -94,8 +114,11 @@ impl RootWatcher {
             debounce: Duration::from_millis(cfg.debounce_ms),
             max_delay: Duration::from_millis(cfg.max_delay_ms),
             lost: None,
+            root_id: None,
+            root_gone: None,
         };
         let root = this.walker.root().to_owned();
+        this.root_id = dir_id(&root);
         this.watch_tree(&root)?;
         Ok(this)
     }
@@ -129,6 +152,9 @@ impl RootWatcher {
     /// The next batch of changes; `None` when the OS watcher is gone.
     pub async fn next(&mut self) -> Option<Change> {
         loop {
+            if let Some(reason) = self.root_gone.take() {
+                return Some(Change::RootGone { reason });
+            }
             if let Some(reason) = self.lost.take() {
                 return Some(Change::Rescan { reason });
             }
@@ -148,6 +174,9 @@ impl RootWatcher {
                     Ok(None) | Err(_) => break,
                 }
             }
+            if let Some(reason) = self.root_gone.take() {
+                return Some(Change::RootGone { reason });
+            }
             if self.overflowed.swap(false, Ordering::SeqCst) {
                 rescan.get_or_insert_with(|| "more file events than the daemon could queue".into());
             }
@@ -165,12 +194,28 @@ impl RootWatcher {
 
     /// Keeps a reported path if the indexer may care; returns a reason to rescan if needed.
     fn take(&mut self, signal: Signal, paths: &mut BTreeSet<String>) -> Option<String> {
-        let path = match signal {
+        let (path, gone) = match signal {
             Signal::Lost(reason) => return Some(reason),
-            Signal::Path(p) => p,
+            Signal::Path(p) => (p, false),
+            Signal::Gone(p) => (p, true),
         };
         let rel = self.walker.rel(&path)?;
-        if rel.is_empty() || self.walker.is_excluded(&rel) || !self.walker.is_in_scope(&rel) {
+        if rel.is_empty() {
+            // An event on the root itself: deleted, moved, or replaced by another directory
+            // (which may have the same inode number, freed a moment before).
+            let now = dir_id(&path);
+            if gone || now.is_none() || now != self.root_id {
+                self.root_gone.get_or_insert_with(|| {
+                    if now.is_none() {
+                        "the root was deleted or moved away".to_owned()
+                    } else {
+                        "the root was replaced by another directory".to_owned()
+                    }
+                });
+            }
+            return None;
+        }
+        if self.walker.is_excluded(&rel) || !self.walker.is_in_scope(&rel) {
             return None;
         }
         let name = rel.rsplit('/').next().unwrap_or(&rel);
@@ -204,4 +249,13 @@ impl RootWatcher {
         }
         None
     }
+}
+
+/// A directory's device and inode, if it is a directory.
+fn dir_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_dir())
+        .map(|m| (m.dev(), m.ino()))
 }

@@ -242,6 +242,57 @@ async fn edits_deletes_renames_and_atomic_saves_reach_search() {
     d.stop().await;
 }
 
+/// A watched root deleted and made again (a fresh `git clone` into the same place, a checkout
+/// moved away and back) is watched again: the old watches were on the directories it had.
+#[tokio::test]
+async fn a_root_deleted_and_made_again_is_watched_again() {
+    let n = nats();
+    let db = test_db().await;
+    let base = tempfile::tempdir().expect("tempdir");
+    let root = base.path().join("app");
+    write(&root, "src/first.rs", "pub fn first_function_here() {}\n");
+    let root = std::fs::canonicalize(&root).expect("canonical");
+    let d = Serving::start(live_config(&db, &n.url), &root).await;
+    eventually("the start-up reconcile", WAIT, || async {
+        d.rows("src/first.rs").await.0 > 0
+    })
+    .await;
+    for round in 0..2 {
+        // Replaced at once (round 0), or gone for a while first (round 1).
+        std::fs::remove_dir_all(&root).expect("rm -rf");
+        if round == 1 {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+        }
+        std::fs::create_dir_all(&root).expect("mkdir");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let name = format!("src/made_again_{round}.rs");
+        write(
+            &root,
+            &name,
+            &format!("pub fn quokka_marmot_{round}() {{}}\n"),
+        );
+        eventually(
+            &format!("round {round}: the new file is indexed"),
+            WAIT,
+            || async { d.rows(&name).await.0 > 0 },
+        )
+        .await;
+        // And later edits reach the index: the new directory is watched, not just reconciled.
+        write(
+            &root,
+            &name,
+            &format!("pub fn quokka_ocelot_{round}() {{}}\n"),
+        );
+        eventually(
+            &format!("round {round}: the edit is indexed"),
+            WAIT,
+            || async { d.contents(&name).await.contains("ocelot") },
+        )
+        .await;
+    }
+    d.stop().await;
+}
+
 #[tokio::test]
 async fn a_burst_of_changes_is_coalesced_into_few_batches() {
     use codesearch::watch::{Change, RootWatcher};
@@ -271,7 +322,9 @@ async fn a_burst_of_changes_is_coalesced_into_few_batches() {
         batches += 1;
         match change.expect("watcher alive") {
             Change::Paths { paths, .. } => seen.extend(paths),
-            Change::Rescan { reason } => panic!("unexpected rescan: {reason}"),
+            Change::Rescan { reason } | Change::RootGone { reason } => {
+                panic!("unexpected rescan: {reason}")
+            }
         }
     }
     // Files created before the new directory's watch was in place are covered by the
