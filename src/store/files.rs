@@ -161,7 +161,7 @@ impl Store {
     }
 
     /// `delete` (of `codebase_index` rows), keeping the deleted vectors in `vector_cache` unless
-    /// it is off; `keep` adds conditions on which (`AND content_hash <> ALL($3)`).
+    /// it is off; `keep` adds conditions on which (`AND content_hash <> ALL($3) ...`).
     fn evicting(&self, delete: &str, keep: &str) -> String {
         if self.vector_cache_chunks == 0 {
             return delete.to_owned();
@@ -271,15 +271,16 @@ impl Store {
             .execute(&mut *tx)
             .await
             .map_err(q("starting a transaction"))?;
-        // The old chunks' vectors that the new ones do not carry over go to the cache.
+        // The old chunks' vectors that the new ones do not carry over go to the cache: all of
+        // them when the model changed (back to it, nothing is embedded again).
         let sql = self.evicting(
             "DELETE FROM codebase_index WHERE repository = $1 AND file_path = $2",
-            "AND content_hash <> ALL($3)",
+            "AND (content_hash <> ALL($3) OR embedding_model <> $4)",
         );
         let delete = sqlx::query(&sql).bind(f.repository).bind(f.file_path);
         let kept: Vec<&str> = f.chunks.iter().map(|c| c.content_hash.as_str()).collect();
         let delete = if self.vector_cache_chunks > 0 {
-            delete.bind(&kept)
+            delete.bind(&kept).bind(f.embedding_model)
         } else {
             delete
         };

@@ -177,7 +177,26 @@ async fn indexes_then_skips_unchanged_reembeds_only_edits_and_sweeps_deletions()
     );
 }
 
-/// A branch switched away from and back, a file deleted and restored: the chunks that left
+/// The hash embedder under another model id.
+struct Renamed(HashEmbedder);
+
+impl Embedder for Renamed {
+    fn model_id(&self) -> &str {
+        "hash/renamed"
+    }
+    fn dimension(&self) -> usize {
+        self.0.dimension()
+    }
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+        kind: codesearch::embed::InputKind,
+    ) -> futures::future::BoxFuture<'a, Result<Vec<Vec<f32>>, codesearch::embed::EmbedError>> {
+        self.0.embed(texts, kind)
+    }
+}
+
+/// A branch switched away from and back, a file deleted and restored, a model changed and back: the chunks that left
 /// the index come back with the vectors they had, from `vector_cache`, embedding nothing.
 #[tokio::test]
 async fn vectors_of_chunks_that_left_the_index_are_reused_when_they_come_back() {
@@ -226,6 +245,20 @@ async fn vectors_of_chunks_that_left_the_index_are_reused_when_they_come_back() 
         .await,
         0
     );
+
+    // Another model, then back: the first one's vectors wait in the cache meanwhile.
+    let other = Indexer::new(
+        store.clone(),
+        Arc::new(Renamed(HashEmbedder::new(384))),
+        cfg.index.clone(),
+    )
+    .expect("indexer");
+    let switched = other
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("index");
+    assert_eq!((switched.indexed, switched.embedded), (2, 2));
+    assert_eq!(pass().await, (0, 2));
 
     // Bounded: at most `vector_cache_chunks` (3), the most recently evicted kept, none older
     // than 30 days.
