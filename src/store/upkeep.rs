@@ -52,7 +52,7 @@ impl Store {
     /// enough.
     pub async fn after_index_pass(&self, changed_files: usize) -> Result<(), StoreError> {
         if changed_files > 0 {
-            self.trim_vector_cache_if_due().await?;
+            self.trim_vector_cache().await?;
         }
         if changed_files >= VACUUM_AFTER_FILES {
             self.vacuum_analyze().await?;
@@ -61,8 +61,8 @@ impl Store {
         Ok(())
     }
 
-    /// [`Store::trim_vector_cache`] unless it ran in the last minute: after a watcher's batch
-    /// (a save a second would otherwise trim a second), and after a pass.
+    /// [`Store::trim_vector_cache`] unless it ran in the last minute: after each file written
+    /// and each watcher's batch (a save a second would otherwise trim a second).
     pub async fn trim_vector_cache_if_due(&self) -> Result<(), StoreError> {
         {
             let mut last = crate::lock(&self.vector_cache_trimmed);

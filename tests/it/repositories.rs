@@ -491,6 +491,28 @@ async fn ask(client: &async_nats::Client, subject: &str, body: Value) -> Value {
     panic!("no reply on {subject}");
 }
 
+/// A repository's status, asked until `done` holds (for 30 s at most); the last reply.
+async fn status_until(
+    client: &async_nats::Client,
+    name: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let mut state = Value::Null;
+    for _ in 0..150 {
+        state = ask(
+            client,
+            "agog.codebase.repo.request",
+            json!({"action": "status", "name": name}),
+        )
+        .await;
+        if done(&state) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    state
+}
+
 #[tokio::test]
 async fn a_client_allowed_one_workspace_cannot_read_another() {
     let db = test_db().await;
@@ -784,19 +806,7 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
     let parked = allowed.path().join("svc.parked");
     std::fs::rename(&svc, &parked).expect("move the root away");
     let daemon = Daemon::start(cfg.clone(), Vec::new()).await;
-    let mut state = Value::Null;
-    for _ in 0..150 {
-        state = ask(
-            &client,
-            repo_subject,
-            json!({"action": "status", "name": "svc"}),
-        )
-        .await;
-        if state["repository"]["state"] == "failed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let state = status_until(&client, "svc", |s| s["repository"]["state"] == "failed").await;
     assert_eq!(state["repository"]["state"], "failed", "{state}");
     assert!(
         state["repository"]["error"]
@@ -826,19 +836,10 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
     daemon.stop().await;
     std::fs::remove_dir_all(&clone_dir).expect("remove the clone");
     let daemon = Daemon::start(cfg.clone(), Vec::new()).await;
-    let mut state = Value::Null;
-    for _ in 0..150 {
-        state = ask(
-            &client,
-            repo_subject,
-            json!({"action": "status", "name": "refunds"}),
-        )
-        .await;
-        if state["repository"]["state"] == "ready" && clone_dir.join(".git").is_dir() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let state = status_until(&client, "refunds", |s| {
+        s["repository"]["state"] == "ready" && clone_dir.join(".git").is_dir()
+    })
+    .await;
     assert_eq!(state["repository"]["state"], "ready", "{state}");
     assert!(clone_dir.join("lib/refund.rs").is_file(), "cloned again");
     assert_eq!(state["repository"]["languages"]["rust"], 1, "{state}");
