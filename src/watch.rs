@@ -14,6 +14,8 @@
 //!
 //! When events were lost (the kernel queue overflowed, a watch could not be added) the batch
 //! becomes [`Change::Rescan`]: the caller runs a full reconcile, which is the truth anyway.
+//! When the root itself is deleted, moved or replaced, the watches are left on what it was:
+//! [`Change::RootGone`] tells the caller to start a new watcher once the root is back.
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
