@@ -63,16 +63,24 @@ async fn connect_nats(config: &Config) -> Result<async_nats::Client, String> {
 /// 21 s with the defaults, before `status` says it is down.
 const DATABASE_CHECK: Duration = Duration::from_secs(5);
 
-/// The index's figures and model, or why they cannot be read.
-async fn index_figures(config: &Config) -> Result<(IndexSummary, Option<String>), String> {
+/// The index's figures, its model and how many vectors of chunks that left it are kept, or why
+/// they cannot be read.
+async fn index_figures(config: &Config) -> Result<(IndexSummary, Option<String>, i64), String> {
     let read = async {
         let store = Store::connect(&config.database)
             .await
             .map_err(|e| e.to_string())?;
-        match (store.index_summary().await, store.indexed_model().await) {
-            (Ok(s), Ok(m)) => Ok((s, m)),
-            (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
-        }
+        let (summary, model, kept) = tokio::join!(
+            store.index_summary(),
+            store.indexed_model(),
+            store.vector_cache_len()
+        );
+        let err = |e: crate::store::StoreError| e.to_string();
+        Ok((
+            summary.map_err(err)?,
+            model.map_err(err)?,
+            kept.map_err(err)?,
+        ))
     };
     tokio::time::timeout(DATABASE_CHECK, read)
         .await
@@ -121,10 +129,11 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
     if as_json {
         let v = json!({
             "index": match &index {
-                Ok((s, model)) => json!({
+                Ok((s, model, kept)) => json!({
                     "status": if s.total_chunks > 0 { "healthy" } else { "empty" },
                     "embeddingModel": model,
                     "summary": s,
+                    "vectorCache": { "vectors": kept, "max": config.database.vector_cache_chunks },
                 }),
                 Err(e) => json!({ "status": "down", "error": e }),
             },
@@ -143,7 +152,7 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
     }
 
     match &index {
-        Ok((s, model)) => {
+        Ok((s, model, kept)) => {
             out!(
                 "index     {}: {} chunks in {} files, {} pending embedding, {} files not indexed; last indexed {}",
                 if s.total_chunks > 0 {
@@ -158,8 +167,9 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                 s.last_indexed.map_or("never".into(), |t| t.to_rfc3339()),
             );
             out!(
-                "          vectors by {}",
-                model.as_deref().unwrap_or("(none yet)")
+                "          vectors by {}; {kept} kept of chunks that left the index (at most {})",
+                model.as_deref().unwrap_or("(none yet)"),
+                config.database.vector_cache_chunks
             );
             if !s.repositories.is_empty() {
                 out!(
@@ -231,11 +241,11 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
         Err(e) => {
             // Ollama down matters only to an index whose vectors are Ollama's.
             let in_use = match &index {
-                Ok((_, Some(model))) => model.starts_with("ollama/"),
+                Ok((_, Some(model), _)) => model.starts_with("ollama/"),
                 _ => config.embed.backend == crate::config::EmbedBackend::Ollama,
             };
             let why_not = match &index {
-                Ok((_, Some(model))) => format!("the index's vectors are {model}'s"),
+                Ok((_, Some(model), _)) => format!("the index's vectors are {model}'s"),
                 _ => format!("the embedder is `{}`", config.embed.backend.as_str()),
             };
             if in_use {

@@ -78,6 +78,14 @@ impl Store {
         Ok(())
     }
 
+    /// How many vectors of chunks that left the index `vector_cache` holds.
+    pub async fn vector_cache_len(&self) -> Result<i64, StoreError> {
+        sqlx::query_scalar("SELECT count(*) FROM vector_cache")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(q("counting the vector cache"))
+    }
+
     /// Drops from `vector_cache` what left the index more than [`VECTOR_CACHE_DAYS`] ago, and
     /// the oldest beyond `database.vector_cache_chunks`. Returns how many it dropped.
     pub async fn trim_vector_cache(&self) -> Result<u64, StoreError> {

@@ -259,6 +259,21 @@ async fn vectors_of_chunks_that_left_the_index_are_reused_when_they_come_back() 
         .expect("index");
     assert_eq!((switched.indexed, switched.embedded), (2, 2));
     assert_eq!(pass().await, (0, 2));
+    // `codesearch status` says how many are kept.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesearch"))
+        .args(["status", "--json"])
+        .env("DATABASE_URL", &cfg.database.url)
+        .env("NATS_URL", "nats://127.0.0.1:1")
+        .env("OLLAMA_URL", "http://127.0.0.1:1")
+        .env("CODESEARCH_VECTOR_CACHE_CHUNKS", "3")
+        .output()
+        .expect("run codesearch status");
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).expect("status JSON");
+    assert_eq!(
+        status["index"]["vectorCache"],
+        serde_json::json!({ "vectors": cached().await, "max": 3 }),
+        "{status}"
+    );
 
     // Bounded: at most `vector_cache_chunks` (3), the most recently evicted kept, none older
     // than 30 days.
