@@ -22,6 +22,10 @@ is_running() { # PID WORDS: whether process PID is alive and its command line ho
   [ -n "$1" ] && kill -0 "$1" 2>/dev/null \
     && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "$2"
 }
+# A mistyped path is said before minutes of setup and build, not after.
+for path in "$@"; do
+  [ -d "$path" ] || die "$path is not a directory: scripts/run.sh [PATH...] indexes and serves directories"
+done
 mkdir -p "$STATE"
 if [ -f "$STATE/run.pid" ] && is_running "$(cat "$STATE/run.pid")" "run.sh"; then
   die "scripts/run.sh is already running from this checkout (pid $(cat "$STATE/run.pid")); stop it first (Ctrl-C in its terminal, or kill -TERM $(cat "$STATE/run.pid"))"
