@@ -18,8 +18,9 @@
 //! now (the embedder is down, or its circuit breaker paused it) is written with those vectors
 //! pending, so it is searchable lexically at once, and [`crate::backfill`] embeds the backlog
 //! when the embedder answers. An input the model refuses is recorded on its chunk; the others
-//! get their vectors. On cancel, no new batch starts, and the writer finishes the files it
-//! holds: nothing is half-written.
+//! get their vectors. On cancel, no new batch starts, the batch being embedded is dropped
+//! between two embedding calls (its files wait for the next pass), and the writer finishes the
+//! files it holds: nothing is half-written.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -585,8 +586,11 @@ impl Indexer {
             if (full || (done && !batch.is_empty())) && !cancel.is_cancelled() {
                 let files = std::mem::take(&mut batch);
                 batch_chunks = 0;
-                match self.embed_files(files, &mut report).await {
-                    Ok(embedded) => {
+                match self.embed_files(files, &mut report, cancel).await {
+                    // Cancelled while embedding: the batch's files are not written (the next
+                    // pass indexes them), so a stop does not wait for a large file's chunks.
+                    Ok(None) => break,
+                    Ok(Some(embedded)) => {
                         let mut writer_gone = false;
                         for item in embedded {
                             if write_tx.send(item).await.is_err() {
@@ -627,25 +631,41 @@ impl Indexer {
 
     /// Vectors for every chunk of `files`: reused where the store has them, embedded
     /// otherwise. Never fails on the embedder's account: what it cannot embed now is `None`
-    /// (pending) or refused, with the reason.
+    /// (pending) or refused, with the reason. `None` when `cancel` fired before the last of
+    /// them: they are [`EMBED_BATCH_CHUNKS`] at a time, and one large file's hundreds of chunks
+    /// would otherwise hold a stop for many seconds.
     async fn embed_files(
         &self,
         files: Vec<Prepared>,
         report: &mut IndexReport,
-    ) -> Result<Vec<(Prepared, Vec<Vectored>)>, IndexError> {
-        let inputs: Vec<(&str, &str)> = files
-            .iter()
-            .flat_map(|p| p.inputs.iter().map(|(i, h)| (h.as_str(), i.as_str())))
+        cancel: &CancellationToken,
+    ) -> Result<Option<Vec<(Prepared, Vec<Vectored>)>>, IndexError> {
+        // Each distinct input once, whichever part of the batch it falls in.
+        let mut seen = HashSet::new();
+        let all = files.iter().flat_map(|p| p.inputs.iter());
+        let inputs: Vec<(&str, &str)> = all
+            .clone()
+            .filter(|(_, h)| seen.insert(h.as_str()))
+            .map(|(i, h)| (h.as_str(), i.as_str()))
             .collect();
-        let got = vectors_for(&self.store, self.embedder.as_ref(), &inputs).await?;
-        report.embedded += got.embedded;
-        report.reused += got.reused;
-        report.embed_time += got.embed_time;
-        if let Some(e) = &got.unavailable {
+        report.reused += all.count() - inputs.len();
+        let mut outcome = std::collections::HashMap::new();
+        let mut unavailable = None;
+        for (i, part) in inputs.chunks(EMBED_BATCH_CHUNKS).enumerate() {
+            if i > 0 && cancel.is_cancelled() {
+                return Ok(None);
+            }
+            let got = vectors_for(&self.store, self.embedder.as_ref(), part).await?;
+            report.embedded += got.embedded;
+            report.reused += got.reused;
+            report.embed_time += got.embed_time;
+            outcome.extend(got.by_hash);
+            unavailable = unavailable.or(got.unavailable);
+        }
+        if let Some(e) = &unavailable {
             tracing::warn!(error = %e,
                 "embedder unavailable; chunks are stored with pending vectors and embedded when it answers");
         }
-        let outcome = got.by_hash;
         let mut out = Vec::with_capacity(files.len());
         for p in files {
             let vectors: Vec<Vectored> = p
@@ -663,7 +683,7 @@ impl Indexer {
             report.chunks += p.chunks.len();
             out.push((p, vectors));
         }
-        Ok(out)
+        Ok(Some(out))
     }
 }
 

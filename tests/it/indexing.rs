@@ -371,6 +371,84 @@ async fn a_cancelled_pass_says_so_and_the_next_one_finishes() {
     assert_eq!(first.indexed + second.indexed, 40, "{second:?}");
 }
 
+/// The hash embedder, counting its calls, that fires `cancel` during its first one: a stop
+/// arriving while a large file is embedded.
+struct CancelsOnFirstCall {
+    inner: HashEmbedder,
+    cancel: CancellationToken,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl Embedder for CancelsOnFirstCall {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+        kind: codesearch::embed::InputKind,
+    ) -> futures::future::BoxFuture<'a, Result<Vec<Vec<f32>>, codesearch::embed::EmbedError>> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.cancel.cancel();
+        self.inner.embed(texts, kind)
+    }
+}
+
+/// A stop does not wait for every chunk of a large file: the file being embedded is dropped
+/// between two embedding calls, written whole by the next pass.
+#[tokio::test]
+async fn a_stop_while_a_large_file_is_embedded_does_not_wait_for_all_its_chunks() {
+    let db = test_db().await;
+    let cfg = support::config(&db, "nats://unused");
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    // 200 functions of 30 lines: a chunk each, about three embedding batches.
+    let body: String = (0..28)
+        .map(|j| format!("    total = total + request.field_{j} * {j}\n"))
+        .collect();
+    let big: String = (0..200)
+        .map(|i| {
+            format!("def handler_{i}(request):\n    total = {i}\n{body}    return total\n\n\n")
+        })
+        .collect();
+    let repo = support::repo(&[("big.py", big.as_str())]);
+    let cancel = CancellationToken::new();
+    let embedder = Arc::new(CancelsOnFirstCall {
+        inner: HashEmbedder::new(384),
+        cancel: cancel.clone(),
+        calls: Default::default(),
+    });
+    let indexer =
+        Indexer::new(store.clone(), embedder.clone(), cfg.index.clone()).expect("indexer");
+    let first = indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("index");
+    assert!(first.interrupted, "{first:?}");
+    assert_eq!(first.indexed, 0, "nothing half-written: {first:?}");
+    let calls = embedder.calls.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(calls <= 2, "{calls} embedding calls after the stop");
+    assert_eq!(rows(&store, "SELECT count(*) FROM codebase_index").await, 0);
+
+    let second = Indexer::new(
+        store.clone(),
+        Arc::new(HashEmbedder::new(384)),
+        cfg.index.clone(),
+    )
+    .expect("indexer")
+    .index_root(repo.path(), None, &CancellationToken::new())
+    .await
+    .expect("index");
+    assert_eq!(
+        (second.indexed, second.interrupted),
+        (1, false),
+        "{second:?}"
+    );
+    assert!(second.chunks > 64, "{second:?}");
+}
+
 #[tokio::test]
 async fn identical_chunks_in_another_repository_reuse_vectors() {
     let (repo, _store, indexer) = setup(&[("a/util.py", "def helper():\n    return 42\n")]).await;
