@@ -632,7 +632,7 @@ impl Indexer {
     /// Vectors for every chunk of `files`: reused where the store has them, embedded
     /// otherwise. Never fails on the embedder's account: what it cannot embed now is `None`
     /// (pending) or refused, with the reason. `None` when `cancel` fired before the last of
-    /// them: they are [`EMBED_BATCH_CHUNKS`] at a time, and one large file's hundreds of chunks
+    /// them: they go one embedding call at a time, and one large file's hundreds of chunks
     /// would otherwise hold a stop for many seconds.
     async fn embed_files(
         &self,
@@ -651,7 +651,7 @@ impl Indexer {
         report.reused += all.count() - inputs.len();
         let mut outcome = std::collections::HashMap::new();
         let mut unavailable = None;
-        for (i, part) in inputs.chunks(EMBED_BATCH_CHUNKS).enumerate() {
+        for (i, part) in inputs.chunks(self.embedder.batch_size().max(1)).enumerate() {
             if i > 0 && cancel.is_cancelled() {
                 return Ok(None);
             }
