@@ -177,25 +177,6 @@ async fn indexes_then_skips_unchanged_reembeds_only_edits_and_sweeps_deletions()
     );
 }
 
-/// The hash embedder under another model id.
-struct Renamed(HashEmbedder);
-
-impl Embedder for Renamed {
-    fn model_id(&self) -> &str {
-        "hash/renamed"
-    }
-    fn dimension(&self) -> usize {
-        self.0.dimension()
-    }
-    fn embed<'a>(
-        &'a self,
-        texts: &'a [String],
-        kind: codesearch::embed::InputKind,
-    ) -> futures::future::BoxFuture<'a, Result<Vec<Vec<f32>>, codesearch::embed::EmbedError>> {
-        self.0.embed(texts, kind)
-    }
-}
-
 /// A branch switched away from and back, a file deleted and restored, a model changed and back: the chunks that left
 /// the index come back with the vectors they had, from `vector_cache`, embedding nothing.
 #[tokio::test]
@@ -249,7 +230,7 @@ async fn vectors_of_chunks_that_left_the_index_are_reused_when_they_come_back() 
     // Another model, then back: the first one's vectors wait in the cache meanwhile.
     let other = Indexer::new(
         store.clone(),
-        Arc::new(Renamed(HashEmbedder::new(384))),
+        Arc::new(Probe::new("hash/renamed", None)),
         cfg.index.clone(),
     )
     .expect("indexer");
@@ -371,17 +352,29 @@ async fn a_cancelled_pass_says_so_and_the_next_one_finishes() {
     assert_eq!(first.indexed + second.indexed, 40, "{second:?}");
 }
 
-/// The hash embedder, counting its calls, that fires `cancel` during its first one: a stop
-/// arriving while a large file is embedded.
-struct CancelsOnFirstCall {
+/// The hash embedder under a model id of the test's choosing, counting its calls, and firing
+/// `cancel` (if any) when it is called: a stop arriving while a large file is embedded.
+struct Probe {
     inner: HashEmbedder,
-    cancel: CancellationToken,
+    model_id: &'static str,
+    cancel: Option<CancellationToken>,
     calls: std::sync::atomic::AtomicUsize,
 }
 
-impl Embedder for CancelsOnFirstCall {
+impl Probe {
+    fn new(model_id: &'static str, cancel: Option<CancellationToken>) -> Self {
+        Self {
+            inner: HashEmbedder::new(384),
+            model_id,
+            cancel,
+            calls: Default::default(),
+        }
+    }
+}
+
+impl Embedder for Probe {
     fn model_id(&self) -> &str {
-        self.inner.model_id()
+        self.model_id
     }
     fn dimension(&self) -> usize {
         self.inner.dimension()
@@ -392,7 +385,9 @@ impl Embedder for CancelsOnFirstCall {
         kind: codesearch::embed::InputKind,
     ) -> futures::future::BoxFuture<'a, Result<Vec<Vec<f32>>, codesearch::embed::EmbedError>> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        self.cancel.cancel();
+        if let Some(cancel) = &self.cancel {
+            cancel.cancel();
+        }
         self.inner.embed(texts, kind)
     }
 }
@@ -415,11 +410,7 @@ async fn a_stop_while_a_large_file_is_embedded_does_not_wait_for_all_its_chunks(
         .collect();
     let repo = support::repo(&[("big.py", big.as_str())]);
     let cancel = CancellationToken::new();
-    let embedder = Arc::new(CancelsOnFirstCall {
-        inner: HashEmbedder::new(384),
-        cancel: cancel.clone(),
-        calls: Default::default(),
-    });
+    let embedder = Arc::new(Probe::new("hash/v1", Some(cancel.clone())));
     let indexer =
         Indexer::new(store.clone(), embedder.clone(), cfg.index.clone()).expect("indexer");
     let first = indexer
