@@ -17,7 +17,8 @@
 //!   that fails with an error that may be caused by one input (a 4xx or 500, an unreadable
 //!   answer) is split in halves until the culprit is alone; it is reported as rejected and its
 //!   neighbours get their vectors. A server-level failure leaves the rest pending, for the
-//!   backfill to embed later.
+//!   backfill to embed later. An input that fails with nothing else embedded in the call is
+//!   judged by a one-word canary: the server answers it, so the input is rejected.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -131,6 +132,9 @@ impl Documents {
     }
 }
 
+/// The input that tells a server refusing some inputs from a server that is down.
+const CANARY: &str = "ok";
+
 /// Embeds documents batch by batch, isolating inputs the model rejects (see the module docs).
 /// Never fails as a whole: what could not be embedded is pending or rejected.
 pub async fn embed_documents(embedder: &dyn Embedder, texts: &[String]) -> Documents {
@@ -169,6 +173,19 @@ pub async fn embed_documents(embedder: &dyn Embedder, texts: &[String]) -> Docum
                 out.unavailable = Some(e);
                 break;
             }
+        }
+    }
+    // Inputs that failed alone, and nothing else tried in this call: a lone new chunk of an
+    // edit, or the last one of a backlog. Whether the server is down or refuses just these,
+    // a one-word input tells; without it such an input would stay pending for ever, retried
+    // (and counted against the server) at every backfill.
+    if !any_success && !suspects.is_empty() && out.unavailable.is_none() {
+        match embedder
+            .embed(&[CANARY.to_owned()], InputKind::Document)
+            .await
+        {
+            Ok(_) => any_success = true,
+            Err(e) => out.unavailable = Some(e),
         }
     }
     if any_success {
@@ -393,6 +410,21 @@ mod tests {
         }
         // The breaker stayed closed: a clean call goes through.
         assert!(guarded.embed(&["x".into()], InputKind::Query).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_poisoned_input_alone_is_refused_when_the_server_answers_others() {
+        let inner = Flaky::default();
+        let guarded = Guarded::new(Box::new(inner.clone()), 4, 1);
+        let docs = embed_documents(&guarded, &["fn poison() {}".into()]).await;
+        assert_eq!(docs.rejected.len(), 1, "refused, not pending for ever");
+        assert!(docs.unavailable.is_none());
+        // The same input while the server is down: pending, nothing refused.
+        inner.down.store(true, Ordering::SeqCst);
+        let docs = embed_documents(&guarded, &["fn poison() {}".into()]).await;
+        assert!(docs.rejected.is_empty());
+        assert_eq!(docs.pending(), 1);
+        assert!(docs.unavailable.is_some());
     }
 
     #[tokio::test]
