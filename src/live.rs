@@ -248,11 +248,6 @@ async fn keep_while_held(
                                 lag_ms = since.elapsed().as_millis() as u64,
                                 "changes indexed"
                             );
-                            if report.indexed + report.removed as usize > 0
-                                && let Err(e) = indexer.store().trim_vector_cache_if_due().await
-                            {
-                                tracing::debug!(error = %e, "could not trim the vector cache");
-                            }
                         }
                         Err(e) => {
                             metrics.watch_batch(count, None);

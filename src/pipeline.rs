@@ -496,14 +496,7 @@ impl Indexer {
                 let mut refused = Vec::new();
                 while let Some((path, hash, done)) = writes.next().await {
                     match done {
-                        Ok(()) => {
-                            written += 1;
-                            // A long pass (a new model's, which evicts every vector) keeps the
-                            // cache of evicted vectors near its bound as it goes.
-                            if let Err(e) = store.trim_vector_cache_if_due().await {
-                                tracing::debug!(error = %e, "could not trim the vector cache");
-                            }
-                        }
+                        Ok(()) => written += 1,
                         // The database is down: the pass fails and is retried.
                         Err(e) if e.is_transient() => return Err(e),
                         // The database refused this file's rows: that is this file's error,

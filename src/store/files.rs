@@ -218,7 +218,9 @@ impl Store {
                 dimension: f.embedding_dim as usize,
             });
         }
-        self.write_file(f, None).await
+        self.write_file(f, None).await?;
+        self.trim_vector_cache_if_due().await;
+        Ok(())
     }
 
     /// Records that a file cannot be indexed (binary, too large, ...) and drops its chunks,
@@ -511,6 +513,7 @@ impl Store {
                 .map_err(q("deleting vanished files"))?;
         bump_generation(&mut tx, repository).await?;
         tx.commit().await.map_err(q("committing deletions"))?;
+        self.trim_vector_cache_if_due().await;
         Ok(done.rows_affected())
     }
 }

@@ -61,21 +61,25 @@ impl Store {
         Ok(())
     }
 
-    /// [`Store::trim_vector_cache`] unless it ran in the last minute: after each file written
-    /// and each watcher's batch (a save a second would otherwise trim a second).
-    pub async fn trim_vector_cache_if_due(&self) -> Result<(), StoreError> {
+    /// [`Store::trim_vector_cache`] unless it ran in the last minute, after each write that
+    /// may add to the cache (a save a second would otherwise trim a second). A trim that fails
+    /// costs only the trim: the next one catches up.
+    pub(super) async fn trim_vector_cache_if_due(&self) {
+        if self.vector_cache_chunks == 0 {
+            return;
+        }
         {
             let mut last = crate::lock(&self.vector_cache_trimmed);
             if last.is_some_and(|t| t.elapsed() < std::time::Duration::from_secs(60)) {
-                return Ok(());
+                return;
             }
             *last = Some(std::time::Instant::now());
         }
-        let dropped = self.trim_vector_cache().await?;
-        if dropped > 0 {
-            tracing::debug!(dropped, "vector cache trimmed");
+        match self.trim_vector_cache().await {
+            Ok(0) => {}
+            Ok(dropped) => tracing::debug!(dropped, "vector cache trimmed"),
+            Err(e) => tracing::debug!(error = %e, "could not trim the vector cache"),
         }
-        Ok(())
     }
 
     /// How many vectors of chunks that left the index `vector_cache` holds.
