@@ -43,7 +43,7 @@ pub enum RepositoryError {
 #[derive(Clone)]
 pub struct Repository {
     pub name: String,
-    /// Canonical; or absolute as given, for a root awaited ([`Repository::awaiting`]).
+    /// Canonical; or absolute as given, for a root awaited ([`root_or_awaited`]).
     pub root: PathBuf,
     pub workspace: String,
     pub origin: Origin,
@@ -76,24 +76,12 @@ impl Repository {
         origin: Origin,
         rules: IndexConfig,
     ) -> Result<Self, RepositoryError> {
-        Self::build(name, canonical_root(root)?, workspace, origin, rules)
+        Self::at(name, canonical_root(root)?, workspace, origin, rules)
     }
 
-    /// As [`Repository::new`], except that a root that does not exist is taken as given (made
-    /// absolute): a daemon serves the repository's index, says the root is gone, and indexes it
-    /// once it is there (an unmounted volume at boot, a checkout being moved). A root that
-    /// exists is still refused when it is not a readable directory.
-    pub fn awaiting(
-        name: &str,
-        root: &Path,
-        workspace: &str,
-        origin: Origin,
-        rules: IndexConfig,
-    ) -> Result<Self, RepositoryError> {
-        Self::build(name, root_or_awaited(root)?, workspace, origin, rules)
-    }
-
-    fn build(
+    /// A repository of `root` as it is, already resolved ([`canonical_root`] or
+    /// [`root_or_awaited`]), with these rules.
+    pub fn at(
         name: &str,
         root: PathBuf,
         workspace: &str,
@@ -147,7 +135,7 @@ pub fn default_name(root: &Path) -> String {
 pub enum MissingRoot {
     /// Refuse it: a one-shot index of it has nothing to read.
     Refuse,
-    /// Keep it ([`Repository::awaiting`]): a daemon serves the other repositories, and this
+    /// Keep it ([`root_or_awaited`]): a daemon serves the other repositories, and this
     /// one's index, and indexes it once its root is there.
     Await,
 }
@@ -213,7 +201,7 @@ pub fn resolve(
             MissingRoot::Await => root_or_awaited(&r.path)?,
         };
         let name = r.name.clone().unwrap_or_else(|| default_name(&root));
-        let repo = Repository::build(&name, root, ws, Origin::Local, rules)?;
+        let repo = Repository::at(&name, root, ws, Origin::Local, rules)?;
         if !repo.root.is_dir() {
             tracing::warn!(repository = %repo.name, root = %repo.root.display(),
                 "a configured repository's root is not there: serving its index as it is, and \
@@ -253,8 +241,11 @@ fn push(out: &mut Vec<Repository>, repo: Repository) -> Result<(), RepositoryErr
     Ok(())
 }
 
-/// `root` resolved, or, when nothing is there (or a symlink to nothing), made absolute as given.
-fn root_or_awaited(root: &Path) -> Result<PathBuf, RepositoryError> {
+/// `root` resolved, or, when nothing is there (or a symlink to nothing), made absolute as given:
+/// a daemon serves the repository's index, says the root is gone, and indexes it once it is
+/// there (an unmounted volume at boot, a checkout being moved). A root that exists is still
+/// refused when it is not a readable directory.
+pub fn root_or_awaited(root: &Path) -> Result<PathBuf, RepositoryError> {
     match std::fs::metadata(root) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             std::path::absolute(root).map_err(|e| RepositoryError::Root {

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, check_repository_name, check_workspace_name, redact_url};
 use crate::health::Metrics;
 use crate::pipeline::{IndexError, Indexer};
-use crate::repository::{Repository, RepositoryError, default_name};
+use crate::repository::{Repository, RepositoryError, default_name, root_or_awaited};
 use crate::store::{Origin, RepoState, StoreError};
 
 /// Longest a clone may take.
@@ -163,13 +163,15 @@ impl Roots {
             }
             // A root that is not there (yet) is started all the same: its index is served,
             // and it is indexed once the root is back, as when a root goes away while watched.
-            let repo = Repository::awaiting(
-                &record.name,
-                Path::new(&record.root),
-                &record.workspace,
-                Origin::Request,
-                self.inner.config.index.clone(),
-            );
+            let repo = root_or_awaited(Path::new(&record.root)).and_then(|root| {
+                Repository::at(
+                    &record.name,
+                    root,
+                    &record.workspace,
+                    Origin::Request,
+                    self.inner.config.index.clone(),
+                )
+            });
             match repo {
                 Ok(repo) => {
                     let repo = match &record.git_url {
