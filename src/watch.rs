@@ -69,9 +69,6 @@ pub struct RootWatcher {
     max_delay: Duration,
     /// A watch could not be added: reported once as a rescan, with the advice.
     lost: Option<String>,
-    /// The root's device and inode when watching began: a root made again under its name is
-    /// another directory, with none of the watches.
-    root_id: Option<(u64, u64)>,
     /// The root went away ([`Change::RootGone`]); reported before anything else.
     root_gone: Option<String>,
 }
@@ -116,11 +113,9 @@ impl RootWatcher {
             debounce: Duration::from_millis(cfg.debounce_ms),
             max_delay: Duration::from_millis(cfg.max_delay_ms),
             lost: None,
-            root_id: None,
             root_gone: None,
         };
         let root = this.walker.root().to_owned();
-        this.root_id = dir_id(&root);
         this.watch_tree(&root)?;
         Ok(this)
     }
@@ -203,15 +198,15 @@ impl RootWatcher {
         };
         let rel = self.walker.rel(&path)?;
         if rel.is_empty() {
-            // An event on the root itself: deleted, moved, or replaced by another directory
-            // (which may have the same inode number, freed a moment before).
-            let now = dir_id(&path);
-            if gone || now.is_none() || now != self.root_id {
+            // The root itself deleted or moved: its watches end with it, even when another
+            // directory already stands under its name (with, often, the inode number just
+            // freed, so only the event's kind tells).
+            if gone || !path.is_dir() {
                 self.root_gone.get_or_insert_with(|| {
-                    if now.is_none() {
-                        "the root was deleted or moved away".to_owned()
-                    } else {
+                    if path.is_dir() {
                         "the root was replaced by another directory".to_owned()
+                    } else {
+                        "the root was deleted or moved away".to_owned()
                     }
                 });
             }
@@ -251,13 +246,4 @@ impl RootWatcher {
         }
         None
     }
-}
-
-/// A directory's device and inode, if it is a directory.
-fn dir_id(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path)
-        .ok()
-        .filter(|m| m.is_dir())
-        .map(|m| (m.dev(), m.ino()))
 }
