@@ -605,6 +605,21 @@ async fn hash_store() -> (
     (db, store, scope, hash)
 }
 
+/// The text [`write_hash_files`] embeds for chunk `i` of file `f`: one of 35 groups of words,
+/// and a word of its own. Without that word hundreds of rows share a vector, and a walk of
+/// the HNSW graph missed rows of the exact search's top 20 now and then, even with a
+/// candidate list of 400 (CI, 2026-11-27). HNSW is not made for many copies of one vector:
+/// copies are each other's nearest neighbours, fill each other's link lists, and leave a
+/// group poorly joined to the rest of the graph. The daemon's own rows rarely share a vector:
+/// the embedding input names the file.
+fn hash_text(f: usize, i: i32) -> String {
+    let own: String = format!("{f}x{i}")
+        .chars()
+        .map(|c| c.to_digit(10).map_or('x', |d| char::from(b'a' + d as u8)))
+        .collect();
+    format!("alpha beta {} {} id{own}", i % 7, f % 5)
+}
+
 /// The cosine similarities of `query` to every chunk of `files` as [`write_hash_files`] wrote
 /// them, best first: what an exact search finds.
 fn best_similarities(
@@ -616,7 +631,7 @@ fn best_similarities(
         .into_iter()
         .flat_map(|f| (0..100).map(move |i| (f, i)))
         .map(|(f, i)| {
-            let v = hash.embed_one(&format!("alpha beta {} {}", i % 7, f % 5));
+            let v = hash.embed_one(&hash_text(f, i));
             v.iter().zip(query).map(|(a, b)| f64::from(a * b)).sum()
         })
         .collect();
@@ -649,7 +664,7 @@ async fn write_hash_files_to(
                 symbol: None,
                 kind: "text".into(),
                 content_hash: format!("{f}-{i}"),
-                embedding: Some(hash.embed_one(&format!("alpha beta {} {}", i % 7, f % 5))),
+                embedding: Some(hash.embed_one(&hash_text(f, i))),
                 embed_error: None,
                 lexical: format!("chunk {i} file {f}"),
                 lexical_length: 4,
@@ -884,12 +899,10 @@ async fn several_workspaces_get_a_vector_index_each_and_searches_walk_their_own(
         .find(|(_, def)| def.contains("'one'"))
         .expect("workspace one's index");
 
-    // A search in workspace one walks its index and finds only its rows, nearly all of them
-    // the exact search's. The rows hold 35 distinct texts, so hundreds tie with the query at
-    // similarity 1: a walk with the default candidate list (100) over so many duplicates came
-    // back one short of 20 once in a loaded CI run (parallel HNSW builds differ run to run),
-    // so this one asks for 400; and one walk in a loaded CI run still took a row of
-    // similarity 0.75 for one of the ties, so recall is held at 18 of 20, not 20.
+    // A search in workspace one walks its index and finds only its rows, (nearly: a walk is
+    // approximate) all of them as close as the exact search's; about 290 rows are. When
+    // hundreds of rows shared a vector, walks here missed some now and then, even asking for
+    // 400: see `hash_text`.
     let one = store.scope("one").await.expect("scope");
     let query = hash.embed_one("alpha beta 3 1");
     let hits = store
@@ -915,7 +928,7 @@ async fn several_workspaces_get_a_vector_index_each_and_searches_walk_their_own(
         .filter(|h| h.similarity.expect("similarity") >= twentieth - 1e-5)
         .count();
     assert!(
-        found >= 18,
+        found >= 19,
         "{found} of 20 as close as the exact search's: {hits:?}"
     );
     assert_used(store.pool(), one_index).await;
