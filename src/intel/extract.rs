@@ -421,6 +421,13 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
             }
             def => {
                 let Some(name) = name else { continue };
+                let ecma = matches!(
+                    lang,
+                    CodeLanguage::JavaScript | CodeLanguage::TypeScript | CodeLanguage::Tsx
+                );
+                if def == "def.const" && ecma && bound_to_require(node, text) {
+                    continue;
+                }
                 if defs.len() >= MAX_DEFINITIONS {
                     truncated = true;
                     continue;
@@ -623,6 +630,25 @@ fn enclose(
     out
 }
 
+/// Whether a JavaScript binding's value is an import: `require('x')`, `require('x').y`,
+/// `await import('x')`.
+fn bound_to_require(declarator: Node<'_>, text: &str) -> bool {
+    let mut value = declarator.child_by_field_name("value");
+    while let Some(v) = value {
+        value = match v.kind() {
+            "await_expression" | "parenthesized_expression" => v.named_child(0),
+            "member_expression" => v.child_by_field_name("object"),
+            "call_expression" => {
+                return v
+                    .child_by_field_name("function")
+                    .is_some_and(|f| f.kind() == "import" || &text[f.byte_range()] == "require");
+            }
+            _ => return false,
+        };
+    }
+    false
+}
+
 fn kind_of(capture: &str) -> &'static str {
     match capture.trim_start_matches("def.") {
         "function" => "function",
@@ -637,6 +663,7 @@ fn kind_of(capture: &str) -> &'static str {
         "namespace" => "namespace",
         "macro" => "macro",
         "const" => "const",
+        "variable" => "variable",
         "constructor" => "constructor",
         "property" => "property",
         "scope.impl" => "impl",

@@ -130,7 +130,13 @@ class Login:
 
 @app.route("/")
 def login():
+    limit = 3
     return Login().post()
+
+MAX_TRIES = 3
+app = make_app(Login)
+if DEBUG:
+    LEVEL = 1
 "#,
     );
     assert_eq!(
@@ -140,6 +146,8 @@ def login():
             ("Login.post".to_owned(), "method"),
             ("Login.check".to_owned(), "method"),
             ("login".to_owned(), "function"),
+            ("MAX_TRIES".to_owned(), "const"),
+            ("app".to_owned(), "variable"),
         ]
     );
     let c = calls(&x);
@@ -194,6 +202,11 @@ export class UserService {
 
 export const make = () => new UserService(new Repo());
 function overloaded(a: string): void;
+export const DEFAULTS = { retries: 2, delay: (n: number) => n * 2 };
+const app = makeApp(() => start());
+const fs = require('fs');
+const { join } = require('path');
+let counter = 0;
 "#,
     );
     assert_eq!(
@@ -207,9 +220,14 @@ function overloaded(a: string): void;
             ("UserService.load".to_owned(), "method"),
             ("make".to_owned(), "function"),
             ("overloaded".to_owned(), "function"),
+            ("DEFAULTS".to_owned(), "const"),
+            ("DEFAULTS.delay".to_owned(), "method"),
+            ("app".to_owned(), "const"),
         ]
     );
     let c = calls(&x);
+    // A call in a constant's value is made by the constant.
+    assert!(c.contains(&("start".into(), None, Some("app".into()))));
     let by_id = Some("UserService.byId".to_owned());
     assert!(c.contains(&("info".into(), Some("log".into()), by_id.clone())));
     assert!(c.contains(&("load".into(), Some("UserService".into()), by_id.clone())));
@@ -313,6 +331,7 @@ export const objectTraps = { get(state: State) { return latest(state); }, has: (
             ("Ky.#retry".to_owned(), "method"),
             ("Ky.fetch".to_owned(), "method"),
             ("result.once".to_owned(), "method"),
+            ("objectTraps".to_owned(), "const"),
             ("objectTraps.get".to_owned(), "method"),
             ("objectTraps.has".to_owned(), "method"),
         ]
@@ -348,7 +367,20 @@ func (s *Server) Start() error {
 	return st.Open(fmt.Sprint("x"))
 }
 
-func New() *Server { return &Server{} }
+func New() *Server { const local = 1; return &Server{} }
+
+const MaxConns = 8
+
+const (
+	modeA = iota
+	modeB
+)
+
+var ErrClosed = fmt.Errorf("closed")
+
+var (
+	hits int
+)
 "#,
     );
     assert_eq!(
@@ -359,6 +391,11 @@ func New() *Server { return &Server{} }
             ("Handler.Serve".to_owned(), "method"),
             ("Server.Start".to_owned(), "method"),
             ("New".to_owned(), "function"),
+            ("MaxConns".to_owned(), "const"),
+            ("modeA".to_owned(), "const"),
+            ("modeB".to_owned(), "const"),
+            ("ErrClosed".to_owned(), "variable"),
+            ("hits".to_owned(), "variable"),
         ]
     );
     let c = calls(&x);

@@ -22,7 +22,20 @@
 (pair
   key: (property_identifier) @name
   value: [(arrow_function) (function_expression)]) @def.method
-; An object literal bound to a name qualifies its methods (`objectTraps.get`), defining nothing.
+; A module's own `const` bindings (`export const DEFAULTS = {…}`, `const app = new Hono()`) are
+; constants: it holds what the patterns above did not take. One bound to `require(…)` is an
+; import, not a definition (dropped in extract.rs).
+(program
+  (lexical_declaration
+    kind: "const"
+    (variable_declarator name: (identifier) @name) @def.const))
+(program
+  (export_statement
+    declaration: (lexical_declaration
+      kind: "const"
+      (variable_declarator name: (identifier) @name) @def.const)))
+; Any other object literal bound to a name qualifies its methods (`objectTraps.get`), defining
+; nothing.
 (variable_declarator name: (identifier) @name value: (object)) @scope.object
 
 (call_expression function: (identifier) @name) @call

@@ -17,6 +17,10 @@
 (type_spec name: (type_identifier) @name) @def.type
 (type_alias name: (type_identifier) @name) @def.type
 (method_elem name: (field_identifier) @name) @def.method
+; A package's own constants and variables (`const MaxRetries = 3`, `var ErrNotFound = …`).
+(source_file (const_declaration (const_spec name: (identifier) @name) @def.const))
+(source_file (var_declaration (var_spec name: (identifier) @name) @def.variable))
+(source_file (var_declaration (var_spec_list (var_spec name: (identifier) @name) @def.variable)))
 
 (call_expression function: (identifier) @name) @call
 (call_expression

@@ -2,6 +2,13 @@
 
 (function_definition name: (identifier) @name) @def.function
 (class_definition name: (identifier) @name) @def.class
+; Names a module assigns at its top level: constants when written in capitals (`TIMEOUT = 30`),
+; variables otherwise (`app = Flask(__name__)`).
+(module
+  (expression_statement
+    (assignment left: (identifier) @name) @def.const)
+  (#match? @name "^_*[A-Z][A-Z0-9_]*$"))
+(module (expression_statement (assignment left: (identifier) @name) @def.variable))
 
 (call function: (identifier) @name) @call
 (call function: (attribute object: (_) @qualifier attribute: (identifier) @name)) @call
