@@ -203,7 +203,8 @@ pub enum CodeQuery {
         /// Names starting with QUERY (any case) instead of exactly QUERY.
         #[arg(long)]
         prefix: bool,
-        /// Only these kinds: function, method, class, struct, trait, interface, type, ...
+        /// Only these kinds: function, method, class, struct, trait, interface, type, const,
+        /// variable, ...
         #[arg(long = "kind")]
         kinds: Vec<String>,
         #[arg(long)]

@@ -301,10 +301,10 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "codesearch_symbols",
         title: "Find definitions by name",
-        description: "Where a function, method, class, struct, trait, interface or type is \
-            defined (kind, qualified name, file, lines, signature), then the call sites that \
-            name it. query is a name (push), a qualified name (Stack::push, UserService.find, \
-            auth.routes.login) or, with match prefix, the start of names.",
+        description: "Where a function, method, class, struct, trait, interface, type, constant or \
+            module-level variable is defined (kind, qualified name, file, lines, signature), then \
+            the call sites that name it. query is a name (push), a qualified name (Stack::push, \
+            UserService.find, auth.routes.login) or, with match prefix, the start of names.",
         kind: Kind::Symbols,
         args: &[
             arg("query", "string", "A name, qualified or not."),
