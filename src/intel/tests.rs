@@ -577,6 +577,32 @@ func (mx *Mux) Handle(pattern string, h http.Handler) {
 }
 
 #[test]
+fn java_static_finals_and_csharp_consts_are_constants() {
+    let x = run(
+        "src/Limits.java",
+        "class Limits {\n  public static final int MAX_DEPTH = compute(4);\n  private static int count;\n  private final String name = \"x\";\n  static final long A = 1, B = 2;\n}\n",
+    );
+    assert_eq!(
+        defs(&x),
+        [
+            def("Limits", "class"),
+            def("Limits.MAX_DEPTH", "const"),
+            def("Limits.A", "const"),
+            def("Limits.B", "const"),
+        ]
+    );
+    has(&calls(&x), &[call("compute", None, "Limits.MAX_DEPTH")]);
+    let x = run(
+        "src/Limits.cs",
+        "class Limits {\n  public const int MaxDepth = 4;\n  static readonly int Other = 5;\n  int count;\n}\n",
+    );
+    assert_eq!(
+        defs(&x),
+        [def("Limits", "class"), def("Limits.MaxDepth", "const")]
+    );
+}
+
+#[test]
 fn java_static_and_wildcard_imports() {
     let x = run(
         "src/App.java",

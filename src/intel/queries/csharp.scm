@@ -11,6 +11,11 @@
 (constructor_declaration name: (identifier) @name) @def.constructor
 (property_declaration name: (identifier) @name) @def.property
 (delegate_declaration name: (identifier) @name) @def.type
+; A `const` field is a constant (`Limits.MaxDepth`).
+(field_declaration
+  (modifier) @_const
+  (variable_declaration (variable_declarator name: (identifier) @name) @def.const)
+  (#eq? @_const "const"))
 
 (invocation_expression function: (identifier) @name) @call
 (invocation_expression function: (generic_name (identifier) @name)) @call

@@ -9,6 +9,10 @@
 (method_declaration name: (identifier) @name) @def.method
 (constructor_declaration name: (identifier) @name) @def.constructor
 (compact_constructor_declaration name: (identifier) @name) @def.constructor
+; A `static final` field is a constant (`Config.MAX_SIZE`).
+(field_declaration
+  (modifiers "static" "final")
+  declarator: (variable_declarator name: (identifier) @name) @def.const)
 
 (method_invocation object: (_) @qualifier name: (identifier) @name) @call
 (method_invocation !object name: (identifier) @name) @call
