@@ -45,7 +45,7 @@ use tree_sitter::Tree;
 /// heading, since version 17 a Rust item's whole `///` doc comment kept with it, since version
 /// 18 files read without a UTF-8 byte-order mark and UTF-16 files read as text, since version 19
 /// the module-level constants and variables of Python, JavaScript, TypeScript and Go and the
-/// constant fields of Java and C#); part of every
+/// constant fields of Java and C#, Ruby's constants); part of every
 /// file's skip key, so a change re-processes files (vectors are reused where a chunk's text is
 /// unchanged).
 pub const CHUNKER_VERSION: i32 = 19;

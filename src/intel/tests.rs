@@ -819,6 +819,25 @@ fn ruby_modules_classes_methods_and_requires() {
 }
 
 #[test]
+fn ruby_constants_are_definitions() {
+    let x = run(
+        "lib/shop.rb",
+        "module Shop\n  VERSION = \"1.2\"\n  class Order\n    LIMIT = compute(3)\n    def add\n      count = LIMIT\n    end\n  end\nend\n",
+    );
+    assert_eq!(
+        defs(&x),
+        [
+            def("Shop", "module"),
+            def("Shop::VERSION", "const"),
+            def("Shop::Order", "class"),
+            def("Shop::Order::LIMIT", "const"),
+            def("Shop::Order::add", "method"),
+        ]
+    );
+    has(&calls(&x), &[call("compute", None, "Shop::Order::LIMIT")]);
+}
+
+#[test]
 fn ruby_bare_names_are_calls_unless_a_local_is_bound() {
     let text = "class Task\n  def invoke(*args)\n    chain = build_chain\n    chain.run\n    \
                 options[:trace] = true if trace?\n    items.each do |item|\n      count = item\n      \

@@ -8,6 +8,8 @@
 (class name: (scope_resolution scope: (_) @receiver name: (constant) @name)) @def.class
 (module name: (constant) @name) @def.module
 (module name: (scope_resolution scope: (_) @receiver name: (constant) @name)) @def.module
+; A constant (`VERSION = "1.2"`, `Shop::Order::LIMIT`); Ruby allows none inside a method.
+(assignment left: (constant) @name) @def.const
 
 (call receiver: (_) @qualifier method: (identifier) @name) @call
 (call !receiver method: (identifier) @name) @call
