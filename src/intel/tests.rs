@@ -120,6 +120,9 @@ from ..core import db, cache as c
 from flask import *
 
 class Login:
+    RETRIES = 2
+    name = "login"
+
     def post(self):
         self.check()
         user = models.find(osp.join("a"))
@@ -143,6 +146,7 @@ if DEBUG:
         defs(&x),
         [
             ("Login".to_owned(), "class"),
+            ("Login.RETRIES".to_owned(), "const"),
             ("Login.post".to_owned(), "method"),
             ("Login.check".to_owned(), "method"),
             ("login".to_owned(), "function"),

@@ -9,6 +9,12 @@
     (assignment left: (identifier) @name) @def.const)
   (#match? @name "^_*[A-Z][A-Z0-9_]*$"))
 (module (expression_statement (assignment left: (identifier) @name) @def.variable))
+; A class's own constants (`HTTPStatus.OK`, an enum's members).
+(class_definition
+  body: (block
+    (expression_statement
+      (assignment left: (identifier) @name) @def.const))
+  (#match? @name "^_*[A-Z][A-Z0-9_]*$"))
 
 (call function: (identifier) @name) @call
 (call function: (attribute object: (_) @qualifier attribute: (identifier) @name)) @call
