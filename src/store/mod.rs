@@ -92,20 +92,38 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// Whether the database was unreachable (as opposed to a bad statement).
+    /// Whether the database could not do the work at all (unreachable, out of disk or memory,
+    /// shutting down), as opposed to refusing this statement or these rows. A pass that meets
+    /// one fails and is retried; it does not record files as unstorable.
     pub fn is_transient(&self) -> bool {
         let source = match self {
             StoreError::Connect { source, .. } | StoreError::Query { source, .. } => source,
             _ => return false,
         };
-        matches!(
-            source,
+        match source {
             sqlx::Error::Io(_)
-                | sqlx::Error::PoolTimedOut
-                | sqlx::Error::PoolClosed
-                | sqlx::Error::Tls(_)
-        )
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Tls(_) => true,
+            sqlx::Error::Database(e) => e.code().is_some_and(|code| transient_sqlstate(&code)),
+            _ => false,
+        }
     }
+}
+
+/// SQLSTATEs that say the server, not the statement, is the problem: connection exceptions
+/// (08), insufficient resources (53: disk full, out of memory, too many connections), an
+/// operator's or a crash's shutdown and a server still starting (57P01 to 57P03), system
+/// errors (58: I/O), a read-only server (25006: a standby after a failover), and the
+/// serialization failures and deadlocks a retry resolves (40001, 40P01).
+fn transient_sqlstate(code: &str) -> bool {
+    ["08", "53", "58"]
+        .iter()
+        .any(|class| code.starts_with(class))
+        || matches!(
+            code,
+            "57P01" | "57P02" | "57P03" | "25006" | "40001" | "40P01"
+        )
 }
 
 /// The password in `path` (a Docker or Kubernetes secret file: the password alone, a trailing

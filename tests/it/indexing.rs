@@ -1540,6 +1540,61 @@ async fn oversized_generated_and_unstorable_files_are_each_that_files_problem() 
     assert!(reason.starts_with("cannot be stored: model"), "{reason}");
 }
 
+/// A database out of disk space refuses every file's rows, but that is no file's problem: the
+/// pass fails (and is retried), nothing is recorded as unstorable, and once there is space
+/// again every file is indexed. (Before, each file written while the disk was full was
+/// recorded as "cannot be stored" and skipped until it changed.)
+#[tokio::test]
+async fn a_database_out_of_space_fails_the_pass_and_marks_no_file() {
+    let (repo, store, indexer) = setup(&[
+        ("src/invoice.service.ts", SERVICE),
+        ("src/a.py", "def alpha():\n    return 1\n"),
+    ])
+    .await;
+    let cancel = CancellationToken::new();
+    // PostgreSQL's own error for a full disk, raised where the chunks are written.
+    sqlx::raw_sql(
+        "CREATE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+           RAISE EXCEPTION 'could not extend file \"base/1/2\": No space left on device'
+             USING ERRCODE = 'disk_full';
+         END $$;
+         CREATE TRIGGER disk_full BEFORE INSERT ON codebase_index
+           FOR EACH ROW EXECUTE FUNCTION disk_full();",
+    )
+    .execute(store.pool())
+    .await
+    .expect("trigger");
+    let failed = indexer.index_root(repo.path(), None, &cancel).await;
+    match failed {
+        Err(IndexError::Store(e)) => {
+            assert!(e.is_transient(), "{e}");
+            assert!(e.to_string().contains("No space left on device"), "{e}");
+        }
+        other => panic!("the pass should fail on a full disk: {other:?}"),
+    }
+    assert_eq!(
+        rows(
+            &store,
+            "SELECT count(*) FROM indexed_files WHERE error IS NOT NULL"
+        )
+        .await,
+        0,
+        "no file is recorded as unstorable"
+    );
+
+    sqlx::raw_sql("DROP TRIGGER disk_full ON codebase_index")
+        .execute(store.pool())
+        .await
+        .expect("space again");
+    let report = indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("the pass completes");
+    assert_eq!((report.indexed, report.unchanged), (2, 0), "{report:?}");
+    assert!(report.skipped.is_empty(), "{report:?}");
+}
+
 /// Rows of `chunk_vectors` (migration 0018) that differ from the copy `codebase_index` calls
 /// for, counted both ways: a missing, stale or extra copy each count.
 async fn narrow_copies_out_of_step(store: &Store) -> i64 {
