@@ -44,8 +44,8 @@ use tree_sitter::Tree;
 /// a bare name, since version 15 reStructuredText and AsciiDoc by section, since version 16 Org by
 /// heading, since version 17 a Rust item's whole `///` doc comment kept with it, since version
 /// 18 files read without a UTF-8 byte-order mark and UTF-16 files read as text, since version 19
-/// the module-level constants and variables of Python, JavaScript, TypeScript and Go and the
-/// constant fields of Java and C#, Ruby's constants); part of every
+/// constants and module-level variables as definitions in Python, JavaScript, TypeScript, Go,
+/// Java, C# and Ruby); part of every
 /// file's skip key, so a change re-processes files (vectors are reused where a chunk's text is
 /// unchanged).
 pub const CHUNKER_VERSION: i32 = 19;

@@ -23,8 +23,9 @@
   key: (property_identifier) @name
   value: [(arrow_function) (function_expression)]) @def.method
 ; A module's own `const` bindings (`export const DEFAULTS = {…}`, `const app = new Hono()`) are
-; constants: it holds what the patterns above did not take. One bound to `require(…)` is an
-; import, not a definition (dropped in extract.rs).
+; constants, unless a pattern above took them (a function or class value: the first pattern to
+; match a node wins). One bound to `require(…)` is an import, not a definition (dropped in
+; extract.rs).
 (program
   (lexical_declaration
     kind: "const"
