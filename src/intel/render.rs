@@ -102,6 +102,18 @@ pub fn calls(c: &Calls, callers: bool) -> String {
              under 0.05, were not read)\n",
         );
     }
+    if callers && c.calls.is_empty() && matches!(c.symbol.kind.as_str(), "const" | "variable") {
+        let _ = writeln!(
+            out,
+            "(a {} is read, not called: a search for {} finds where it is used)",
+            if c.symbol.kind == "const" {
+                "constant"
+            } else {
+                "variable"
+            },
+            c.symbol.name
+        );
+    }
     out
 }
 
@@ -199,4 +211,41 @@ pub fn related(r: &Related) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calls_of(kind: &str) -> Calls {
+        Calls {
+            workspace: "default".into(),
+            symbol: Symbol {
+                id: "r:src/a.py:3".into(),
+                name: "MAX_TRIES".into(),
+                qualified: "MAX_TRIES".into(),
+                kind: kind.into(),
+                repository: "r".into(),
+                path: "src/a.py".into(),
+                language: Some("python".into()),
+                start_line: 3,
+                end_line: 3,
+                signature: "MAX_TRIES = 3".into(),
+            },
+            calls: Vec::new(),
+            truncated: false,
+            name_only_unread: false,
+        }
+    }
+
+    #[test]
+    fn a_constant_without_callers_points_to_search() {
+        let text = calls(&calls_of("const"), true);
+        assert!(
+            text.contains("a constant is read, not called: a search for MAX_TRIES finds"),
+            "{text}"
+        );
+        assert!(!calls(&calls_of("function"), true).contains("read, not called"));
+        assert!(!calls(&calls_of("const"), false).contains("read, not called"));
+    }
 }
