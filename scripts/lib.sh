@@ -30,7 +30,9 @@ stop_step() {
 # lists the scripts (pids) using services a script started: the last of them to exit stops
 # them, so run.sh and bench.sh can share them. Services started by hand (running, no such
 # list) are left running. Services whose scripts were all killed before they could stop them
-# (SIGKILL, a closed terminal's SIGHUP) are taken over.
+# (SIGKILL, a closed terminal's SIGHUP) are taken over. OWN_SERVICES says whether this script
+# is among the services' users (false when they were started by hand).
+OWN_SERVICES=false
 with_services() {
   step "$ROOT/scripts/setup.sh"
   local before owners
@@ -49,6 +51,7 @@ with_services() {
     fi
     # Registered before the start, so that a signal during it stops what was half started.
     echo "$owners $$" | tr ' ' '\n' | grep . >"$STATE/services.owner"
+    OWN_SERVICES=true
     trap release_services EXIT
   fi
   step "$ROOT/scripts/services.sh" start

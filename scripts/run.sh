@@ -56,6 +56,41 @@ if [ -z "$BIN" ]; then
   BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/codesearch"
 fi
 
+# PostgreSQL or NATS stopping under the daemon (a crash, the OOM killer, a stray kill) is an
+# outage the daemon rides out and recovers from (docs/OPERATIONS.md), but only once the service
+# is back. Services this run started are started again, as a service manager would: checked
+# every 5 s; a start that fails (a full disk, a port taken) is tried again less and less often,
+# up to once a minute. Services started by hand are left to whoever started them.
+watch_services() { # RUN_PID
+  local pause=5 down
+  while sleep "$pause"; do
+    kill -0 "$1" 2>/dev/null || exit 0 # the run was killed (SIGKILL): stop watching
+    if down="$("$ROOT/scripts/services.sh" up)"; then
+      pause=5
+      continue
+    fi
+    say "$down: starting it again"
+    if "$ROOT/scripts/services.sh" start; then
+      say "PostgreSQL and NATS are up again; codesearch reconnects on its own"
+      pause=5
+    else
+      pause=$(( pause * 2 > 60 ? 60 : pause * 2 ))
+      say "could not start them again; trying again in $pause s"
+    fi
+  done
+}
+WATCH_PID=""
+if $OWN_SERVICES; then
+  watch_services "$$" &
+  WATCH_PID=$!
+fi
+stop_watching() {
+  [ -n "$WATCH_PID" ] || return 0
+  pkill -TERM -P "$WATCH_PID" 2>/dev/null || true
+  kill -TERM "$WATCH_PID" 2>/dev/null || true
+  wait "$WATCH_PID" 2>/dev/null || true
+}
+
 if [ "$#" -eq 0 ]; then set -- "$ROOT"; fi
 say "indexing and serving: $* (Ctrl-C or SIGTERM stops it, and the services it started)"
 say "search from another terminal:  . $STATE/env && $BIN search \"where is the config loaded\""
@@ -72,5 +107,7 @@ while kill -0 "$SERVE_PID" 2>/dev/null; do
   # A trapped signal ends `wait` early: wait again until serve has exited.
   if wait "$SERVE_PID"; then status=0; else status=$?; fi
 done
+# Before the EXIT trap stops the services, so that they are not started again.
+stop_watching
 rm -f "$STATE/serve.pid" "$STATE/run.pid"
 exit "$status"

@@ -2,7 +2,10 @@
 # Starts or stops the local PostgreSQL + pgvector and nats-server used by scripts/run.sh and
 # scripts/bench.sh (tests start their own). Needs scripts/setup.sh to have run.
 #
-#   scripts/services.sh start|stop|status
+#   scripts/services.sh start|stop|status|up
+#
+# `up` exits 0 when PostgreSQL's server process is alive and something answers on the NATS
+# port, and otherwise says which is down and exits 1: scripts/run.sh's watch over the services.
 #
 # State lives in $CODESEARCH_STATE_DIR (default .codesearch/): pgdata/, postgres.log, nats.log,
 # and `env`, which exports DATABASE_URL and NATS_URL for codesearch.
@@ -31,11 +34,13 @@ as_pg() { # a PostgreSQL tool, as the unprivileged user when we are root
 }
 own() { [ -n "$CODESEARCH_PG_USER" ] && chown "$CODESEARCH_PG_USER" "$@"; return 0; }
 # Whether the nats-server this script started runs: the pid it wrote down, still a nats-server
-# (after a crash or a reboot the pid may be another process's, which stop must not kill).
+# (after a crash or a reboot the pid may be another process's, which stop must not kill), and
+# not a dead one waiting to be reaped (a zombie, state Z, keeps its name for a while).
 nats_running() {
-  local pid
+  local pid stat
   pid=$(cat "$STATE/nats.pid" 2>/dev/null) || return 1
-  [[ "$pid" =~ ^[0-9]+$ ]] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = nats-server ]
+  [[ "$pid" =~ ^[0-9]+$ ]] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = nats-server ] \
+    && stat=$(cat "/proc/$pid/stat" 2>/dev/null) && [[ "${stat##*) }" != Z* ]]
 }
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -80,6 +85,8 @@ start() {
   if [[ "$pid" =~ ^[0-9]+$ ]] && comm=$(cat "/proc/$pid/comm" 2>/dev/null) && [ "$comm" != postgres ]; then
     say "removing a stale $PGDATA/postmaster.pid (pid $pid is now \`$comm\`, not PostgreSQL)"
     rm -f "$PGDATA/postmaster.pid"
+  elif [[ "$pid" =~ ^[0-9]+$ ]] && [ ! -e "/proc/$pid" ]; then
+    say "PostgreSQL stopped without shutting down (a crash, a kill, a power cut): it replays its write-ahead log as it starts (pg_ctl may say another server might be running: it is not)"
   fi
   if as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
     say "PostgreSQL already running from $PGDATA"
@@ -149,12 +156,25 @@ stop() {
   fi
 }
 
+# Whether both services are up (see the top); the first one down is said on stdout.
+up() {
+  if ! as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
+    echo "PostgreSQL is not running (its log: $STATE/postgres.log)"
+    return 1
+  fi
+  if ! port_busy "$NATS_PORT"; then
+    echo "nothing answers on the NATS port, $NATS_PORT (nats-server's log: $STATE/nats.log)"
+    return 1
+  fi
+}
+
 case "${1:-}" in
   start) start ;;
+  up) up ;;
   stop) stop ;;
   status)
     as_pg "$CODESEARCH_PG_BIN/pg_ctl" -D "$PGDATA" status || true
     if nats_running; then echo "nats-server running (pid $(cat "$STATE/nats.pid"))"
     else echo "nats-server not running"; fi ;;
-  *) die "usage: scripts/services.sh start|stop|status" ;;
+  *) die "usage: scripts/services.sh start|stop|status|up" ;;
 esac
