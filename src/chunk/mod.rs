@@ -45,10 +45,11 @@ use tree_sitter::Tree;
 /// heading, since version 17 a Rust item's whole `///` doc comment kept with it, since version
 /// 18 files read without a UTF-8 byte-order mark and UTF-16 files read as text, since version 19
 /// constants and module-level variables as definitions in Python, JavaScript, TypeScript, Go,
-/// Java, C# and Ruby); part of every
+/// Java, C# and Ruby, since version 20 files in Latin-1 or Windows-1252 read as such, not
+/// skipped or with U+FFFD for each accented letter); part of every
 /// file's skip key, so a change re-processes files (vectors are reused where a chunk's text is
 /// unchanged).
-pub const CHUNKER_VERSION: i32 = 19;
+pub const CHUNKER_VERSION: i32 = 20;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

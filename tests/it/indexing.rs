@@ -468,13 +468,18 @@ async fn bad_files_are_skipped_with_a_reason_and_lose_nothing_else() {
     ])
     .await;
     std::fs::write(repo.path().join("src/blob.rs"), b"\x00\x01\x02binary").expect("write");
-    // A Latin-1 byte in a comment is read, replaced; a file mostly of such bytes is no text.
+    // A file in Latin-1 is read as such (as Windows-1252). UTF-8 with bytes that do not decode
+    // is read with them replaced, unless they are many: then it is no text.
     std::fs::write(
         repo.path().join("src/latin1.rs"),
         b"// caf\xe9\npub fn latin() -> u8 { 1 }\n",
     )
     .expect("write");
-    std::fs::write(repo.path().join("src/legacy.rs"), [0xe9u8; 64]).expect("write");
+    std::fs::write(
+        repo.path().join("src/legacy.rs"),
+        [&b"// na\xc3\xafve\n"[..], &[0xe9u8; 64]].concat(),
+    )
+    .expect("write");
     // UTF-16 with its byte-order mark is text (a NUL in every ASCII character), and a UTF-8
     // byte-order mark is not part of the first line.
     let wide: Vec<u8> = [0xFF, 0xFE]
@@ -526,7 +531,7 @@ async fn bad_files_are_skipped_with_a_reason_and_lose_nothing_else() {
     .await
     .expect("the Latin-1 file is indexed");
     assert!(
-        latin.contains("caf\u{fffd}") && latin.contains("fn latin"),
+        latin.contains("// café\n") && latin.contains("fn latin"),
         "{latin}"
     );
     for (path, first_line) in [
