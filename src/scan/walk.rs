@@ -135,6 +135,10 @@ impl Walker {
     /// The directories under `start` (itself included) that a walk enters: the ones a watcher
     /// needs. Ignored and excluded directories are left out. Blocking.
     pub fn directories(&self, start: &Path) -> Vec<PathBuf> {
+        // A directory made inside an environment (pip filling it): the walk would not enter it.
+        if self.in_environment(start) {
+            return Vec::new();
+        }
         self.builder(start, |_| true)
             .build()
             .filter_map(Result::ok)
@@ -162,10 +166,23 @@ impl Walker {
             .require_git(false);
         let this = self.clone();
         builder.filter_entry(move |entry| match this.rel(entry.path()) {
-            Some(rel) if !rel.is_empty() => !this.is_excluded(&rel) && wanted(&rel),
+            Some(rel) if !rel.is_empty() => {
+                !this.is_excluded(&rel)
+                    && wanted(&rel)
+                    && !(entry.file_type().is_some_and(|t| t.is_dir())
+                        && is_environment(entry.path()))
+            }
             _ => true,
         });
         builder
+    }
+
+    /// Whether `dir` is inside a Python or conda environment below the root (the root itself
+    /// may be one: it was asked for).
+    fn in_environment(&self, dir: &Path) -> bool {
+        dir.ancestors()
+            .take_while(|d| *d != self.root && d.starts_with(&self.root))
+            .any(is_environment)
     }
 
     /// Walks from each start, visiting only entries whose relative path passes `wanted` (and
@@ -279,6 +296,19 @@ fn within(path: &str, dir: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
+/// Whether a directory is a Python virtual environment (`python -m venv`, virtualenv, uv, tox's
+/// environments: each has `pyvenv.cfg` at its top, PEP 405) or a conda environment
+/// (`conda-meta/`). Such a directory holds installed packages, thousands of files that are
+/// not the project's (714 Python files in a fresh venv of Python 3.11), and is not indexed
+/// whether or not a `.gitignore` names it: venvs made before Python 3.13 carry none.
+fn is_environment(dir: &Path) -> bool {
+    let found = dir.join("pyvenv.cfg").is_file() || dir.join("conda-meta").is_dir();
+    if found {
+        tracing::debug!(dir = %dir.display(), "not indexed: a Python or conda environment");
+    }
+    found
+}
+
 /// Temporary files editors write beside the real one: vim's `4913` probe, `name~` backups and
 /// `.name.swp` swap files, Emacs' `.#name` locks and `#name#` autosaves, JetBrains'
 /// `name___jb_tmp___` / `name___jb_old___` safe-write copies.
@@ -347,6 +377,54 @@ mod tests {
         ]);
         let paths: Vec<_> = cands.iter().map(|c| c.rel_path.as_str()).collect();
         assert_eq!(paths, vec!["src/a.ts", "src/deep/d.ts"]);
+    }
+
+    #[test]
+    fn python_and_conda_environments_are_not_walked_unless_they_are_the_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let write = |p: &str| {
+            let path = root.join(p);
+            fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            fs::write(path, "x = 1\n").expect("write");
+        };
+        write("app/main.py");
+        write(".venv/pyvenv.cfg");
+        write(".venv/lib/python3.11/site-packages/pip/__init__.py");
+        write("env/pyvenv.cfg");
+        write("env/lib/python3.11/site-packages/six.py");
+        write(".tox/py311/pyvenv.cfg");
+        write(".tox/py311/lib/python3.11/site-packages/attr/__init__.py");
+        write("conda/conda-meta/history");
+        write("conda/lib/python3.12/site-packages/numpy/__init__.py");
+        // A file merely named like the marker is no environment's.
+        write("docs/pyvenv.cfg.py");
+
+        let cfg = Config::defaults().expect("defaults");
+        let w = Walker::new(root, &cfg.index).expect("walker");
+        let paths = |cands: Vec<Candidate>| -> Vec<String> {
+            cands.into_iter().map(|c| c.rel_path).collect()
+        };
+        assert_eq!(paths(w.walk().0), vec!["app/main.py", "docs/pyvenv.cfg.py"]);
+        let (named, _) = w.walk_paths(&[
+            ".venv/lib/python3.11/site-packages/pip/__init__.py".into(),
+            "env".into(),
+            "app/main.py".into(),
+        ]);
+        assert_eq!(paths(named), vec!["app/main.py"]);
+        // What a watcher would watch: nothing inside an environment, even from within it.
+        assert!(w.directories(&root.join(".venv/lib")).is_empty());
+        assert!(
+            w.directories(root)
+                .iter()
+                .all(|d| !d.starts_with(root.join(".venv")) && !d.starts_with(root.join("conda")))
+        );
+        // Asked for as the root, an environment is walked.
+        let venv = Walker::new(&root.join(".venv"), &cfg.index).expect("walker");
+        assert_eq!(
+            paths(venv.walk().0),
+            vec!["lib/python3.11/site-packages/pip/__init__.py"]
+        );
     }
 
     #[test]
