@@ -10,7 +10,8 @@
 //!   they wait for no batch at all.
 //! - **A circuit breaker.** After [`TRIP_AFTER`] consecutive server-level failures (unreachable,
 //!   timeout, 5xx, model missing) calls fail at once with [`EmbedError::CircuitOpen`] for a
-//!   cool-down that doubles up to [`MAX_COOLDOWN`], then one trial call goes through. A dead
+//!   cool-down that doubles up to [`MAX_COOLDOWN`], then one trial call goes through (a trial
+//!   dropped by its caller, a query past its deadline, counts as failed: [`Verdict`]). A dead
 //!   server is not hammered, and searches fall back to lexical at once instead of waiting for
 //!   a timeout.
 //! - **Isolation.** [`embed_documents`] embeds batch by batch and keeps what succeeded. A batch
@@ -62,9 +63,9 @@ impl Guarded {
             false => Some(self.gate.acquire(kind).await),
         };
         // Checked after the wait: the breaker may have opened meanwhile.
-        self.breaker.admit()?;
+        let verdict = self.breaker.admit()?;
         let result = self.inner.embed(texts, kind).await;
-        self.breaker.record(result.as_ref().err());
+        verdict.record(result.as_ref().err());
         result
     }
 }
@@ -291,10 +292,14 @@ impl Breaker {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn admit(&self) -> Result<(), EmbedError> {
+    /// Lets a call through, or says why not. The call's outcome must reach [`Verdict::record`].
+    fn admit(&self) -> Result<Verdict<'_>, EmbedError> {
         let mut s = self.lock();
         let Some(until) = s.open_until else {
-            return Ok(());
+            return Ok(Verdict {
+                breaker: self,
+                trial: false,
+            });
         };
         let now = Instant::now();
         if now < until || s.trial_running {
@@ -304,37 +309,75 @@ impl Breaker {
             });
         }
         s.trial_running = true;
-        Ok(())
+        Ok(Verdict {
+            breaker: self,
+            trial: true,
+        })
     }
 
     fn record(&self, error: Option<&EmbedError>) {
         let mut s = self.lock();
         let trial = std::mem::take(&mut s.trial_running);
         match error {
-            Some(e) if e.is_server_level() => {
-                s.failures += 1;
-                s.last_error = e.to_string();
-                if trial || s.failures >= TRIP_AFTER {
-                    s.cooldown = if trial {
-                        (s.cooldown * 2).min(MAX_COOLDOWN)
-                    } else {
-                        FIRST_COOLDOWN
-                    };
-                    // Jitter, so several daemons do not retry one server in step.
-                    let jitter = s
-                        .cooldown
-                        .mul_f64(0.2 * f64::from(jitter_percent()) / 100.0);
-                    s.open_until = Some(Instant::now() + s.cooldown + jitter);
-                    tracing::warn!(error = %e, cooldown_secs = s.cooldown.as_secs(),
-                        "embedder failing; pausing calls to it (searches answer lexically, indexing stores chunks with pending vectors)");
-                }
-            }
+            Some(e) if e.is_server_level() => Self::failed(&mut s, trial, e.to_string()),
             // Success, or an input the server refused (so it is up): close.
             _ => {
                 if s.open_until.is_some() {
                     tracing::info!("embedder answering again");
                 }
                 *s = BreakerState::default();
+            }
+        }
+    }
+
+    /// A server-level failure: counted, and the breaker opens after [`TRIP_AFTER`] of them or
+    /// a failed trial (for twice the last cool-down).
+    fn failed(s: &mut BreakerState, trial: bool, error: String) {
+        s.failures += 1;
+        if trial || s.failures >= TRIP_AFTER {
+            s.cooldown = if trial {
+                (s.cooldown * 2).min(MAX_COOLDOWN)
+            } else {
+                FIRST_COOLDOWN
+            };
+            // Jitter, so several daemons do not retry one server in step.
+            let jitter = s
+                .cooldown
+                .mul_f64(0.2 * f64::from(jitter_percent()) / 100.0);
+            s.open_until = Some(Instant::now() + s.cooldown + jitter);
+            tracing::warn!(%error, cooldown_secs = s.cooldown.as_secs(),
+                "embedder failing; pausing calls to it (searches answer lexically, indexing stores chunks with pending vectors)");
+        }
+        s.last_error = error;
+    }
+}
+
+/// A call the breaker let through, waiting for its outcome. A trial call dropped before it
+/// ends (a query past its deadline gives up on a server that hangs) counts as a failed trial:
+/// without an outcome the breaker would wait for the trial for ever, every later call refused,
+/// searches lexical and the backlog pending until a restart.
+struct Verdict<'a> {
+    breaker: &'a Breaker,
+    trial: bool,
+}
+
+impl Verdict<'_> {
+    fn record(mut self, error: Option<&EmbedError>) {
+        self.trial = false;
+        self.breaker.record(error);
+    }
+}
+
+impl Drop for Verdict<'_> {
+    fn drop(&mut self) {
+        if self.trial {
+            let mut s = self.breaker.lock();
+            if std::mem::take(&mut s.trial_running) {
+                Breaker::failed(
+                    &mut s,
+                    true,
+                    "the trial call was given up before the embedder answered".into(),
+                );
             }
         }
     }
@@ -360,6 +403,8 @@ mod tests {
     struct Flaky {
         calls: Arc<AtomicUsize>,
         down: Arc<std::sync::atomic::AtomicBool>,
+        /// Never answers (a server that accepts and hangs).
+        hang: Arc<std::sync::atomic::AtomicBool>,
     }
 
     impl Embedder for Flaky {
@@ -376,6 +421,9 @@ mod tests {
         ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
             Box::pin(async move {
                 self.calls.fetch_add(1, Ordering::SeqCst);
+                if self.hang.load(Ordering::SeqCst) {
+                    std::future::pending::<()>().await;
+                }
                 if self.down.load(Ordering::SeqCst) {
                     return Err(EmbedError::Unreachable {
                         url: "test".into(),
@@ -453,6 +501,44 @@ mod tests {
         inner.down.store(false, Ordering::SeqCst);
         tokio::time::sleep(FIRST_COOLDOWN + FIRST_COOLDOWN / 4).await;
         assert!(guarded.embed(&["x".into()], InputKind::Query).await.is_ok());
+    }
+
+    /// The trial after a cool-down is a search's query, given up at its deadline while the
+    /// server hangs: the breaker opens again for twice as long, instead of waiting for that
+    /// trial's outcome for ever (every later call refused until a restart).
+    #[tokio::test]
+    async fn a_trial_given_up_by_its_caller_counts_as_failed() {
+        let inner = Flaky::default();
+        inner.down.store(true, Ordering::SeqCst);
+        let guarded = Guarded::new(Box::new(inner.clone()), 4, 1);
+        for _ in 0..TRIP_AFTER {
+            assert!(
+                guarded
+                    .embed(&["x".into()], InputKind::Query)
+                    .await
+                    .is_err()
+            );
+        }
+        tokio::time::sleep(FIRST_COOLDOWN + FIRST_COOLDOWN / 4).await;
+        inner.down.store(false, Ordering::SeqCst);
+        inner.hang.store(true, Ordering::SeqCst);
+        let input = ["x".to_owned()];
+        let query = guarded.embed(&input, InputKind::Query);
+        let given_up = tokio::time::timeout(Duration::from_millis(100), query).await;
+        assert!(given_up.is_err(), "the trial hangs, and is dropped");
+        match guarded.embed(&["x".into()], InputKind::Query).await {
+            Err(EmbedError::CircuitOpen {
+                retry_in_secs,
+                last,
+            }) => {
+                assert!(
+                    retry_in_secs >= 3,
+                    "open for twice the cool-down, not for a trial that never ends: {retry_in_secs}"
+                );
+                assert!(last.contains("given up"), "{last}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     /// Holds every document call until `release` is notified; answers queries at once.
