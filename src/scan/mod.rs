@@ -214,10 +214,10 @@ fn is_utf16(bytes: &[u8]) -> bool {
 }
 
 /// A file's text ([`text_of`]). Source files in UTF-8 with a few bytes of a legacy encoding (a
-/// Windows-1252 dash or a Latin-1 `é` in a comment) are common in older code; they are read
-/// with those bytes replaced rather than losing the whole file's definitions. A file that is
-/// mostly bytes that do not decode, or (read as Windows-1252) mostly control characters, is
-/// no text.
+/// Windows-1252 dash pasted into a comment beside UTF-8 text) are common in older code; they
+/// are read with those bytes replaced rather than losing the whole file's definitions, and a
+/// file wholly in Latin-1 or Windows-1252 is read as such. A file that is mostly bytes that do
+/// not decode, or (read as Windows-1252) mostly control characters, is no text.
 fn decode(bytes: Vec<u8>, rel_path: &str) -> Result<String, SkipReason> {
     // Bytes, or UTF-16's code units.
     let units = if is_utf16(&bytes) {
