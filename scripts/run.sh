@@ -51,6 +51,7 @@ if [ -z "$BIN" ]; then
   # The dev profile, as `scripts/test.sh` builds it: one build serves both commands. The numeric
   # crates (candle, gemm, tokenizers) are optimised in it (Cargo.toml), so the model runs at
   # full speed; `cargo build --release` is for installs.
+  shared_build
   say "building codesearch (the first build takes several minutes; scripts/test.sh shares it)"
   step cargo build --locked --manifest-path "$ROOT/Cargo.toml" --bin codesearch >&2
   BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/codesearch"

@@ -2,9 +2,11 @@
 # Runs the whole test suite on a fresh machine: checks formatting (`cargo fmt --check`), the
 # configuration docs (scripts/gen-config-doc.py --check) and the deployment files
 # (scripts/check-deploy.sh), installs the local tools (scripts/setup.sh:
-# PostgreSQL + pgvector, nats-server, the local model), runs the lints (`cargo clippy --all-targets -- -D warnings`), then `cargo test`. The
+# PostgreSQL + pgvector, nats-server, the local model), builds the tests and benches with
+# clippy's lints denying warnings (what `cargo clippy --all-targets -- -D warnings` checks, in
+# the same build as the tests: see shared_build in scripts/lib.sh), then runs `cargo test`. The
 # tests start their own PostgreSQL cluster and nats-servers on free ports and stop them when
-# they end. Clippy and the tests share one build profile (dev), so the tree is built once.
+# they end. scripts/run.sh builds the same units, so the tree is built once for both.
 # One test installs the official MCP and NATS clients (PyPI `mcp`, npm
 # `@modelcontextprotocol/inspector`, `nats`, `typescript`) into temporary directories and runs
 # them against a test daemon: it needs node and npm (Debian's are installed when missing).
@@ -41,8 +43,14 @@ python3 "$ROOT/scripts/gen-config-doc.py" --check || die "the configuration docs
 # docker-compose.yml and the Kubernetes manifests, checked without an engine or a cluster.
 "$ROOT/scripts/check-deploy.sh"
 
-say "lints (cargo clippy --all-targets -- -D warnings; the first build takes several minutes)"
-cargo clippy --locked --all-targets -- -D warnings
+shared_build lints
+say "building the tests and benches, with clippy's lints (the first build takes several minutes; scripts/run.sh shares it)"
+# Diagnostics in colour at a terminal, plain in a log.
+format=json
+[ -t 2 ] && format=json-diagnostic-rendered-ansi
+cargo test --locked --no-run --lib --bins --tests --benches --message-format="$format" |
+  python3 "$ROOT/scripts/cargo-warnings.py" "$ROOT/Cargo.toml" ||
+  die "the build failed, or the lints found warnings (above)"
 
 say "running the tests"
 # Doc tests are left out: the doc comments hold JSON examples, not Rust.
