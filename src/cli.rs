@@ -106,7 +106,7 @@ pub enum Command {
         #[arg(long)]
         min_similarity: Option<f64>,
         /// Search this workspace (default: the daemon's default workspace).
-        #[arg(long, short = 'w')]
+        #[arg(long, short = 'w', value_parser = workspace_name)]
         workspace: Option<String>,
         /// Print the raw JSON reply.
         #[arg(long)]
@@ -129,7 +129,7 @@ pub enum Command {
         #[arg(long)]
         repository: Option<String>,
         /// Workspace (default: the daemon's default workspace).
-        #[arg(long, short = 'w')]
+        #[arg(long, short = 'w', value_parser = workspace_name)]
         workspace: Option<String>,
     },
     /// Code intelligence from the running daemon: definitions, callers, callees, call graphs,
@@ -175,7 +175,7 @@ pub struct CodeArgs {
     #[arg(long, global = true)]
     pub repository: Option<String>,
     /// Workspace (default: the daemon's default workspace).
-    #[arg(long, short = 'w', global = true)]
+    #[arg(long, short = 'w', global = true, value_parser = workspace_name)]
     pub workspace: Option<String>,
     /// Print the daemon's JSON reply as it is.
     #[arg(long, global = true)]
@@ -268,7 +268,7 @@ pub enum McpAction {
     Serve {
         /// Serve this workspace only: every call reads it, and a call naming another is
         /// refused (default: each call's own `workspace`, else the daemon's default).
-        #[arg(long, short = 'w')]
+        #[arg(long, short = 'w', value_parser = workspace_name)]
         workspace: Option<String>,
     },
 }
@@ -308,7 +308,7 @@ pub enum RepoAction {
 #[derive(Debug, Args)]
 pub struct RepoArgs {
     /// Workspace (default: the daemon's default workspace).
-    #[arg(long, short = 'w')]
+    #[arg(long, short = 'w', value_parser = workspace_name)]
     pub workspace: Option<String>,
     /// Print the raw JSON reply.
     #[arg(long)]
@@ -368,9 +368,31 @@ pub fn print_line(line: &str) -> std::io::Result<()> {
     }
 }
 
+/// `--workspace`: refused at once when it cannot be a workspace's name, instead of as a
+/// malformed NATS subject.
+fn workspace_name(name: &str) -> Result<String, String> {
+    crate::config::check_workspace_name(name)?;
+    Ok(name.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{one_line, terminal_safe};
+    use super::{Cli, one_line, terminal_safe};
+    use clap::Parser;
+
+    #[test]
+    fn a_workspace_that_cannot_be_one_is_refused_by_name() {
+        for args in [
+            &["codesearch", "search", "retry", "--workspace", "bad ws!"][..],
+            &["codesearch", "context", "a task", "-w", "a.b"],
+            &["codesearch", "repo", "list", "--workspace", ""],
+            &["codesearch", "mcp", "serve", "--workspace", "x>"],
+        ] {
+            let err = Cli::try_parse_from(args).expect_err("refused").to_string();
+            assert!(err.contains("workspace name"), "{args:?}: {err}");
+        }
+        assert!(Cli::try_parse_from(["codesearch", "search", "q", "-w", "team-a_2"]).is_ok());
+    }
 
     #[test]
     fn a_file_name_with_a_newline_stays_on_its_line() {
