@@ -437,6 +437,41 @@ fn definition<'t>(
                     let d = definition(lang, inner, text, in_container)?;
                     Some(d)
                 }
+                // CommonJS and prototype methods, `app.use = function use(fn) {…}`: named as
+                // code intelligence names them (`app.use`, `Router.handle` for
+                // `Router.prototype.handle`, `parse` for `exports.parse`). A class assigned
+                // (`module.exports = class Application {…}`) is a class by its own name.
+                "expression_statement" => {
+                    let assignment = node.named_child(0)?;
+                    (assignment.kind() == "assignment_expression").then_some(())?;
+                    let value = assignment.child_by_field_name("right")?;
+                    is_function_value(value.kind()).then_some(())?;
+                    let target = assignment.child_by_field_name("left")?;
+                    (target.kind() == "member_expression").then_some(())?;
+                    let property = field_text(target, "property", text)?;
+                    let owner = field_text(target, "object", text)?.trim_end_matches(".prototype");
+                    // `module.exports = function createApp() {…}` goes by its own name.
+                    let exported = matches!(
+                        (owner, property),
+                        ("exports" | "module.exports", _) | ("module", "exports")
+                    );
+                    let name = match (owner, property) {
+                        ("module", "exports") => {
+                            name_of(value, text).unwrap_or_else(|| "module.exports".to_owned())
+                        }
+                        ("exports" | "module.exports", p) => p.to_owned(),
+                        (o, p) => format!("{o}.{p}"),
+                    };
+                    match value.kind() {
+                        "class" => def(
+                            "class",
+                            name_of(value, text).or(Some(name)),
+                            value.child_by_field_name("body"),
+                        ),
+                        _ if exported => def("function", Some(name), None),
+                        _ => def("method", Some(name), None),
+                    }
+                }
                 _ => None,
             }
         }

@@ -46,10 +46,12 @@ use tree_sitter::Tree;
 /// 18 files read without a UTF-8 byte-order mark and UTF-16 files read as text, since version 19
 /// constants and module-level variables as definitions in Python, JavaScript, TypeScript, Go,
 /// Java, C# and Ruby, since version 20 files in Latin-1 or Windows-1252 read as such, not
-/// skipped or with U+FFFD for each accented letter); part of every
+/// skipped or with U+FFFD for each accented letter, since version 21 JavaScript's and
+/// TypeScript's `obj.name = function`, `Foo.prototype.name = function` and
+/// `module.exports = class …` cut and named as definitions); part of every
 /// file's skip key, so a change re-processes files (vectors are reused where a chunk's text is
 /// unchanged).
-pub const CHUNKER_VERSION: i32 = 20;
+pub const CHUNKER_VERSION: i32 = 21;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -170,6 +170,7 @@ macro_rules! snapshot {
 snapshot!(typescript, "invoice.service.ts");
 snapshot!(tsx, "UserCard.tsx");
 snapshot!(javascript, "debounce.js");
+snapshot!(commonjs, "application.js");
 snapshot!(python, "shapes.py");
 snapshot!(rust, "stack.rs");
 snapshot!(go, "server.go");
