@@ -423,54 +423,33 @@ fn definition<'t>(
                 }
                 "lexical_declaration" | "variable_declaration" => {
                     let mut cursor = node.walk();
-                    let declarator = node
+                    let declarators: Vec<_> = node
                         .named_children(&mut cursor)
                         .filter(|c| c.kind() == "variable_declarator")
-                        .find(|d| {
-                            d.child_by_field_name("value")
-                                .is_some_and(|v| is_function_value(v.kind()))
-                        })?;
-                    def(function_kind, name_of(declarator, text), None)
+                        .collect();
+                    let value = |d: &Node<'t>| d.child_by_field_name("value");
+                    if let Some(d) = declarators
+                        .iter()
+                        .find(|d| value(d).is_some_and(|v| is_function_value(v.kind())))
+                    {
+                        return def(function_kind, name_of(*d, text), None);
+                    }
+                    // `const proto = module.exports = {…}`
+                    declarators.iter().find_map(|d| assigned(value(d)?, text))
                 }
                 "export_statement" => {
                     let inner = node.child_by_field_name("declaration")?;
                     let d = definition(lang, inner, text, in_container)?;
                     Some(d)
                 }
-                // CommonJS and prototype methods, `app.use = function use(fn) {…}`: named as
-                // code intelligence names them (`app.use`, `Router.handle` for
-                // `Router.prototype.handle`, `parse` for `exports.parse`). A class assigned
-                // (`module.exports = class Application {…}`) is a class by its own name.
-                "expression_statement" => {
-                    let assignment = node.named_child(0)?;
-                    (assignment.kind() == "assignment_expression").then_some(())?;
-                    let value = assignment.child_by_field_name("right")?;
+                // `app.use = function use(fn) {…}`, `module.exports = class …`: see `assigned`.
+                "expression_statement" => assigned(node.named_child(0)?, text),
+                "pair" => {
+                    let key = node.child_by_field_name("key")?;
+                    (key.kind() == "property_identifier").then_some(())?;
+                    let value = node.child_by_field_name("value")?;
                     is_function_value(value.kind()).then_some(())?;
-                    let target = assignment.child_by_field_name("left")?;
-                    (target.kind() == "member_expression").then_some(())?;
-                    let property = field_text(target, "property", text)?;
-                    let owner = field_text(target, "object", text)?.trim_end_matches(".prototype");
-                    // `module.exports = function createApp() {…}` goes by its own name.
-                    let exported = matches!(
-                        (owner, property),
-                        ("exports" | "module.exports", _) | ("module", "exports")
-                    );
-                    let name = match (owner, property) {
-                        ("module", "exports") => {
-                            name_of(value, text).unwrap_or_else(|| "module.exports".to_owned())
-                        }
-                        ("exports" | "module.exports", p) => p.to_owned(),
-                        (o, p) => format!("{o}.{p}"),
-                    };
-                    match value.kind() {
-                        "class" => def(
-                            "class",
-                            name_of(value, text).or(Some(name)),
-                            value.child_by_field_name("body"),
-                        ),
-                        _ if exported => def("function", Some(name), None),
-                        _ => def("method", Some(name), None),
-                    }
+                    def(function_kind, Some(text[key.byte_range()].to_owned()), None)
                 }
                 _ => None,
             }
@@ -653,6 +632,55 @@ fn c_declarator_name(node: Node<'_>, text: &str) -> Option<String> {
             _ => return Some(text[d.byte_range()].to_owned()),
         }
     }
+}
+
+/// A JavaScript or TypeScript definition made by assignment, named as code intelligence names
+/// it: CommonJS and prototype methods (`app.use = function use(fn) {…}` is `app.use`,
+/// `Router.prototype.handle = …` is `Router.handle`, `exports.parse = …` is `parse`), the
+/// innermost of chained ones (`req.get = req.header = function header(name)` is `req.header`),
+/// a class by its own name (`module.exports = class Application {…}`), and the object a module
+/// exports, whose members are its functions (`module.exports = { get header() {…}, … }`).
+fn assigned<'t>(assignment: Node<'t>, text: &str) -> Option<Def<'t>> {
+    (assignment.kind() == "assignment_expression").then_some(())?;
+    let mut target = assignment.child_by_field_name("left")?;
+    let mut value = assignment.child_by_field_name("right")?;
+    while value.kind() == "assignment_expression" {
+        target = value.child_by_field_name("left")?;
+        value = value.child_by_field_name("right")?;
+    }
+    (target.kind() == "member_expression").then_some(())?;
+    let property = field_text(target, "property", text)?;
+    let owner = field_text(target, "object", text)?.trim_end_matches(".prototype");
+    let exported = matches!(
+        (owner, property),
+        ("exports" | "module.exports", _) | ("module", "exports")
+    );
+    let name = match (owner, property) {
+        // `module.exports = function createApp() {…}` goes by its own name.
+        ("module", "exports") => {
+            name_of(value, text).unwrap_or_else(|| "module.exports".to_owned())
+        }
+        ("exports" | "module.exports", p) => p.to_owned(),
+        (o, p) => format!("{o}.{p}"),
+    };
+    let (kind, name, body, scope_only) = match value.kind() {
+        "class" => (
+            "class",
+            name_of(value, text).or(Some(name)),
+            value.child_by_field_name("body"),
+            false,
+        ),
+        "object" if exported => ("module", None, Some(value), true),
+        k if is_function_value(k) && exported => ("function", Some(name), None, false),
+        k if is_function_value(k) => ("method", Some(name), None, false),
+        _ => return None,
+    };
+    Some(Def {
+        kind,
+        name,
+        body,
+        scope_only,
+    })
 }
 
 fn is_function_value(kind: &str) -> bool {
