@@ -48,10 +48,11 @@ use tree_sitter::Tree;
 /// Java, C# and Ruby, since version 20 files in Latin-1 or Windows-1252 read as such, not
 /// skipped or with U+FFFD for each accented letter, since version 21 JavaScript's and
 /// TypeScript's `obj.name = function`, `Foo.prototype.name = function` and
-/// `module.exports = class …` cut and named as definitions); part of every
+/// `module.exports = class …` cut and named as definitions, since version 22 the innermost of
+/// chained assignments and the members of an object a module exports); part of every
 /// file's skip key, so a change re-processes files (vectors are reused where a chunk's text is
 /// unchanged).
-pub const CHUNKER_VERSION: i32 = 21;
+pub const CHUNKER_VERSION: i32 = 22;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
