@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
 """Fails a build on this crate's warnings, as `cargo clippy -- -D warnings` does.
 
-Reads cargo's `--message-format=json-diagnostic-rendered-ansi` on stdin (scripts/test.sh builds
-with clippy's driver as the workspace's compiler, so the lints are among these messages), prints
-each diagnostic of this crate's targets once on stderr, and exits 1 if there was any warning or
-error. Dependencies' diagnostics are left out: cargo caps their lints anyway. A cached build
-replays its diagnostics, so a warning fails every run until it is fixed, not only the first.
+Reads cargo's `--message-format=json` (or `json-diagnostic-rendered-ansi`) on stdin
+(scripts/test.sh builds with clippy's driver as the workspace's compiler, so the lints are among
+these messages), prints each diagnostic of this crate's targets once on stderr, and exits 1 if
+there was any warning or error. Dependencies' diagnostics are left out: cargo caps their lints
+anyway. A cached build replays its diagnostics, so a warning fails every run until it is fixed,
+not only the first.
 
-    cargo test --no-run --message-format=json-diagnostic-rendered-ansi ... | scripts/cargo-warnings.py MANIFEST
+    cargo test --no-run --message-format=json ... | scripts/cargo-warnings.py MANIFEST
 """
 
 import json
+import os
 import sys
 
 
 def main() -> int:
-    manifest = sys.argv[1]
+    # Compared resolved: a checkout reached through a symlink must not hide its warnings.
+    manifest = os.path.realpath(sys.argv[1])
     seen: set[str] = set()
     counts = {"warning": 0, "error": 0}
     for line in sys.stdin:
@@ -23,7 +26,9 @@ def main() -> int:
             msg = json.loads(line)
         except json.JSONDecodeError:
             continue  # not cargo's (a build script's own output)
-        if msg.get("reason") != "compiler-message" or msg.get("manifest_path") != manifest:
+        if msg.get("reason") != "compiler-message":
+            continue
+        if os.path.realpath(msg.get("manifest_path", "")) != manifest:
             continue
         diagnostic = msg["message"]
         level = diagnostic.get("level")
