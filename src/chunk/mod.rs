@@ -49,7 +49,8 @@ use tree_sitter::Tree;
 /// skipped or with U+FFFD for each accented letter, since version 21 JavaScript's and
 /// TypeScript's `obj.name = function`, `Foo.prototype.name = function` and
 /// `module.exports = class …` cut and named as definitions, since version 22 the innermost of
-/// chained assignments and the members of an object a module exports); part of every
+/// chained assignments and the members of an object a module exports, and a name a chunk
+/// defines twice (a getter and its setter, overloads) listed once); part of every
 /// file's skip key, so a change re-processes files (vectors are reused where a chunk's text is
 /// unchanged).
 pub const CHUNKER_VERSION: i32 = 22;

@@ -286,13 +286,17 @@ pub(crate) fn to_chunks(text: &str, spans: Vec<Span>) -> Vec<Chunk> {
             span.start
         };
         let end = span.start + body.trim_end().len();
+        // A getter and its setter, or overloads, define one name: listed once.
+        let mut defines = span.defines;
+        let mut seen = std::collections::HashSet::new();
+        defines.retain(|d| seen.insert(d.clone()));
         chunks.push(Chunk {
             content: text[start..end].to_owned(),
             start_line: line_of(start) as u32 + 1,
             end_line: line_of(end.saturating_sub(1).max(start)) as u32 + 1,
             symbol: span.symbol,
             kind: span.kind,
-            defines: span.defines,
+            defines,
         });
     }
     chunks
