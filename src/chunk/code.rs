@@ -435,7 +435,16 @@ fn definition<'t>(
                         return def(function_kind, name_of(*d, text), None);
                     }
                     // `const proto = module.exports = {…}`
-                    declarators.iter().find_map(|d| assigned(value(d)?, text))
+                    if let Some(d) = declarators.iter().find_map(|d| assigned(value(d)?, text)) {
+                        return Some(d);
+                    }
+                    // `const api = { getUser(id) {…}, … }`: an object of functions, whose
+                    // members its name qualifies (`api.getUser`), as code intelligence has them.
+                    let (d, object) = declarators.iter().find_map(|d| {
+                        let v = value(d)?;
+                        (v.kind() == "object" && holds_functions(v)).then_some((*d, v))
+                    })?;
+                    def("const", name_of(d, text), Some(object))
                 }
                 "export_statement" => {
                     let inner = node.child_by_field_name("declaration")?;
@@ -681,6 +690,20 @@ fn assigned<'t>(assignment: Node<'t>, text: &str) -> Option<Def<'t>> {
         body,
         scope_only,
     })
+}
+
+/// Whether an object literal has a method or a property whose value is a function.
+fn holds_functions(object: Node<'_>) -> bool {
+    let mut cursor = object.walk();
+    object
+        .named_children(&mut cursor)
+        .any(|member| match member.kind() {
+            "method_definition" => true,
+            "pair" => member
+                .child_by_field_name("value")
+                .is_some_and(|v| is_function_value(v.kind())),
+            _ => false,
+        })
 }
 
 fn is_function_value(kind: &str) -> bool {

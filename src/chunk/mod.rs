@@ -50,10 +50,11 @@ use tree_sitter::Tree;
 /// TypeScript's `obj.name = function`, `Foo.prototype.name = function` and
 /// `module.exports = class …` cut and named as definitions, since version 22 the innermost of
 /// chained assignments and the members of an object a module exports, and a name a chunk
-/// defines twice (a getter and its setter, overloads) listed once); part of every
-/// file's skip key, so a change re-processes files (vectors are reused where a chunk's text is
-/// unchanged).
-pub const CHUNKER_VERSION: i32 = 22;
+/// defines twice (a getter and its setter, overloads) listed once, since version 23 an object
+/// of functions bound to a name, `const api = { getUser() {…} }`, cut by its members); part of
+/// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
+/// text is unchanged).
+pub const CHUNKER_VERSION: i32 = 23;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
