@@ -659,18 +659,16 @@ fn assigned<'t>(assignment: Node<'t>, text: &str) -> Option<Def<'t>> {
     }
     (target.kind() == "member_expression").then_some(())?;
     let property = field_text(target, "property", text)?;
-    let owner = field_text(target, "object", text)?.trim_end_matches(".prototype");
-    let exported = matches!(
-        (owner, property),
-        ("exports" | "module.exports", _) | ("module", "exports")
-    );
-    let name = match (owner, property) {
+    let object = field_text(target, "object", text)?;
+    let owner = crate::intel::owner_name(object);
+    let exported = owner.is_empty() || (object, property) == ("module", "exports");
+    let name = match (object, property) {
         // `module.exports = function createApp() {…}` goes by its own name.
         ("module", "exports") => {
             name_of(value, text).unwrap_or_else(|| "module.exports".to_owned())
         }
-        ("exports" | "module.exports", p) => p.to_owned(),
-        (o, p) => format!("{o}.{p}"),
+        _ if owner.is_empty() => property.to_owned(),
+        _ => format!("{owner}.{property}"),
     };
     let (kind, name, body, scope_only) = match value.kind() {
         "class" => (

@@ -699,7 +699,7 @@ fn without_null_operators(receiver: &str) -> Cow<'_, str> {
 
 /// The owner a definition is qualified by: `Foo.prototype` is `Foo`, `module.exports` and
 /// `exports` qualify nothing worth keeping (`exports.run` is `run`).
-fn owner_name(owner: &str) -> String {
+pub(crate) fn owner_name(owner: &str) -> String {
     let owner = owner.trim_end_matches(".prototype");
     match owner {
         "module.exports" | "exports" => String::new(),

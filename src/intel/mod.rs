@@ -20,6 +20,7 @@ pub mod render;
 mod ruby;
 
 pub use arity::{Fit, fit};
+pub(crate) use extract::owner_name;
 pub use extract::{extract, query_source};
 pub use imports::{go_import_key, path_keys};
 
