@@ -16,13 +16,9 @@ pub struct Analysis {
 /// Parses the file once (when it is code) and chunks and extracts from the same tree.
 pub fn analyze(rel_path: &str, text: &str, opts: &ChunkOptions) -> Analysis {
     let language = Language::detect(rel_path, text);
-    let lang = match language {
-        Language::Code(lang) if !text.trim().is_empty() => Some(lang),
-        _ => None,
-    };
-    let tree = lang.and_then(|l| chunk::parse(l, text, opts.parse_timeout));
+    let tree = chunk::parse_file(language, text, opts.parse_timeout);
     let chunks = chunk::chunk_parsed(rel_path, language, text, tree.as_ref(), opts);
-    let intel = match (lang, &tree) {
+    let intel = match (language.code(), &tree) {
         (Some(lang), Some(tree)) => intel::extract(lang, tree, text, rel_path),
         _ => Extraction::default(),
     };

@@ -335,6 +335,10 @@ impl Walk<'_> {
                 continue;
             };
             if def.name.is_none() {
+                // An object of functions under a key (`methods: {…}`) qualifies nothing.
+                if let (true, Some(b)) = (def.scope_only, def.body) {
+                    names.extend(self.member_names(b, context));
+                }
                 continue;
             }
             let symbol = self.qualify(context, &def.name);
@@ -446,17 +450,30 @@ fn definition<'t>(
                     })?;
                     def("const", name_of(d, text), Some(object))
                 }
-                "export_statement" => {
-                    let inner = node.child_by_field_name("declaration")?;
-                    let d = definition(lang, inner, text, in_container)?;
-                    Some(d)
-                }
+                "export_statement" => match node.child_by_field_name("declaration") {
+                    Some(inner) => definition(lang, inner, text, in_container),
+                    // `export default { data() {…}, methods: {…} }` (a Vue component's options,
+                    // a store module), also through `defineComponent({…})`: the object a module
+                    // exports, cut by its members, named as code intelligence names them (the
+                    // object qualifies nothing).
+                    None => scope(
+                        "module",
+                        None,
+                        Some(exported_object(node.child_by_field_name("value")?)?),
+                    ),
+                },
                 // `app.use = function use(fn) {…}`, `module.exports = class …`: see `assigned`.
                 "expression_statement" => assigned(node.named_child(0)?, text),
                 "pair" => {
                     let key = node.child_by_field_name("key")?;
                     (key.kind() == "property_identifier").then_some(())?;
                     let value = node.child_by_field_name("value")?;
+                    // `methods: { select(user) {…} }` in an object of functions: its members,
+                    // qualified as the object they are in is (code intelligence qualifies
+                    // methods by the name an object is bound to, not by a key).
+                    if value.kind() == "object" && holds_functions(value) {
+                        return scope("object", None, Some(value));
+                    }
                     is_function_value(value.kind()).then_some(())?;
                     def(function_kind, Some(text[key.byte_range()].to_owned()), None)
                 }
@@ -690,18 +707,30 @@ fn assigned<'t>(assignment: Node<'t>, text: &str) -> Option<Def<'t>> {
     })
 }
 
-/// Whether an object literal has a method or a property whose value is a function.
+/// Whether an object literal has a method or a property whose value is a function, or an
+/// object that has (`methods: { select() {…} }`).
 fn holds_functions(object: Node<'_>) -> bool {
     let mut cursor = object.walk();
     object
         .named_children(&mut cursor)
         .any(|member| match member.kind() {
             "method_definition" => true,
-            "pair" => member
-                .child_by_field_name("value")
-                .is_some_and(|v| is_function_value(v.kind())),
+            "pair" => member.child_by_field_name("value").is_some_and(|v| {
+                is_function_value(v.kind()) || (v.kind() == "object" && holds_functions(v))
+            }),
             _ => false,
         })
+}
+
+/// The object of functions a module exports by default: `{…}`, `defineComponent({…})`,
+/// `{…} satisfies Options`.
+fn exported_object(value: Node<'_>) -> Option<Node<'_>> {
+    let object = match value.kind() {
+        "call_expression" => value.child_by_field_name("arguments")?.named_child(0)?,
+        "as_expression" | "satisfies_expression" => value.named_child(0)?,
+        _ => value,
+    };
+    (object.kind() == "object" && holds_functions(object)).then_some(object)
 }
 
 fn is_function_value(kind: &str) -> bool {

@@ -1,8 +1,9 @@
 //! Bytes to chunks.
 //!
 //! In: a file's relative path and text. Out: [`Chunk`]s in file order, each with its 1-based
-//! line range, language, and symbol name where it has one. Code in TypeScript, TSX, JavaScript,
-//! Python, Rust, Go, Java, C#, C, C++ and Ruby is cut by tree-sitter at definitions (function, method, class, interface,
+//! line range, language, and symbol name where it has one. Code in TypeScript, TSX,
+//! JavaScript, Python, Rust, Go, Java, C#, C, C++ and Ruby, and the `<script>` blocks of Vue and
+//! Svelte components, is cut by tree-sitter at definitions (function, method, class, interface,
 //! type, impl, ...) with the doc comments and attributes above them; GraphQL by type, query,
 //! mutation and fragment (tree-sitter too); SQL by statement; Markdown, reStructuredText,
 //! AsciiDoc and Org by heading section; everything else by size with overlap.
@@ -21,6 +22,7 @@
 
 mod asciidoc;
 mod code;
+mod component;
 mod markdown;
 mod org;
 mod rst;
@@ -51,10 +53,11 @@ use tree_sitter::Tree;
 /// `module.exports = class …` cut and named as definitions, since version 22 the innermost of
 /// chained assignments and the members of an object a module exports, and a name a chunk
 /// defines twice (a getter and its setter, overloads) listed once, since version 23 an object
-/// of functions bound to a name, `const api = { getUser() {…} }`, cut by its members); part of
+/// of functions bound to a name, `const api = { getUser() {…} }`, cut by its members, since
+/// version 24 the scripts of Vue and Svelte components cut at definitions and extracted); part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
-pub const CHUNKER_VERSION: i32 = 23;
+pub const CHUNKER_VERSION: i32 = 24;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +103,9 @@ impl Default for ChunkOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
     Code(CodeLanguage),
+    /// A Vue or Svelte single-file component: its `<script>` blocks are code in this language
+    /// (TypeScript, TSX or JavaScript, as their `lang` says), the rest is markup.
+    Component(CodeLanguage),
     Sql,
     Markdown,
     /// reStructuredText (`.rst`), by section like Markdown.
@@ -137,12 +143,15 @@ impl Language {
             "rst" | "rest" => Language::ReStructuredText,
             "adoc" | "asciidoc" => Language::AsciiDoc,
             "org" => Language::Org,
+            // JavaScript until the text says otherwise ([`Language::detect`]).
+            "vue" | "svelte" => Language::Component(CodeLanguage::JavaScript),
             _ => Language::Text,
         }
     }
 
     /// The language of the file at `rel_path` holding `text`: as [`Language::from_path`], except
-    /// that a `.h` header written in C++ (a class, a namespace, a template) is C++.
+    /// that a `.h` header written in C++ (a class, a namespace, a template) is C++, and a
+    /// component's scripts are in the language their `lang` attribute names.
     pub fn detect(rel_path: &str, text: &str) -> Self {
         match Self::from_path(rel_path) {
             Language::Code(CodeLanguage::C)
@@ -150,7 +159,16 @@ impl Language {
             {
                 Language::Code(CodeLanguage::Cpp)
             }
+            Language::Component(_) => Language::Component(component::script_language(text)),
             lang => lang,
+        }
+    }
+
+    /// The grammar the file's code is parsed with: `None` for prose, SQL and plain text.
+    pub fn code(self) -> Option<CodeLanguage> {
+        match self {
+            Language::Code(lang) | Language::Component(lang) => Some(lang),
+            _ => None,
         }
     }
 
@@ -160,8 +178,13 @@ impl Language {
             Language::Code(c) => c.name().to_owned(),
             Language::Sql => "sql".to_owned(),
             Language::Markdown => "markdown".to_owned(),
-            // Prose other than Markdown is named by its extension, as plain text is.
-            Language::ReStructuredText | Language::AsciiDoc | Language::Org | Language::Text => {
+            // Prose other than Markdown, and components (`vue`, `svelte`), are named by their
+            // extension, as plain text is.
+            Language::Component(_)
+            | Language::ReStructuredText
+            | Language::AsciiDoc
+            | Language::Org
+            | Language::Text => {
                 let ext = crate::scan::file_type_of(rel_path);
                 if ext.is_empty() {
                     "text".to_owned()
@@ -249,17 +272,27 @@ impl Layout {
 /// Chunks one file. Never fails: a file that cannot be parsed is chunked by size.
 pub fn chunk_file(rel_path: &str, text: &str, opts: &ChunkOptions) -> Vec<Chunk> {
     let language = Language::detect(rel_path, text);
-    let tree = match language {
-        Language::Code(lang) if !text.trim().is_empty() => {
-            code::parse(lang, text, opts.parse_timeout)
-        }
-        _ => None,
-    };
+    let tree = parse_file(language, text, opts.parse_timeout);
     chunk_parsed(rel_path, language, text, tree.as_ref(), opts)
 }
 
+/// Parses the code of a file of `language` ([`Language::detect`]): the whole text, or a
+/// component's scripts with the rest blanked out (the tree's positions are the file's). `None`
+/// for a file that is not code or holds nothing, and when parsing fails or runs out of
+/// `timeout`.
+pub fn parse_file(language: Language, text: &str, timeout: Duration) -> Option<Tree> {
+    if text.trim().is_empty() {
+        return None;
+    }
+    match language {
+        Language::Code(lang) => code::parse(lang, text, timeout),
+        Language::Component(lang) => code::parse(lang, &component::mask(text), timeout),
+        _ => None,
+    }
+}
+
 /// Chunks one file of `language` ([`Language::detect`]) whose code was parsed already
-/// (`tree`, from [`parse`]); `None` for a code file whose parse failed or timed out chunks it
+/// (`tree`, from [`parse_file`]); `None` for a code file whose parse failed or timed out chunks it
 /// by size.
 pub fn chunk_parsed(
     rel_path: &str,
@@ -272,8 +305,14 @@ pub fn chunk_parsed(
         return Vec::new();
     }
     let layout = match language {
-        Language::Code(lang) => match tree {
-            Some(tree) => code::layout(lang, tree, text, opts),
+        Language::Code(lang) | Language::Component(lang) => match tree {
+            Some(tree) => {
+                let mut layout = code::layout(lang, tree, text, opts);
+                if let Language::Component(_) = language {
+                    component::add_markup(text, &mut layout);
+                }
+                layout
+            }
             None => {
                 tracing::debug!(
                     path = rel_path,

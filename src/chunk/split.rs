@@ -192,8 +192,14 @@ pub(crate) fn merge_small(text: &str, spans: Vec<Span>, opts: &ChunkOptions) -> 
             let small = chars(text, last.start, last.end) < opts.min_chars
                 || chars(text, span.start, span.end) < opts.min_chars;
             if last.mergeable && span.mergeable && last.parent == span.parent && fits && small {
-                // Glue (imports, a class header) takes the name of the definition it joins.
-                if (last.symbol.is_none() || last.kind == "code") && span.kind != "code" {
+                // Glue (imports, a class header) takes the name of the definition it joins;
+                // a component's markup takes the kind of the code it joins, and never names it.
+                let takes_over = match (last.kind, span.kind) {
+                    (_, "markup") => false,
+                    ("markup", _) => true,
+                    (kind, _) => (last.symbol.is_none() || kind == "code") && span.kind != "code",
+                };
+                if takes_over {
                     last.symbol = span.symbol;
                     last.kind = span.kind;
                 }

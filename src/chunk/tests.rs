@@ -185,6 +185,8 @@ snapshot!(c, "ring.c");
 snapshot!(c_header, "ring.h");
 snapshot!(cpp, "shapes.cpp");
 snapshot!(ruby, "order.rb");
+snapshot!(vue, "UserList.vue");
+snapshot!(svelte, "Counter.svelte");
 
 #[test]
 fn default_limits_keep_small_files_whole_and_name_definitions() {

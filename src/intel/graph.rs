@@ -2080,7 +2080,7 @@ fn parent_dir(path: &str) -> &str {
 /// Languages whose code can call each other's definitions.
 fn family(path: &str) -> &'static str {
     match path.rsplit('.').next().unwrap_or_default() {
-        "ts" | "tsx" | "mts" | "cts" | "js" | "jsx" | "mjs" | "cjs" => "ecma",
+        "ts" | "tsx" | "mts" | "cts" | "js" | "jsx" | "mjs" | "cjs" | "vue" | "svelte" => "ecma",
         "py" | "pyi" => "python",
         "rs" => "rust",
         "go" => "go",

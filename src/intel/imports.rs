@@ -3,8 +3,9 @@
 //! Candidates are computed from the importing file's path and the specifier alone, so a file's
 //! imports are stored with its chunks and need no other file; which candidate exists is decided
 //! when a question is asked. What resolves, per language:
-//! - TypeScript/JavaScript: relative specifiers (`./a`, `../b/c.js`), with the usual extensions
-//!   and `index` files. Bare specifiers (packages, `tsconfig` path aliases) do not.
+//! - TypeScript/JavaScript (and the scripts of Vue and Svelte components): relative specifiers
+//!   (`./a`, `../b/c.js`, `./Button.vue`), with the usual extensions and `index` files. Bare
+//!   specifiers (packages, `tsconfig` path aliases such as Vue's `@/`) do not.
 //! - Python: relative imports exactly; absolute ones to any file whose path ends with the
 //!   module's (`a/b.py`, `a/b/__init__.py`), submodules (`from a import b`) first.
 //! - Rust: `mod x;`, and `use` paths starting with `crate`, `self` or `super` (the longest
@@ -291,7 +292,10 @@ fn ecma_candidates(rel_path: &str, spec: &str) -> Vec<String> {
     let mut out = Vec::new();
     let file = base.rsplit('/').next().unwrap_or_default();
     if let Some((stem, ext)) = file.rsplit_once('.')
-        && matches!(ext, "js" | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "json")
+        && matches!(
+            ext,
+            "js" | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "json" | "vue" | "svelte"
+        )
     {
         out.push(exact(&base));
         // TypeScript written for ES modules imports `./a.js` for `./a.ts`.

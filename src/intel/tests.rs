@@ -956,3 +956,76 @@ fn ruby_super_calls_the_enclosing_method() {
         ]
     );
 }
+
+#[test]
+fn a_components_scripts_are_extracted_at_their_own_lines() {
+    let text = r#"<template>
+  <UserCard v-for="u in users" :user="u" @click="select(u)" />
+</template>
+
+<script setup lang="ts">
+import { ref } from 'vue'
+import UserCard from './UserCard.vue'
+import { listUsers } from '../api/users'
+
+const users = ref<User[]>([])
+
+async function load(q: string) {
+  users.value = await listUsers(q)
+}
+
+function select(u: User) {
+  emit('select', u)
+}
+</script>
+
+<style scoped>
+.card { margin: 0 }
+</style>
+"#;
+    let a = crate::parse::analyze(
+        "src/components/UserList.vue",
+        text,
+        &chunk::ChunkOptions::default(),
+    );
+    assert_eq!(a.language, Language::Component(CodeLanguage::TypeScript));
+    assert_eq!(a.language.name("src/components/UserList.vue"), "vue");
+    let x = a.intel;
+    let lines: Vec<(String, &str, u32, u32)> = x
+        .definitions
+        .iter()
+        .map(|d| (d.qualified.clone(), d.kind, d.start_line, d.end_line))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("users".to_owned(), "const", 10, 10),
+            ("load".to_owned(), "function", 12, 14),
+            ("select".to_owned(), "function", 16, 18),
+        ]
+    );
+    let c = calls(&x);
+    assert!(c.contains(&("listUsers".into(), None, Some("load".into()))));
+    let find = |name: &str| x.imports.iter().find(|i| i.name == name).expect(name);
+    assert_eq!(
+        find("UserCard").candidates[0],
+        "/src/components/UserCard.vue"
+    );
+    assert_eq!(find("listUsers").candidates[0], "/src/api/users.ts");
+    // The template's call is markup, not code.
+    assert!(!c.iter().any(|(name, _, _)| name == "select"));
+
+    // Options (`export default {…}`, `defineComponent({…})`): the members, named as their
+    // chunks define them.
+    let options = "<script lang=\"ts\">\nexport default defineComponent({\n  data() { return { n: 0 } },\n  methods: {\n    inc() { this.n++ },\n  },\n})\n</script>\n";
+    let a = crate::parse::analyze("Counter.vue", options, &chunk::ChunkOptions::default());
+    let names: Vec<&str> = a
+        .intel
+        .definitions
+        .iter()
+        .map(|d| d.qualified.as_str())
+        .collect();
+    assert_eq!(names, ["data", "inc"]);
+    assert_eq!(a.chunks.len(), 1);
+    assert_eq!(a.chunks[0].defines, ["data", "inc"]);
+}
