@@ -108,8 +108,10 @@ fn code_ranges(text: &str) -> Vec<Range<usize>> {
 /// The top-level `<script>` blocks: those whose tag starts a line, as a component's blocks do
 /// (a `<script>` inside the markup, as in Svelte's `<svelte:head>`, is indented).
 fn scripts(text: &str) -> impl Iterator<Item = Script> + '_ {
-    static OPEN: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?m)^<script\b([^>]*)>").expect("a valid pattern"));
+    // Attribute values may hold `>`: `<script setup lang="ts" generic="T extends Map<K, V>">`.
+    static OPEN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?m)^<script\b((?:[^>"']|"[^"]*"|'[^']*')*)>"#).expect("a valid pattern")
+    });
     let mut from = 0;
     std::iter::from_fn(move || {
         let open = OPEN.captures(&text[from..])?;
@@ -206,6 +208,14 @@ mod tests {
             code,
             ["\nexport const prerender = true\n", "", "\nlet n = 0\n"]
         );
+        let generic =
+            "<script setup lang=\"ts\" generic=\"T extends Map<K, V>\">\nconst a = 1\n</script>\n";
+        let code: Vec<&str> = code_ranges(generic)
+            .into_iter()
+            .map(|r| &generic[r])
+            .collect();
+        assert_eq!(code, ["\nconst a = 1\n"]);
+        assert_eq!(script_language(generic), CodeLanguage::TypeScript);
         // An unclosed script runs to the end of the file.
         assert_eq!(code_ranges("<script>\nlet a").len(), 1);
         assert_eq!(
