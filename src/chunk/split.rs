@@ -213,14 +213,18 @@ pub(crate) fn merge_small(text: &str, spans: Vec<Span>, opts: &ChunkOptions) -> 
     out
 }
 
-/// Whether `text` is closing punctuation, with or without comments: nothing a search could
-/// match. A comment alone is not (it can say something).
+/// Whether `text` is closing punctuation (or a component's `</script>`), with or without
+/// comments: nothing a search could match. A comment alone is not (it can say something).
 fn closing_only(text: &str) -> bool {
     let mut rest = text;
     let mut punctuation = false;
     loop {
         rest = rest.trim_start();
-        if let Some(r) = rest.strip_prefix("//") {
+        if let Some(r) = rest.strip_prefix("</script>") {
+            // A component's script ends with its last definition.
+            punctuation = true;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("//") {
             rest = r.split_once('\n').map_or("", |(_, after)| after);
         } else if let Some(r) = rest.strip_prefix("/*") {
             rest = r.split_once("*/").map_or("", |(_, after)| after);
