@@ -80,6 +80,230 @@ fn blank_into(out: &mut String, text: &str) {
     }
 }
 
+/// The expressions of a component's template, for code intelligence to read the calls the
+/// markup makes (`@click="select(user)"`, `{{ format(date) }}`, Svelte's `{total()}`).
+#[derive(Debug, Default)]
+pub struct Template {
+    /// The file's text with everything but the template's expressions blanked out, each
+    /// expression ended by a `;` where its closing delimiter was: offsets and lines are the
+    /// file's, and the parser reads one statement per expression.
+    pub masked: String,
+    /// Event handlers named without a call (`@click="select"`, `on:click={reset}`): the
+    /// framework calls them. Each is the name, the path before it (`store.reset`'s `store`)
+    /// and its 1-based line.
+    pub handlers: Vec<(String, Option<String>, u32)>,
+}
+
+/// The expressions in the markup of a Vue (`svelte` false) or Svelte component: Vue's
+/// directives (`v-if`, `:prop`, `@event`, the list of a `v-for`) and `{{ }}` interpolations;
+/// Svelte's `{…}` tags (the expression of `{#if}`, `{#each … as …}`, `{#await}`, `{@html}`,
+/// `{@render}`) in text and attributes. Styles and scripts are skipped.
+pub fn template(text: &str, svelte: bool) -> Template {
+    let mut kept: Vec<Range<usize>> = Vec::new();
+    let mut handlers = Vec::new();
+    for region in markup_regions(text) {
+        if svelte {
+            svelte_expressions(text, region, &mut kept, &mut handlers);
+        } else {
+            vue_expressions(text, region, &mut kept, &mut handlers);
+        }
+    }
+    kept.sort_by_key(|r| r.start);
+    let mut masked = String::with_capacity(text.len());
+    let mut pos = 0;
+    for r in kept {
+        if r.start < pos || r.end >= text.len() {
+            continue;
+        }
+        blank_into(&mut masked, &text[pos..r.start]);
+        masked.push_str(&text[r.clone()]);
+        // The delimiter after the expression (a quote, a brace: one byte) ends the statement.
+        masked.push(';');
+        pos = r.end + 1;
+    }
+    blank_into(&mut masked, &text[pos.min(text.len())..]);
+    let handlers = handlers
+        .into_iter()
+        .map(|(at, path): (usize, &str)| {
+            let line = text[..at].matches('\n').count() as u32 + 1;
+            match path.rsplit_once('.') {
+                Some((owner, name)) => (name.to_owned(), Some(owner.to_owned()), line),
+                None => (path.to_owned(), None, line),
+            }
+        })
+        .collect();
+    Template { masked, handlers }
+}
+
+/// The byte ranges of the markup: outside the scripts and the `<style>` blocks.
+fn markup_regions(text: &str) -> Vec<Range<usize>> {
+    static STYLE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?s)<style\b[^>]*>.*?(?:</style>|\z)").expect("a valid pattern")
+    });
+    let mut skipped: Vec<Range<usize>> = scripts(text).map(|s| s.block).collect();
+    skipped.extend(STYLE.find_iter(text).map(|m| m.range()));
+    skipped.sort_by_key(|r| r.start);
+    let mut regions = Vec::new();
+    let mut pos = 0;
+    for r in skipped {
+        if r.start > pos {
+            regions.push(pos..r.start);
+        }
+        pos = pos.max(r.end);
+    }
+    if pos < text.len() {
+        regions.push(pos..text.len());
+    }
+    regions
+}
+
+/// A name or a dotted path: a handler passed, not called.
+fn is_path(expr: &str) -> bool {
+    static PATH: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$").expect("a valid pattern")
+    });
+    PATH.is_match(expr)
+}
+
+/// `range` without the white space at its ends.
+fn trimmed(text: &str, range: Range<usize>) -> Range<usize> {
+    let s = &text[range.clone()];
+    let start = range.start + (s.len() - s.trim_start().len());
+    let end = range.end - (s.len() - s.trim_end().len());
+    start..end.max(start)
+}
+
+fn vue_expressions<'t>(
+    text: &'t str,
+    region: Range<usize>,
+    kept: &mut Vec<Range<usize>>,
+    handlers: &mut Vec<(usize, &'t str)>,
+) {
+    static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r#"\s(@[\w.:\[\]-]+|v-on:[\w.:\[\]-]+|:[\w.:\[\]-]+|v-bind:[\w.:\[\]-]+|v-(?:if|else-if|show|for|html|text|memo))\s*=\s*(?:"([^"]*)"|'([^']*)')"#,
+        )
+        .expect("a valid pattern")
+    });
+    static INTERPOLATION: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?s)\{\{(.*?)\}\}").expect("a valid pattern"));
+    static FOR_LIST: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?s)^.*?\s(?:in|of)\s").expect("a valid pattern"));
+    let markup = &text[region.clone()];
+    for c in DIRECTIVE.captures_iter(markup) {
+        let (Some(name), Some(value)) = (c.get(1), c.get(2).or(c.get(3))) else {
+            continue;
+        };
+        let mut at = region.start + value.start()..region.start + value.end();
+        if name.as_str() == "v-for" {
+            // `(user, i) in users`: only the list is an expression.
+            let Some(head) = FOR_LIST.find(value.as_str()) else {
+                continue;
+            };
+            at.start += head.end();
+        }
+        let at = trimmed(text, at);
+        let expr = &text[at.clone()];
+        if expr.is_empty() {
+            continue;
+        }
+        let event = name.as_str().starts_with('@') || name.as_str().starts_with("v-on:");
+        if event && is_path(expr) {
+            handlers.push((at.start, expr));
+        } else {
+            // Up to the closing quote, which becomes the statement's end.
+            kept.push(at.start..region.start + value.end());
+        }
+    }
+    for c in INTERPOLATION.captures_iter(markup) {
+        if let Some(m) = c.get(1) {
+            kept.push(region.start + m.start()..region.start + m.end());
+        }
+    }
+}
+
+fn svelte_expressions<'t>(
+    text: &'t str,
+    region: Range<usize>,
+    kept: &mut Vec<Range<usize>>,
+    handlers: &mut Vec<(usize, &'t str)>,
+) {
+    // `on:click|preventDefault={reset}` (Svelte 4), `onclick={reset}` (Svelte 5).
+    static HANDLER: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\son(?::[\w|-]+|[a-z]+)\s*=\s*$").expect("a valid pattern"));
+    static BLOCK: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:#if|:else if|#await|#key|#each|@html|@render|@const)\s")
+            .expect("a valid pattern")
+    });
+    let bytes = text.as_bytes();
+    let mut i = region.start;
+    while i < region.end {
+        if bytes[i] != b'{' {
+            i += 1;
+            continue;
+        }
+        // The tag's end: the brace that balances it (strings and template literals aside).
+        let mut depth = 0usize;
+        let mut end = None;
+        let mut quote: Option<u8> = None;
+        for (j, &b) in bytes.iter().enumerate().take(region.end).skip(i) {
+            match (quote, b) {
+                (Some(q), _) if b == q && bytes[j - 1] != b'\\' => quote = None,
+                (Some(_), _) => {}
+                (None, b'"' | b'\'' | b'`') => quote = Some(b),
+                (None, b'{') => depth += 1,
+                (None, b'}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(j);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            break;
+        };
+        let inner = trimmed(text, i + 1..end);
+        let body = &text[inner.clone()];
+        let mut start = inner.start;
+        let mut stop = end;
+        if let Some(m) = BLOCK.find(body) {
+            start += m.end();
+            if body.starts_with("#each") {
+                // `{#each items as item, i (item.id)}`: only the list is an expression.
+                match body[m.end()..].find(" as ") {
+                    Some(k) => stop = start + k,
+                    None => {
+                        i = end + 1;
+                        continue;
+                    }
+                }
+            }
+        } else if body.starts_with(['#', ':', '/', '@']) {
+            // `{:else}`, `{/if}`, `{:then value}`: no expression.
+            i = end + 1;
+            continue;
+        }
+        let at = trimmed(text, start..stop);
+        let expr = &text[at.clone()];
+        if !expr.is_empty() {
+            // What comes just before the tag: an attribute's name when the tag is its value.
+            let mut before = i.saturating_sub(64).max(region.start);
+            while !text.is_char_boundary(before) {
+                before += 1;
+            }
+            if HANDLER.is_match(&text[before..i]) && is_path(expr) {
+                handlers.push((at.start, expr));
+            } else {
+                kept.push(at.start..stop);
+            }
+        }
+        i = end + 1;
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ScriptLang {
     JavaScript,
@@ -185,6 +409,17 @@ mod tests {
         assert!(masked[..at].chars().all(char::is_whitespace));
         assert!(masked[at + code.len()..].chars().all(char::is_whitespace));
         assert_eq!(script_language(VUE), CodeLanguage::TypeScript);
+    }
+
+    #[test]
+    fn the_templates_mask_keeps_each_expression_where_it_is_ended_by_a_semicolon() {
+        let t = template(VUE, false);
+        assert_eq!(t.masked.len(), VUE.len());
+        assert_eq!(t.masked.lines().count(), VUE.lines().count());
+        let at = VUE.find("greeting }}").expect("the interpolation");
+        assert_eq!(&t.masked[at - 1..at + "greeting".len() + 2], " greeting ;");
+        assert_eq!(t.masked.trim(), "greeting ;");
+        assert!(t.handlers.is_empty());
     }
 
     #[test]

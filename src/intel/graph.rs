@@ -1754,7 +1754,10 @@ impl<'s> Resolver<'s> {
         receiver: bool,
         fits: &dyn Fn(&&DefinitionRow) -> bool,
     ) -> Outcome<'a> {
-        let implicit_self = !receiver && calls_own_methods_bare(family(&r.file_path));
+        // A component's template calls its own methods bare (`@click="select(u)"`, the options
+        // API's `methods`): its calls are the file's top level.
+        let template = r.enclosing.is_none() && is_component(&r.file_path);
+        let implicit_self = !receiver && (template || calls_own_methods_bare(family(&r.file_path)));
         let local: Vec<&DefinitionRow> = callable
             .iter()
             .copied()
@@ -1978,6 +1981,11 @@ fn class_of_call(r: &ReferenceRow) -> Option<&str> {
         None if calls_own_methods_bare(family(&r.file_path)) => enclosing_class(),
         None => None,
     }
+}
+
+/// Whether the file is a Vue or Svelte component.
+fn is_component(path: &str) -> bool {
+    path.ends_with(".vue") || path.ends_with(".svelte")
 }
 
 /// Java, C#, C++ and Ruby call their own class's methods without `this.`/`self.`.

@@ -1012,8 +1012,13 @@ function select(u: User) {
         "/src/components/UserCard.vue"
     );
     assert_eq!(find("listUsers").candidates[0], "/src/api/users.ts");
-    // The template's call is markup, not code.
-    assert!(!c.iter().any(|(name, _, _)| name == "select"));
+    // The template's calls are the file's, from its top level, at their lines.
+    let select = x
+        .references
+        .iter()
+        .find(|r| r.name == "select")
+        .expect("select");
+    assert_eq!((select.line, select.enclosing), (2, None));
 
     // Options (`export default {…}`, `defineComponent({…})`): the members, named as their
     // chunks define them.
@@ -1028,4 +1033,82 @@ function select(u: User) {
     assert_eq!(names, ["data", "inc"]);
     assert_eq!(a.chunks.len(), 1);
     assert_eq!(a.chunks[0].defines, ["data", "inc"]);
+}
+
+#[test]
+fn a_components_template_calls_what_its_expressions_call_and_the_handlers_it_names() {
+    let calls_in = |path: &str, text: &str| -> Vec<(String, Option<String>, u32)> {
+        let a = crate::parse::analyze(path, text, &chunk::ChunkOptions::default());
+        let mut c: Vec<_> = a
+            .intel
+            .references
+            .iter()
+            .filter(|r| r.enclosing.is_none())
+            .map(|r| (r.name.clone(), r.qualifier.clone(), r.line))
+            .collect();
+        c.sort();
+        c
+    };
+    let vue = r#"<template>
+  <form @submit.prevent="store.save">
+    <li v-for="(u, i) in sorted(users)" :class="{ active: isActive(u) }" @click="select">
+      {{ format(u.joined) }} <button @click="() => open(u.id)">open</button>
+    </li>
+    <input v-model="query" :placeholder='label("search")' />
+  </form>
+</template>
+
+<script setup>
+function select() {}
+</script>
+
+<style>
+.active { color: red }
+</style>
+"#;
+    let some = |s: &str| Some(s.to_owned());
+    assert_eq!(
+        calls_in("src/List.vue", vue),
+        [
+            ("format".to_owned(), None, 4),
+            ("isActive".to_owned(), None, 3),
+            ("label".to_owned(), None, 6),
+            ("open".to_owned(), None, 4),
+            ("save".to_owned(), some("store"), 2),
+            ("select".to_owned(), None, 3),
+            ("sorted".to_owned(), None, 3),
+        ]
+    );
+    let svelte = r#"<script>
+  let { items, children } = $props();
+  function reset() {}
+</script>
+
+{#if ready()}
+  {#each visible(items) as item, i (item.id)}
+    <button on:click|preventDefault={reset} onclick={() => inc(i)}>{label(item)}</button>
+  {:else}
+    <p>{$t('empty')}</p>
+  {/each}
+{/if}
+{@render children()}
+
+<style>
+  p { margin: 0 }
+</style>
+"#;
+    assert_eq!(
+        calls_in("src/List.svelte", svelte),
+        [
+            // The script's own top-level call.
+            ("$props".to_owned(), None, 2),
+            ("$t".to_owned(), None, 10),
+            ("children".to_owned(), None, 13),
+            ("inc".to_owned(), None, 8),
+            ("label".to_owned(), None, 8),
+            ("ready".to_owned(), None, 6),
+            ("reset".to_owned(), None, 8),
+            ("visible".to_owned(), None, 7),
+        ]
+    );
 }
