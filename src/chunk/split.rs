@@ -80,7 +80,8 @@ pub(crate) fn fill_gaps(text: &str, layout: Layout) -> Vec<Span> {
 }
 
 /// Cuts every span larger than `max_chars` into overlapping pieces on line boundaries.
-pub(crate) fn split_large(text: &str, spans: Vec<Span>, opts: &ChunkOptions) -> Vec<Span> {
+pub(crate) fn split_large(text: &str, mut spans: Vec<Span>, opts: &ChunkOptions) -> Vec<Span> {
+    with_indentation(text, &mut spans);
     let mut out = Vec::with_capacity(spans.len());
     for span in spans {
         if chars(text, span.start, span.end) <= opts.max_chars {
@@ -106,6 +107,27 @@ pub(crate) fn split_large(text: &str, spans: Vec<Span>, opts: &ChunkOptions) -> 
         }
     }
     out
+}
+
+/// Starts each span that only white space precedes on its line (an indented method) at the
+/// start of that line, as its chunk will start ([`to_chunks`] keeps the first line's
+/// indentation), so that sizes are measured on what the chunk holds. The span before gives up
+/// that white space.
+fn with_indentation(text: &str, spans: &mut [Span]) {
+    for i in 0..spans.len() {
+        let start = spans[i].start;
+        let line_start = text[..start].rfind('\n').map_or(0, |n| n + 1);
+        if line_start == start || !text[line_start..start].trim().is_empty() {
+            continue;
+        }
+        if i > 0 && spans[i - 1].end > line_start {
+            if spans[i - 1].start >= line_start {
+                continue; // the span before starts on this line too
+            }
+            spans[i - 1].end = line_start;
+        }
+        spans[i].start = line_start;
+    }
 }
 
 /// Line-aligned pieces of `text[start..end]`, each at most `max_chars` long, consecutive pieces

@@ -249,3 +249,18 @@ fn empty_and_blank_files_have_no_chunks() {
     assert!(chunk_file("a.ts", "", &ChunkOptions::default()).is_empty());
     assert!(chunk_file("a.md", "\n\n  \n", &ChunkOptions::default()).is_empty());
 }
+
+#[test]
+fn an_indented_definition_split_in_pieces_stays_within_the_limit_with_its_indentation() {
+    // A method too large for one chunk, in a class too large for one: its pieces are cut from
+    // the start of its line, indentation included, as the chunks hold it.
+    for width in 8..48 {
+        let line = format!("        total += {};\n", "x".repeat(width));
+        let text = format!(
+            "class Big:\n    def first(self):\n{body}        return total\n\n    def second(self):\n{body}        return total\n",
+            body = line.repeat(2000 / line.len())
+        );
+        let chunks = chunk_file("big.py", &text, &SMALL);
+        check_invariants(&text, &chunks, &SMALL);
+    }
+}
