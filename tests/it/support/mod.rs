@@ -426,11 +426,17 @@ pub struct Nats {
 
 impl Drop for Nats {
     fn drop(&mut self) {
-        if let Some(child) = &mut self.child {
-            let _ = child.kill();
-            let _ = child.wait();
+        if let Some(child) = self.child.take() {
+            kill_nats(child);
         }
     }
+}
+
+/// Kills a server [`spawn_nats`] started, as a crash would, and waits for it: closing the
+/// shell's stdin makes it kill the server and exit.
+fn kill_nats(mut shell: Child) {
+    drop(shell.stdin.take());
+    let _ = shell.wait();
 }
 
 pub fn nats() -> Nats {
@@ -462,22 +468,29 @@ pub fn nats_with_config(conf: &str) -> (Nats, tempfile::TempDir) {
 impl Nats {
     /// Kills the server (as a crash would) and starts a new one on the same port.
     pub fn restart(&mut self) {
-        let Some(mut old) = self.child.take() else {
+        let Some(old) = self.child.take() else {
             panic!("cannot restart a NATS server the tests did not start");
         };
-        let _ = old.kill();
-        let _ = old.wait();
+        kill_nats(old);
         let port = self.url.rsplit(':').next().expect("port").to_owned();
         let (child, _) = spawn_nats(&port, &[]);
         self.child = Some(child);
     }
 }
 
-/// Starts nats-server on `port` ("-1": any) and returns it with the port it listens on.
+/// Starts nats-server on `port` ("-1": any) and returns it with the port it listens on. The
+/// server runs under a shell that kills it when its stdin closes: when the test drops it, and
+/// when the test process dies, even by SIGKILL (as Postgres's shell does), so that no server
+/// outlives the tests.
 fn spawn_nats(port: &str, extra: &[String]) -> (Child, String) {
-    let mut child = Command::new(&tools().nats_server)
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(r#""$@" >/dev/null & pid=$!; while read _; do :; done; kill -KILL $pid; wait $pid"#)
+        .arg("sh")
+        .arg(&tools().nats_server)
         .args(extra)
         .args(["-a", "127.0.0.1", "-p", port])
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
