@@ -5,8 +5,9 @@
 //!   migrated template. The cluster is stopped and its directory removed when the test process
 //!   exits: a shell watchdog holds a pipe from us and stops PostgreSQL when the pipe closes.
 //!   `CODESEARCH_TEST_DATABASE_URL` (an admin URL of a server with pgvector) skips all that.
-//! - NATS: one `nats-server -p -1` per test, killed on drop. `CODESEARCH_TEST_NATS_URL` uses
-//!   a running server instead.
+//! - NATS: one `nats-server -p -1` per test, killed on drop, and when the test process dies
+//!   (the same watchdog: a shell that kills it when our pipe closes). `CODESEARCH_TEST_NATS_URL`
+//!   uses a running server instead.
 //! - Tool locations come from `CODESEARCH_PG_BIN`, `CODESEARCH_NATS_SERVER`,
 //!   `CODESEARCH_PG_USER` and `CODESEARCH_MODEL_DIR`, as written by `scripts/setup.sh` into
 //!   `.codesearch/tools.env`; that file is read when they are not set.
