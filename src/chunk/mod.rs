@@ -54,12 +54,12 @@ use tree_sitter::Tree;
 /// chained assignments and the members of an object a module exports, and a name a chunk
 /// defines twice (a getter and its setter, overloads) listed once, since version 23 an object
 /// of functions bound to a name, `const api = { getUser() {…} }`, cut by its members, since
-/// version 24 the scripts of Vue and Svelte components cut at definitions and extracted, the
-/// calls their templates make, and an indented definition's size counted with its indentation);
-/// part of
+/// version 24 the scripts of Vue and Svelte components cut at definitions and extracted, and the
+/// calls their templates make, since version 25 an indented definition's size counted with its
+/// indentation); part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
-pub const CHUNKER_VERSION: i32 = 24;
+pub const CHUNKER_VERSION: i32 = 25;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
