@@ -122,10 +122,14 @@ pub fn template(text: &str, svelte: bool) -> Template {
         pos = r.end + 1;
     }
     blank_into(&mut masked, &text[pos.min(text.len())..]);
+    // Lines counted once, in order.
+    handlers.sort_by_key(|h| h.0);
+    let (mut line, mut counted) = (1u32, 0);
     let handlers = handlers
         .into_iter()
         .map(|(at, path): (usize, &str)| {
-            let line = text[..at].matches('\n').count() as u32 + 1;
+            line += text[counted..at].matches('\n').count() as u32;
+            counted = at;
             match path.rsplit_once('.') {
                 Some((owner, name)) => (name.to_owned(), Some(owner.to_owned()), line),
                 None => (path.to_owned(), None, line),
