@@ -56,10 +56,11 @@ use tree_sitter::Tree;
 /// of functions bound to a name, `const api = { getUser() {…} }`, cut by its members, since
 /// version 24 the scripts of Vue and Svelte components cut at definitions and extracted, and the
 /// calls their templates make, since version 25 an indented definition's size counted with its
-/// indentation); part of
+/// indentation, since version 26 JavaScript's and TypeScript's module-level `let` and `var`
+/// bindings as variables); part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
-pub const CHUNKER_VERSION: i32 = 25;
+pub const CHUNKER_VERSION: i32 = 26;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -425,7 +425,10 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                     lang,
                     CodeLanguage::JavaScript | CodeLanguage::TypeScript | CodeLanguage::Tsx
                 );
-                if def == "def.const" && ecma && bound_to_require(node, text) {
+                if matches!(def, "def.const" | "def.variable")
+                    && ecma
+                    && bound_to_require(node, text)
+                {
                     continue;
                 }
                 if defs.len() >= MAX_DEFINITIONS {

@@ -211,6 +211,7 @@ const app = makeApp(() => start());
 const fs = require('fs');
 const { join } = require('path');
 let counter = 0;
+var legacy = require('legacy'), started = Date.now();
 "#,
     );
     assert_eq!(
@@ -227,6 +228,8 @@ let counter = 0;
             ("DEFAULTS".to_owned(), "const"),
             ("DEFAULTS.delay".to_owned(), "method"),
             ("app".to_owned(), "const"),
+            ("counter".to_owned(), "variable"),
+            ("started".to_owned(), "variable"),
         ]
     );
     let c = calls(&x);

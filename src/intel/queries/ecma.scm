@@ -35,6 +35,24 @@
     declaration: (lexical_declaration
       kind: "const"
       (variable_declarator name: (identifier) @name) @def.const)))
+; A module's own `let` and `var` bindings (`let count = $state(0)` in a Svelte component, `var
+; server;`) are variables, on the same terms.
+(program
+  (lexical_declaration
+    kind: "let"
+    (variable_declarator name: (identifier) @name) @def.variable))
+(program
+  (variable_declaration
+    (variable_declarator name: (identifier) @name) @def.variable))
+(program
+  (export_statement
+    declaration: (lexical_declaration
+      kind: "let"
+      (variable_declarator name: (identifier) @name) @def.variable)))
+(program
+  (export_statement
+    declaration: (variable_declaration
+      (variable_declarator name: (identifier) @name) @def.variable)))
 ; Any other object literal bound to a name qualifies its methods (`objectTraps.get`), defining
 ; nothing.
 (variable_declarator name: (identifier) @name value: (object)) @scope.object
