@@ -36,7 +36,7 @@ pub fn analyze(rel_path: &str, text: &str, opts: &ChunkOptions) -> Analysis {
 }
 
 /// The calls a component's template makes (`@click="select(user)"`, `{{ format(date) }}`,
-/// Svelte's `{total()}`), and the handlers it names (`@click="select"`), as calls from the top
+/// Svelte's and Astro's `{total()}`), and the handlers it names (`@click="select"`), as calls from the top
 /// level of the file: its expressions are parsed as the scripts are, one statement each.
 fn template_calls(
     lang: CodeLanguage,
@@ -44,8 +44,14 @@ fn template_calls(
     text: &str,
     opts: &ChunkOptions,
 ) -> Vec<Reference> {
-    let svelte = crate::scan::file_type_of(rel_path) == "svelte";
-    let template = chunk::component::template(text, svelte);
+    let ext = crate::scan::file_type_of(rel_path);
+    let template = chunk::component::template(text, matches!(ext.as_str(), "svelte" | "astro"));
+    // Astro's expressions are JSX's: `{items.map((i) => <li>{i}</li>)}`.
+    let lang = if ext == "astro" {
+        CodeLanguage::Tsx
+    } else {
+        lang
+    };
     let mut calls: Vec<Reference> = template
         .handlers
         .into_iter()

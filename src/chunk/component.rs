@@ -1,7 +1,8 @@
-//! Single-file components: Vue (`.vue`) and Svelte (`.svelte`).
+//! Single-file components: Vue (`.vue`), Svelte (`.svelte`) and Astro (`.astro`).
 //!
 //! A component holds its code in top-level `<script>` blocks (`<script setup lang="ts">`,
-//! Svelte's `<script context="module">`) beside markup and styles. The scripts are parsed as
+//! Svelte's `<script context="module">`), or in Astro's frontmatter (TypeScript between `---`
+//! lines at the top of the file), beside markup and styles. The scripts are parsed as
 //! TypeScript or JavaScript with everything else blanked out ([`mask`]): every byte keeps its
 //! offset and every line its number, so the tree's positions are the file's, and chunking and
 //! code intelligence read names and lines from the file itself. The markup between and around
@@ -94,15 +95,16 @@ pub struct Template {
     pub handlers: Vec<(String, Option<String>, u32)>,
 }
 
-/// The expressions in the markup of a Vue (`svelte` false) or Svelte component: Vue's
-/// directives (`v-if`, `:prop`, `@event`, the list of a `v-for`) and `{{ }}` interpolations;
-/// Svelte's `{…}` tags (the expression of `{#if}`, `{#each … as …}`, `{#await}`, `{@html}`,
-/// `{@render}`) in text and attributes. Styles and scripts are skipped.
-pub fn template(text: &str, svelte: bool) -> Template {
+/// The expressions in the markup of a Vue component (`braces` false) or of a Svelte or Astro
+/// one: Vue's directives (`v-if`, `:prop`, `@event`, the list of a `v-for`) and `{{ }}`
+/// interpolations; Svelte's and Astro's `{…}` tags (the expression of `{#if}`,
+/// `{#each … as …}`, `{#await}`, `{@html}`, `{@render}`) in text and attributes. Styles and
+/// scripts are skipped.
+pub fn template(text: &str, braces: bool) -> Template {
     let mut kept: Vec<Range<usize>> = Vec::new();
     let mut handlers = Vec::new();
     for region in markup_regions(text) {
-        if svelte {
+        if braces {
             svelte_expressions(text, region, &mut kept, &mut handlers);
         } else {
             vue_expressions(text, region, &mut kept, &mut handlers);
@@ -333,15 +335,17 @@ fn code_ranges(text: &str) -> Vec<Range<usize>> {
         .collect()
 }
 
-/// The top-level `<script>` blocks: those whose tag starts a line, as a component's blocks do
-/// (a `<script>` inside the markup, as in Svelte's `<svelte:head>`, is indented).
+/// The code blocks: Astro's frontmatter, then the top-level `<script>` blocks, those whose tag
+/// starts a line, as a component's blocks do (a `<script>` inside the markup, as in Svelte's
+/// `<svelte:head>`, is indented).
 fn scripts(text: &str) -> impl Iterator<Item = Script> + '_ {
     // Attribute values may hold `>`: `<script setup lang="ts" generic="T extends Map<K, V>">`.
     static OPEN: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r#"(?m)^<script\b((?:[^>"']|"[^"]*"|'[^']*')*)>"#).expect("a valid pattern")
     });
-    let mut from = 0;
-    std::iter::from_fn(move || {
+    let frontmatter = frontmatter(text);
+    let mut from = frontmatter.as_ref().map_or(0, |f| f.block.end);
+    frontmatter.into_iter().chain(std::iter::from_fn(move || {
         let open = OPEN.captures(&text[from..])?;
         let (tag, attrs) = (open.get(0)?, open.get(1)?.as_str());
         let begin = from + tag.start();
@@ -365,7 +369,28 @@ fn scripts(text: &str) -> impl Iterator<Item = Script> + '_ {
             code: start..end,
             lang: lang_of(attrs),
         })
-    })
+    }))
+}
+
+/// Astro's frontmatter: TypeScript between a first line `---` and the next line `---`.
+fn frontmatter(text: &str) -> Option<Script> {
+    let first = text.split_inclusive('\n').next()?;
+    if first.trim_end() != "---" {
+        return None;
+    }
+    let start = first.len();
+    let mut at = start;
+    for line in text[start..].split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            return Some(Script {
+                block: 0..at + line.trim_end().len(),
+                code: start..at,
+                lang: ScriptLang::TypeScript,
+            });
+        }
+        at += line.len();
+    }
+    None
 }
 
 /// The language a script tag's attributes name: `lang="ts"`, `lang='tsx'`, `type="module"`.

@@ -2,8 +2,8 @@
 //!
 //! In: a file's relative path and text. Out: [`Chunk`]s in file order, each with its 1-based
 //! line range, language, and symbol name where it has one. Code in TypeScript, TSX,
-//! JavaScript, Python, Rust, Go, Java, C#, C, C++ and Ruby, and the `<script>` blocks of Vue and
-//! Svelte components, is cut by tree-sitter at definitions (function, method, class, interface,
+//! JavaScript, Python, Rust, Go, Java, C#, C, C++ and Ruby, and the scripts of Vue, Svelte and
+//! Astro components, is cut by tree-sitter at definitions (function, method, class, interface,
 //! type, impl, ...) with the doc comments and attributes above them; GraphQL by type, query,
 //! mutation and fragment (tree-sitter too); SQL by statement; Markdown, reStructuredText,
 //! AsciiDoc and Org by heading section; everything else by size with overlap.
@@ -57,7 +57,7 @@ use tree_sitter::Tree;
 /// version 24 the scripts of Vue and Svelte components cut at definitions and extracted, and the
 /// calls their templates make, since version 25 an indented definition's size counted with its
 /// indentation, since version 26 JavaScript's and TypeScript's module-level `let` and `var`
-/// bindings as variables); part of
+/// bindings as variables, and Astro components); part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
 pub const CHUNKER_VERSION: i32 = 26;
@@ -106,8 +106,9 @@ impl Default for ChunkOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
     Code(CodeLanguage),
-    /// A Vue or Svelte single-file component: its `<script>` blocks are code in this language
-    /// (TypeScript, TSX or JavaScript, as their `lang` says), the rest is markup.
+    /// A Vue, Svelte or Astro component: its `<script>` blocks (and Astro's frontmatter) are
+    /// code in this language (TypeScript, TSX or JavaScript, as their `lang` says; Astro's
+    /// frontmatter is TypeScript), the rest is markup.
     Component(CodeLanguage),
     Sql,
     Markdown,
@@ -147,7 +148,7 @@ impl Language {
             "adoc" | "asciidoc" => Language::AsciiDoc,
             "org" => Language::Org,
             // JavaScript until the text says otherwise ([`Language::detect`]).
-            "vue" | "svelte" => Language::Component(CodeLanguage::JavaScript),
+            "vue" | "svelte" | "astro" => Language::Component(CodeLanguage::JavaScript),
             _ => Language::Text,
         }
     }
@@ -181,7 +182,7 @@ impl Language {
             Language::Code(c) => c.name().to_owned(),
             Language::Sql => "sql".to_owned(),
             Language::Markdown => "markdown".to_owned(),
-            // Prose other than Markdown, and components (`vue`, `svelte`), are named by their
+            // Prose other than Markdown, and components (`vue`, `svelte`, `astro`), are named by their
             // extension, as plain text is.
             Language::Component(_)
             | Language::ReStructuredText

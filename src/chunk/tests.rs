@@ -187,6 +187,7 @@ snapshot!(cpp, "shapes.cpp");
 snapshot!(ruby, "order.rb");
 snapshot!(vue, "UserList.vue");
 snapshot!(svelte, "Counter.svelte");
+snapshot!(astro, "Card.astro");
 
 #[test]
 fn default_limits_keep_small_files_whole_and_name_definitions() {

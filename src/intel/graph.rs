@@ -1983,9 +1983,11 @@ fn class_of_call(r: &ReferenceRow) -> Option<&str> {
     }
 }
 
-/// Whether the file is a Vue or Svelte component.
+/// Whether the file is a Vue, Svelte or Astro component.
 fn is_component(path: &str) -> bool {
-    path.ends_with(".vue") || path.ends_with(".svelte")
+    [".vue", ".svelte", ".astro"]
+        .iter()
+        .any(|e| path.ends_with(e))
 }
 
 /// Java, C#, C++ and Ruby call their own class's methods without `this.`/`self.`.
@@ -2088,7 +2090,8 @@ fn parent_dir(path: &str) -> &str {
 /// Languages whose code can call each other's definitions.
 fn family(path: &str) -> &'static str {
     match path.rsplit('.').next().unwrap_or_default() {
-        "ts" | "tsx" | "mts" | "cts" | "js" | "jsx" | "mjs" | "cjs" | "vue" | "svelte" => "ecma",
+        "ts" | "tsx" | "mts" | "cts" | "js" | "jsx" | "mjs" | "cjs" | "vue" | "svelte"
+        | "astro" => "ecma",
         "py" | "pyi" => "python",
         "rs" => "rust",
         "go" => "go",

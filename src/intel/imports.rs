@@ -3,8 +3,8 @@
 //! Candidates are computed from the importing file's path and the specifier alone, so a file's
 //! imports are stored with its chunks and need no other file; which candidate exists is decided
 //! when a question is asked. What resolves, per language:
-//! - TypeScript/JavaScript (and the scripts of Vue and Svelte components): relative specifiers
-//!   (`./a`, `../b/c.js`, `./Button.vue`), with the usual extensions and `index` files. Bare
+//! - TypeScript/JavaScript (and the scripts of Vue, Svelte and Astro components): relative
+//!   specifiers (`./a`, `../b/c.js`, `./Button.vue`), with the usual extensions and `index` files. Bare
 //!   specifiers (packages, `tsconfig` path aliases such as Vue's `@/`) do not.
 //! - Python: relative imports exactly; absolute ones to any file whose path ends with the
 //!   module's (`a/b.py`, `a/b/__init__.py`), submodules (`from a import b`) first.
@@ -294,7 +294,7 @@ fn ecma_candidates(rel_path: &str, spec: &str) -> Vec<String> {
     if let Some((stem, ext)) = file.rsplit_once('.')
         && matches!(
             ext,
-            "js" | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "json" | "vue" | "svelte"
+            "js" | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "json" | "vue" | "svelte" | "astro"
         )
     {
         out.push(exact(&base));

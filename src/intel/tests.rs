@@ -1115,3 +1115,44 @@ function select() {}
         ]
     );
 }
+
+#[test]
+fn an_astro_components_frontmatter_is_its_code_and_its_expressions_call_it() {
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/chunk/Card.astro",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("the fixture");
+    let a = crate::parse::analyze(
+        "src/components/Card.astro",
+        &text,
+        &chunk::ChunkOptions::default(),
+    );
+    assert_eq!(a.language, Language::Component(CodeLanguage::TypeScript));
+    assert_eq!(a.language.name("src/components/Card.astro"), "astro");
+    let x = a.intel;
+    let defs: Vec<(&str, u32)> = x
+        .definitions
+        .iter()
+        .map(|d| (d.qualified.as_str(), d.start_line))
+        .collect();
+    assert_eq!(defs, [("Props", 6), ("readingTime", 15)]);
+    let find = |name: &str| x.imports.iter().find(|i| i.name == name).expect(name);
+    assert_eq!(find("Layout").candidates[0], "/src/layouts/Layout.astro");
+    let calls: Vec<(&str, u32)> = x
+        .references
+        .iter()
+        .filter(|r| r.enclosing.is_none())
+        .map(|r| (r.name.as_str(), r.line))
+        .collect();
+    for call in [
+        ("formatDate", 24),
+        ("readingTime", 24),
+        ("map", 26),
+        ("toUpperCase", 26),
+    ] {
+        assert!(calls.contains(&call), "{call:?} in {calls:?}");
+    }
+    // The client script after the markup is code too.
+    assert!(calls.contains(&("forEach", 32)), "{calls:?}");
+}
