@@ -4,8 +4,8 @@
 //! imports are stored with its chunks and need no other file; which candidate exists is decided
 //! when a question is asked. What resolves, per language:
 //! - TypeScript/JavaScript (and the scripts of Vue, Svelte and Astro components): relative
-//!   specifiers (`./a`, `../b/c.js`, `./Button.vue`), with the usual extensions and `index` files. Bare
-//!   specifiers (packages, `tsconfig` path aliases such as Vue's `@/`) do not.
+//!   specifiers (`./a`, `../b/c.js`, `./Button.vue`), with the usual extensions and `index`
+//!   files. Bare specifiers (packages, `tsconfig` path aliases such as Vue's `@/`) do not.
 //! - Python: relative imports exactly; absolute ones to any file whose path ends with the
 //!   module's (`a/b.py`, `a/b/__init__.py`), submodules (`from a import b`) first.
 //! - Rust: `mod x;`, and `use` paths starting with `crate`, `self` or `super` (the longest
