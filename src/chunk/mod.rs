@@ -57,7 +57,7 @@ use tree_sitter::Tree;
 /// version 24 the scripts of Vue and Svelte components cut at definitions and extracted, and the
 /// calls their templates make, since version 25 an indented definition's size counted with its
 /// indentation, since version 26 JavaScript's and TypeScript's module-level `let` and `var`
-/// bindings as variables, and Astro components); part of
+/// bindings as variables, Astro components, and MDX by heading as Markdown); part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
 pub const CHUNKER_VERSION: i32 = 26;
@@ -143,7 +143,8 @@ impl Language {
             }
             "rb" | "rake" | "gemspec" => Language::Code(CodeLanguage::Ruby),
             "sql" => Language::Sql,
-            "md" | "markdown" => Language::Markdown,
+            // MDX is Markdown with JSX and imports between its sections.
+            "md" | "markdown" | "mdx" => Language::Markdown,
             "rst" | "rest" => Language::ReStructuredText,
             "adoc" | "asciidoc" => Language::AsciiDoc,
             "org" => Language::Org,

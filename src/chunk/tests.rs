@@ -265,3 +265,19 @@ fn an_indented_definition_split_in_pieces_stays_within_the_limit_with_its_indent
         check_invariants(&text, &chunks, &SMALL);
     }
 }
+
+#[test]
+fn mdx_is_cut_by_heading_as_markdown_is() {
+    let body = "Some words about it. ".repeat(12);
+    let text = format!(
+        "import {{ Tabs }} from '@astrojs/starlight/components';\n\n# Guide\n\n{body}\n\n## Install\n\n<Tabs>\n{body}\n</Tabs>\n"
+    );
+    let chunks = chunk_file("docs/guide.mdx", &text, &SMALL);
+    check_invariants(&text, &chunks, &SMALL);
+    let symbols: Vec<Option<&str>> = chunks.iter().map(|c| c.symbol.as_deref()).collect();
+    assert!(symbols.contains(&Some("Guide > Install")), "{symbols:?}");
+    assert_eq!(
+        Language::detect("docs/guide.mdx", &text),
+        Language::Markdown
+    );
+}

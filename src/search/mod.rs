@@ -1193,7 +1193,10 @@ pub fn is_changelog(path: &str) -> bool {
             | "releases"
             | "release-notes"
             | "release_notes"
-    ) && matches!(ext, "" | "md" | "markdown" | "rst" | "txt" | "adoc" | "org")
+    ) && matches!(
+        ext,
+        "" | "md" | "markdown" | "mdx" | "rst" | "txt" | "adoc" | "org"
+    )
 }
 
 /// Whether a path is one of the project's process files: anything under `.github/`,
@@ -1223,7 +1226,10 @@ pub fn is_project_file(path: &str) -> bool {
             | "maintainers"
             | "funding"
             | "ai_policy"
-    ) && matches!(ext, "" | "md" | "markdown" | "rst" | "txt" | "adoc" | "org")
+    ) && matches!(
+        ext,
+        "" | "md" | "markdown" | "mdx" | "rst" | "txt" | "adoc" | "org"
+    )
 }
 
 /// Whether a query (its [`words`]) names a file: shares a word with the file's name, less its
