@@ -114,9 +114,19 @@ pub(crate) fn split_large(text: &str, mut spans: Vec<Span>, opts: &ChunkOptions)
 /// indentation), so that sizes are measured on what the chunk holds. The span before gives up
 /// that white space.
 fn with_indentation(text: &str, spans: &mut [Span]) {
+    // Indentation is short: looking no further back keeps a long line's many spans linear.
+    const MAX_INDENT: usize = 256;
     for i in 0..spans.len() {
         let start = spans[i].start;
-        let line_start = text[..start].rfind('\n').map_or(0, |n| n + 1);
+        let mut from = start.saturating_sub(MAX_INDENT);
+        while !text.is_char_boundary(from) {
+            from += 1;
+        }
+        let line_start = match text[from..start].rfind('\n') {
+            Some(n) => from + n + 1,
+            None if from == 0 => 0,
+            None => continue,
+        };
         if line_start == start || !text[line_start..start].trim().is_empty() {
             continue;
         }
