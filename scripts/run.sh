@@ -63,6 +63,8 @@ fi
 # every 5 s; a start that fails (a full disk, a port taken) is tried again less and less often,
 # up to once a minute. Services started by hand are left to whoever started them.
 watch_services() { # RUN_PID
+  # stop_watching's TERM ends the watcher once its current step is done, quietly.
+  trap 'exit 0' TERM
   local pause=5 down
   while sleep "$pause"; do
     kill -0 "$1" 2>/dev/null || exit 0 # the run was killed (SIGKILL): stop watching
@@ -87,8 +89,10 @@ if $OWN_SERVICES; then
 fi
 stop_watching() {
   [ -n "$WATCH_PID" ] || return 0
-  pkill -TERM -P "$WATCH_PID" 2>/dev/null || true
+  # Its pause is cut short with INT: bash reports a child killed by TERM ("Terminated") on
+  # the terminal, as if something had gone wrong. A check under way is let finish.
   kill -TERM "$WATCH_PID" 2>/dev/null || true
+  pkill -INT -x sleep -P "$WATCH_PID" 2>/dev/null || true
   wait "$WATCH_PID" 2>/dev/null || true
 }
 
