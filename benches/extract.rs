@@ -1,6 +1,6 @@
 //! What extraction adds to the non-model work of indexing a file: chunking alone (one parse)
-//! against one parse handed to chunking and extraction, over every code file under the
-//! directories given (default: the crates this project builds with, from cargo's registry).
+//! against one parse handed to chunking and extraction, over every code file (and Vue, Svelte
+//! and Astro component) under the directories given (default: the crates this project builds with, from cargo's registry).
 //!
 //! `cargo bench --bench extract -- DIR...`; prints files, definitions, calls, imports and the
 //! time of each, best of five rounds; and what redacting credentials costs beside them.
@@ -20,7 +20,7 @@ fn code_files(dir: &Path, out: &mut Vec<(String, String)>) {
         if p.is_dir() {
             code_files(&p, out);
         } else if let Some(rel) = p.to_str()
-            && matches!(Language::from_path(rel), Language::Code(_))
+            && Language::from_path(rel).code().is_some()
             && let Ok(text) = std::fs::read_to_string(&p)
             && text.len() < 1_000_000
         {
