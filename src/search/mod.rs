@@ -1170,12 +1170,16 @@ fn asks_for_docs(words: &str) -> bool {
 /// Whether a path is prose: Markdown, reStructuredText, AsciiDoc, Org or plain text.
 fn is_prose(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    name.rsplit_once('.').is_some_and(|(_, ext)| {
-        matches!(
-            ext,
-            "md" | "markdown" | "mdx" | "rst" | "txt" | "adoc" | "org"
-        )
-    })
+    name.rsplit_once('.')
+        .is_some_and(|(_, ext)| is_prose_extension(ext))
+}
+
+/// The extensions of prose files (lower case, without the dot).
+fn is_prose_extension(ext: &str) -> bool {
+    matches!(
+        ext,
+        "md" | "markdown" | "mdx" | "rst" | "txt" | "adoc" | "org"
+    )
 }
 
 /// Whether a path is a project's changelog (`CHANGELOG.md`, `CHANGES.rst`, `HISTORY.md`,
@@ -1193,10 +1197,7 @@ pub fn is_changelog(path: &str) -> bool {
             | "releases"
             | "release-notes"
             | "release_notes"
-    ) && matches!(
-        ext,
-        "" | "md" | "markdown" | "mdx" | "rst" | "txt" | "adoc" | "org"
-    )
+    ) && (ext.is_empty() || is_prose_extension(ext))
 }
 
 /// Whether a path is one of the project's process files: anything under `.github/`,
@@ -1226,10 +1227,7 @@ pub fn is_project_file(path: &str) -> bool {
             | "maintainers"
             | "funding"
             | "ai_policy"
-    ) && matches!(
-        ext,
-        "" | "md" | "markdown" | "mdx" | "rst" | "txt" | "adoc" | "org"
-    )
+    ) && (ext.is_empty() || is_prose_extension(ext))
 }
 
 /// Whether a query (its [`words`]) names a file: shares a word with the file's name, less its
