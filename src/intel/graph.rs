@@ -1983,11 +1983,12 @@ fn class_of_call(r: &ReferenceRow) -> Option<&str> {
     }
 }
 
-/// Whether the file is a Vue, Svelte or Astro component.
+/// Whether the file was read as a Vue, Svelte or Astro component.
 fn is_component(path: &str) -> bool {
-    [".vue", ".svelte", ".astro"]
-        .iter()
-        .any(|e| path.ends_with(e))
+    matches!(
+        crate::chunk::Language::from_path(path),
+        crate::chunk::Language::Component(_)
+    )
 }
 
 /// Java, C#, C++ and Ruby call their own class's methods without `this.`/`self.`.
