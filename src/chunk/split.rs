@@ -114,19 +114,10 @@ pub(crate) fn split_large(text: &str, mut spans: Vec<Span>, opts: &ChunkOptions)
 /// indentation), so that sizes are measured on what the chunk holds. The span before gives up
 /// that white space.
 fn with_indentation(text: &str, spans: &mut [Span]) {
-    // Indentation is short: looking no further back keeps a long line's many spans linear.
-    const MAX_INDENT: usize = 256;
+    let lines = line_starts(text);
     for i in 0..spans.len() {
         let start = spans[i].start;
-        let mut from = start.saturating_sub(MAX_INDENT);
-        while !text.is_char_boundary(from) {
-            from += 1;
-        }
-        let line_start = match text[from..start].rfind('\n') {
-            Some(n) => from + n + 1,
-            None if from == 0 => 0,
-            None => continue,
-        };
+        let line_start = lines[line_of(&lines, start)];
         if line_start == start || !text[line_start..start].trim().is_empty() {
             continue;
         }
@@ -303,15 +294,25 @@ fn join_closing(text: &str, out: &mut [Span], span: &Span, opts: &ChunkOptions) 
     true
 }
 
-/// Trims blank lines around each span and numbers its lines.
-pub(crate) fn to_chunks(text: &str, spans: Vec<Span>) -> Vec<Chunk> {
-    let line_starts: Vec<usize> = std::iter::once(0)
+/// The byte offset each line of `text` starts at.
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
-    let line_of = |byte: usize| match line_starts.binary_search(&byte) {
+        .collect()
+}
+
+/// The index of the line (in `starts`, from [`line_starts`]) that holds `byte`.
+fn line_of(starts: &[usize], byte: usize) -> usize {
+    match starts.binary_search(&byte) {
         Ok(i) => i,
         Err(i) => i - 1,
-    };
+    }
+}
+
+/// Trims blank lines around each span and numbers its lines.
+pub(crate) fn to_chunks(text: &str, spans: Vec<Span>) -> Vec<Chunk> {
+    let line_starts = line_starts(text);
+    let line_of = |byte: usize| line_of(&line_starts, byte);
     let mut chunks = Vec::with_capacity(spans.len());
     for span in spans {
         let body = &text[span.start..span.end];
