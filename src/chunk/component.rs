@@ -34,17 +34,28 @@ pub(crate) fn script_language(text: &str) -> CodeLanguage {
 /// `text` with every character outside the scripts' code replaced by spaces of its width in
 /// bytes, line breaks kept: what the parser reads.
 pub(crate) fn mask(text: &str) -> String {
-    let code = code_ranges(text);
+    keep_only(text, &code_ranges(text), false)
+}
+
+/// `text` with only the `kept` ranges (in order) as they are and everything else blanked
+/// ([`blank_into`]); with `end_each`, the one-byte delimiter after each kept range becomes a
+/// `;`. A range that overlaps the one before is left out.
+fn keep_only(text: &str, kept: &[Range<usize>], end_each: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut pos = 0;
-    for r in code
-        .iter()
-        .chain(std::iter::once(&(text.len()..text.len())))
-    {
+    for r in kept {
+        if r.start < pos || r.end > text.len() || (end_each && r.end == text.len()) {
+            continue;
+        }
         blank_into(&mut out, &text[pos..r.start]);
         out.push_str(&text[r.clone()]);
         pos = r.end;
+        if end_each {
+            out.push(';');
+            pos += 1;
+        }
     }
+    blank_into(&mut out, &text[pos..]);
     out
 }
 
@@ -111,19 +122,8 @@ pub fn template(text: &str, braces: bool) -> Template {
         }
     }
     kept.sort_by_key(|r| r.start);
-    let mut masked = String::with_capacity(text.len());
-    let mut pos = 0;
-    for r in kept {
-        if r.start < pos || r.end >= text.len() {
-            continue;
-        }
-        blank_into(&mut masked, &text[pos..r.start]);
-        masked.push_str(&text[r.clone()]);
-        // The delimiter after the expression (a quote, a brace: one byte) ends the statement.
-        masked.push(';');
-        pos = r.end + 1;
-    }
-    blank_into(&mut masked, &text[pos.min(text.len())..]);
+    // The delimiter after each expression (a quote, a brace, a space: one byte) ends it.
+    let masked = keep_only(text, &kept, true);
     // Lines counted once, in order.
     handlers.sort_by_key(|h| h.0);
     let (mut line, mut counted) = (1u32, 0);
