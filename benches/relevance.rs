@@ -28,6 +28,10 @@
 //! `RELEVANCE_SHOW=text` prints, for each query containing `text` (`*`: every query), hybrid's top 10 with the
 //! score parts and the baseline's ranking: for reading a ranking, not for tuning to it.
 //!
+//! After the tables by kind of query, #19's check repository by repository (every set's
+//! queries from that repository's history pooled): with the labels as written, and again with
+//! the tests and changelogs each commit changed as labels too, which the sets leave out.
+//!
 //! `RELEVANCE_RANKINGS=FILE` writes every mode's ranked files for every query to FILE (tab-separated).
 
 mod common;
@@ -44,8 +48,8 @@ use codesearch::context::{ContextRequest, ContextService};
 use codesearch::daemon;
 use codesearch::pipeline::Indexer;
 use codesearch::repository::Repository;
-use codesearch::scan::Walker;
-use codesearch::search::{RawSearch, SearchRequest, SearchService};
+use codesearch::scan::{Classifier, Walker};
+use codesearch::search::{RawSearch, SearchRequest, SearchService, is_changelog};
 use codesearch::store::Origin;
 use codesearch::text::words;
 use common::registry_crate;
@@ -233,6 +237,8 @@ async fn main() -> anyhow::Result<()> {
     .map(|g| (g, [Score::default(); 4]))
     .collect();
     let mut misses: Vec<String> = Vec::new();
+    // Every query's rankings (lexical, vector, hybrid, bm25-file), for the per-repository report.
+    let mut outcomes: Vec<Outcome<'_>> = Vec::new();
     // Hybrid search's time (the query embedding included), short queries and long ones.
     let mut latencies: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
     // Queries where hybrid ranks the first relevant file below the baseline.
@@ -242,6 +248,7 @@ async fn main() -> anyhow::Result<()> {
             continue;
         };
         let bm25 = FileBm25::build(paths, &cfg)?;
+        let indexed: Arc<HashSet<String>> = Arc::new(bm25.paths().map(str::to_owned).collect());
         // One row per set that searches this corpus: its own, then the others (`long`).
         let mut scores: Vec<(String, [Score; 4])> = Vec::new();
         for q in labels.query.iter().filter(|q| q.corpus == c.name) {
@@ -360,6 +367,16 @@ async fn main() -> anyhow::Result<()> {
                 groups[group].1[m].add(ranked, &q.relevant);
             }
             groups[group].1[3].add(&baseline, &q.relevant);
+            outcomes.push(Outcome {
+                query: q,
+                indexed: Arc::clone(&indexed),
+                ranked: [
+                    ranked_by_mode[0].clone(),
+                    ranked_by_mode[1].clone(),
+                    ranked_by_mode[2].clone(),
+                    baseline.clone(),
+                ],
+            });
             let first = |ranked: &[String]| ranked.iter().position(|p| q.relevant.contains(p));
             if let (Some(b), h) = (first(&baseline), first(&hybrid_ranked))
                 && h.is_none_or(|h| h > b)
@@ -391,6 +408,25 @@ async fn main() -> anyhow::Result<()> {
     for (name, scores) in groups.iter().filter(|(_, s)| s[0].n > 0) {
         print_table(name, scores);
     }
+    print_per_repository(
+        "per repository, queries from its history (every set run pooled), labels as written:",
+        &outcomes,
+        |o| Some(o.query.relevant.clone()),
+    );
+    let also = tests_and_changelogs_changed(&labels, &outcomes, &cfg)?;
+    print_per_repository(
+        "the same, with the tests and changelogs each commit changed as labels too:",
+        &outcomes,
+        |o| {
+            let mut rel = o.query.relevant.clone();
+            if let Some(more) = o.query.source.as_deref().and_then(|s| also.get(s)) {
+                rel.extend(more.iter().cloned());
+            }
+            rel.sort();
+            rel.dedup();
+            Some(rel)
+        },
+    );
     println!(
         "\nhybrid search time, query embedding included, one at a time, no result cache (this \
          workspace, {} chunks; not the scale benchmark):",
@@ -885,6 +921,164 @@ fn run(cmd: &mut std::process::Command) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One query's rankings: lexical-only, vector-only and hybrid search's files, and the
+/// baseline's.
+struct Outcome<'a> {
+    query: &'a Query,
+    /// The corpus's files that the index holds.
+    indexed: Arc<HashSet<String>>,
+    ranked: [Vec<String>; 4],
+}
+
+/// #19's check, repository by repository, over the queries taken from its history (a
+/// `source = "commit …"`), every set that ran pooled: hybrid's R@10 and MRR@10 each at least
+/// 0.05 above the file-level BM25 baseline's, and not below lexical-only's or vector-only's.
+/// `relevant` gives a query's labels.
+fn print_per_repository<'a>(
+    title: &str,
+    outcomes: &[Outcome<'a>],
+    relevant: impl Fn(&Outcome<'a>) -> Option<Vec<String>>,
+) {
+    let mut per: Vec<(&str, [Score; 4])> = Vec::new();
+    for o in outcomes {
+        if !o
+            .query
+            .source
+            .as_deref()
+            .is_some_and(|s| s.starts_with("commit "))
+        {
+            continue;
+        }
+        let Some(rel) = relevant(o) else { continue };
+        let name = o.query.corpus.as_str();
+        let i = match per.iter().position(|(n, _)| *n == name) {
+            Some(i) => i,
+            None => {
+                per.push((name, [Score::default(); 4]));
+                per.len() - 1
+            }
+        };
+        for (score, ranked) in per[i].1.iter_mut().zip(&o.ranked) {
+            score.add(ranked, &rel);
+        }
+    }
+    if per.is_empty() {
+        return;
+    }
+    println!(
+        "\n{title}\n  {:<12} {:>7}  {:>11}  {:>11}  {:>11}  {:>11}  {:>15}  #19's check",
+        "repository", "queries", "lexical", "vector", "hybrid", "bm25-file", "hybrid - bm25"
+    );
+    let mut met = 0;
+    for (name, s) in &per {
+        let n = s[0].n.max(1) as f64;
+        let (r10, mrr) = (|i: usize| s[i].r10 / n, |i: usize| s[i].mrr / n);
+        let mut short = Vec::new();
+        for (metric, at) in [("R@10", &r10 as &dyn Fn(usize) -> f64), ("MRR", &mrr)] {
+            let lead = at(2) - at(3);
+            if lead < 0.05 - 1e-9 {
+                short.push(format!("{metric} {lead:+.3} over bm25"));
+            }
+            for (m, mode) in [(0, "lexical"), (1, "vector")] {
+                if at(2) < at(m) {
+                    short.push(format!("{metric} below {mode}"));
+                }
+            }
+        }
+        met += usize::from(short.is_empty());
+        let pair = |i: usize| format!("{:.3}/{:.3}", r10(i), mrr(i));
+        println!(
+            "  {name:<12} {:>7}  {}  {}  {}  {}  {:>+7.3}/{:+.3}  {}",
+            s[0].n,
+            pair(0),
+            pair(1),
+            pair(2),
+            pair(3),
+            r10(2) - r10(3),
+            mrr(2) - mrr(3),
+            if short.is_empty() {
+                "met".to_owned()
+            } else {
+                short.join(", ")
+            }
+        );
+    }
+    println!(
+        "  (R@10/MRR@10; met on {met} of {} repositories)",
+        per.len()
+    );
+}
+
+/// For each commit a query came from (its `source`), the tests and changelogs it added or
+/// modified that the index holds at the snapshot. The sets' labels leave them out
+/// (`scripts/relevance-from-git.py`), so they cannot show what ranking tests and changelogs
+/// lower (`search.test_weight`, `search.changelog_weight`) costs a question they answer; scoring
+/// with them as labels too shows it.
+fn tests_and_changelogs_changed(
+    labels: &Labels,
+    outcomes: &[Outcome<'_>],
+    cfg: &Config,
+) -> anyhow::Result<HashMap<String, Vec<String>>> {
+    let classifier = Classifier::new(&cfg.index)?;
+    let mut git_dirs: HashMap<&str, Option<PathBuf>> = HashMap::new();
+    let mut found = HashMap::new();
+    for o in outcomes {
+        let q = o.query;
+        let Some(source) = q.source.as_deref() else {
+            continue;
+        };
+        let Some(commit) = source.strip_prefix("commit ") else {
+            continue;
+        };
+        if found.contains_key(source) {
+            continue;
+        }
+        let git_dir = match git_dirs.get(q.corpus.as_str()) {
+            Some(dir) => dir.clone(),
+            None => {
+                let dir = labels
+                    .corpus
+                    .iter()
+                    .find(|c| c.name == q.corpus)
+                    .and_then(|c| Some(git_dir_of(&c.name, c.git.as_deref()?)))
+                    .transpose()?
+                    .map(|(dir, _)| dir);
+                git_dirs.insert(&q.corpus, dir.clone());
+                dir
+            }
+        };
+        let Some(git_dir) = git_dir else { continue };
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&git_dir)
+            .args([
+                "show",
+                "--no-renames",
+                "--diff-filter=AM",
+                "--name-only",
+                "--format=",
+            ])
+            .arg(commit)
+            .output()
+            .with_context(|| format!("running git show {commit}"))?;
+        anyhow::ensure!(
+            out.status.success(),
+            "git show {commit} failed in {}",
+            git_dir.display()
+        );
+        let files = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|path| o.indexed.contains(*path))
+            .filter(|path| {
+                is_changelog(path) || classifier.classify(path).1.as_deref() == Some("test")
+            })
+            .map(str::to_owned)
+            .collect();
+        found.insert(source.to_owned(), files);
+    }
+    Ok(found)
+}
+
 /// One block of the report: the figures of each mode and of the baseline.
 fn print_table(name: &str, scores: &[Score; 4]) {
     println!(
@@ -928,6 +1122,11 @@ impl FileBm25 {
         }
         let avg_len = docs.iter().map(|d| d.2).sum::<usize>() as f64 / docs.len().max(1) as f64;
         Ok(Self { docs, df, avg_len })
+    }
+
+    /// The files it ranks: what the index holds of the corpus.
+    fn paths(&self) -> impl Iterator<Item = &str> {
+        self.docs.iter().map(|(path, _, _)| path.as_str())
     }
 
     fn rank(&self, query: &str, k: usize) -> Vec<String> {
