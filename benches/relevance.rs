@@ -415,7 +415,13 @@ async fn main() -> anyhow::Result<()> {
     );
     let also = tests_and_changelogs_changed(&labels, &outcomes, &cfg)?;
     print_per_repository(
-        "the same, with the tests and changelogs each commit changed as labels too:",
+        &format!(
+            "the same, with the tests and changelogs each commit changed as labels too ({} files \
+             over {} of {} commits):",
+            also.values().map(Vec::len).sum::<usize>(),
+            also.values().filter(|files| !files.is_empty()).count(),
+            also.len()
+        ),
         &outcomes,
         |o| {
             let mut rel = o.query.relevant.clone();
