@@ -282,14 +282,32 @@ fn resolve(dir: &str, rel: &str) -> Option<String> {
 
 const ECMA_EXTENSIONS: [&str; 7] = ["ts", "tsx", "d.ts", "js", "jsx", "mjs", "cjs"];
 
+/// The files a relative specifier may name, in the order a bundler tries them; `@/…` and
+/// `~/…` as the `src` directory (the alias Vue's and Vite's project templates set up), then
+/// as the root (Nuxt's). Other bare specifiers (packages, aliases of a project's own) none.
 fn ecma_candidates(rel_path: &str, spec: &str) -> Vec<String> {
-    if !(spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == "..") {
-        return Vec::new();
-    }
-    let Some(base) = resolve(dir_of(rel_path), spec) else {
-        return Vec::new();
-    };
+    let bases: Vec<String> =
+        if spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == ".." {
+            resolve(dir_of(rel_path), spec).into_iter().collect()
+        } else if let Some(rest) = spec.strip_prefix("@/").or_else(|| spec.strip_prefix("~/")) {
+            [format!("src/{rest}"), rest.to_owned()]
+                .iter()
+                .filter_map(|p| resolve("", p))
+                .collect()
+        } else {
+            return Vec::new();
+        };
     let mut out = Vec::new();
+    for base in bases {
+        ecma_files(&base, &mut out);
+    }
+    out.dedup();
+    out
+}
+
+/// The files `base` may name: itself when it has an extension, then with each extension, then
+/// as a directory's index (Vue's `.vue` last: webpack's Vue setups resolve it too).
+fn ecma_files(base: &str, out: &mut Vec<String>) {
     let file = base.rsplit('/').next().unwrap_or_default();
     if let Some((stem, ext)) = file.rsplit_once('.')
         && matches!(
@@ -297,21 +315,19 @@ fn ecma_candidates(rel_path: &str, spec: &str) -> Vec<String> {
             "js" | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "json" | "vue" | "svelte" | "astro"
         )
     {
-        out.push(exact(&base));
+        out.push(exact(base));
         // TypeScript written for ES modules imports `./a.js` for `./a.ts`.
-        let stem = join(dir_of(&base), stem);
+        let stem = join(dir_of(base), stem);
         for e in ["ts", "tsx", "d.ts"] {
             out.push(exact(&format!("{stem}.{e}")));
         }
     }
-    for e in ECMA_EXTENSIONS {
+    for e in ECMA_EXTENSIONS.iter().chain(&["vue"]) {
         out.push(exact(&format!("{base}.{e}")));
     }
-    for e in ["ts", "tsx", "js", "jsx"] {
-        out.push(exact(&join(&base, &format!("index.{e}"))));
+    for e in ["ts", "tsx", "js", "jsx", "vue"] {
+        out.push(exact(&join(base, &format!("index.{e}"))));
     }
-    out.dedup();
-    out
 }
 
 /// The local names an import, re-export or `require` binds.
@@ -680,6 +696,18 @@ mod tests {
         assert_eq!(resolve("src", "../../etc/passwd"), None);
         assert!(ecma_candidates("index.ts", "../../etc/passwd").is_empty());
         assert!(ecma_candidates("src/a.ts", "react").is_empty());
+        assert!(ecma_candidates("src/a.ts", "@vue/shared").is_empty());
+        assert!(ecma_candidates("src/a.ts", "@/../../etc/passwd").is_empty());
+        // `@/` and `~/`: the `src` directory first, then the root; `.vue` after the scripts.
+        let alias = ecma_candidates("src/views/list.vue", "@/components/Pagination");
+        assert_eq!(alias[0], "/src/components/Pagination.ts");
+        let at = |key: &str| alias.iter().position(|c| c == key).expect(key);
+        assert!(
+            at("/src/components/Pagination/index.js") < at("/src/components/Pagination/index.vue")
+        );
+        assert!(at("/src/components/Pagination/index.vue") < at("/components/Pagination.ts"));
+        at("/components/Pagination/index.vue");
+        assert!(ecma_candidates("pages/a.vue", "~/utils/x").contains(&"/utils/x.ts".to_owned()));
     }
 
     #[test]
