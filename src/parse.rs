@@ -2,7 +2,7 @@
 //! Svelte component, a second one of its template's expressions, for the calls they make).
 
 use crate::chunk::{self, Chunk, ChunkOptions, CodeLanguage, Language};
-use crate::intel::{self, Extraction, Reference};
+use crate::intel::{self, Definition, Extraction, Import, Reference};
 
 /// A file's chunks and what its code defines, calls and imports.
 #[derive(Debug, Clone)]
@@ -24,9 +24,11 @@ pub fn analyze(rel_path: &str, text: &str, opts: &ChunkOptions) -> Analysis {
         _ => Extraction::default(),
     };
     if let (Language::Component(lang), Some(_)) = (language, &tree) {
+        let calls = template_calls(lang, rel_path, text, &mut intel.imports, opts);
+        intel.references.extend(calls);
         intel
-            .references
-            .extend(template_calls(lang, rel_path, text, opts));
+            .definitions
+            .extend(component_definition(rel_path, text));
     }
     Analysis {
         language,
@@ -36,12 +38,14 @@ pub fn analyze(rel_path: &str, text: &str, opts: &ChunkOptions) -> Analysis {
 }
 
 /// The calls a component's template makes (`@click="select(user)"`, `{{ format(date) }}`,
-/// Svelte's and Astro's `{total()}`), and the handlers it names (`@click="select"`), as calls from the top
-/// level of the file: its expressions are parsed as the scripts are, one statement each.
+/// Svelte's and Astro's `{total()}`), the handlers it names (`@click="select"`) and the
+/// components it uses ([`component_calls`]), as calls from the top level of the file: its
+/// expressions are parsed as the scripts are, one statement each.
 fn template_calls(
     lang: CodeLanguage,
     rel_path: &str,
     text: &str,
+    imports: &mut Vec<Import>,
     opts: &ChunkOptions,
 ) -> Vec<Reference> {
     let ext = crate::scan::file_type_of(rel_path);
@@ -52,9 +56,11 @@ fn template_calls(
     } else {
         lang
     };
+    let components = component_calls(template.components, template.lowercase, imports);
     let mut calls: Vec<Reference> = template
         .handlers
         .into_iter()
+        .chain(components)
         .map(|(name, qualifier, line)| Reference {
             name,
             qualifier,
@@ -77,4 +83,77 @@ fn template_calls(
     }
     calls.sort_by_key(|r| r.line);
     calls
+}
+
+/// The components a template's tags use, as calls of the components' own names (see
+/// [`component_name`]): `<UserCard>`, and `<pagination>` when the script imports `Pagination`
+/// (`<table>` is HTML's). A tag named by a local import (`import Search from
+/// '@/components/HeaderSearch'`) calls the component that import names, `HeaderSearch`, and
+/// the import binds that name too, so that the call resolves through it.
+fn component_calls(
+    capitalised: Vec<(String, Option<String>, u32)>,
+    lowercase: Vec<(String, Option<String>, u32)>,
+    imports: &mut Vec<Import>,
+) -> Vec<(String, Option<String>, u32)> {
+    let lowercase: Vec<_> = lowercase
+        .into_iter()
+        .filter(|(name, _, _)| imports.iter().any(|i| i.name == *name))
+        .collect();
+    let mut calls = Vec::new();
+    for (name, qualifier, line) in capitalised.into_iter().chain(lowercase) {
+        let local = imports
+            .iter()
+            .find(|i| qualifier.is_none() && i.name == name && !i.candidates.is_empty());
+        let named = local.and_then(|i| Some((i.clone(), component_name(&i.specifier)?)));
+        match named {
+            Some((import, component)) if component != name => {
+                if !imports.iter().any(|i| i.name == component) {
+                    imports.push(Import {
+                        name: component.clone(),
+                        ..import
+                    });
+                }
+                calls.push((component, None, line));
+            }
+            _ => calls.push((name, qualifier, line)),
+        }
+    }
+    calls
+}
+
+/// How a component's tags name the component a path (a file, or an import's specifier) holds:
+/// `UserCard.vue`, and `user-card.vue` too, is `UserCard`, and `Pagination/index.vue` (imported
+/// as `@/components/Pagination`) is `Pagination`. A file whose name does not start with a
+/// letter (SvelteKit's `+page.svelte`, Astro's `[slug].astro`) is a route, used by no tag: none.
+fn component_name(path: &str) -> Option<String> {
+    let mut parts = path.rsplit('/');
+    let file = parts.next().unwrap_or(path);
+    let mut stem = file.split('.').next().unwrap_or(file);
+    if stem == "index"
+        && let Some(dir) = parts.next()
+    {
+        stem = dir;
+    }
+    if !stem.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let name = chunk::component::pascal_case(stem);
+    name.chars()
+        .all(|c| c.is_ascii_alphanumeric())
+        .then_some(name)
+}
+
+/// The component a file is, as a definition of kind `component` spanning the file, named as
+/// its tags name it ([`component_name`]).
+fn component_definition(rel_path: &str, text: &str) -> Option<Definition> {
+    let name = component_name(rel_path)?;
+    Some(Definition {
+        signature: format!("<{name}>"),
+        qualified: name.clone(),
+        name,
+        kind: "component",
+        start_line: 1,
+        end_line: text.lines().count().max(1) as u32,
+        parent: None,
+    })
 }

@@ -104,6 +104,13 @@ pub struct Template {
     /// framework calls them. Each is the name, the path before it (`store.reset`'s `store`)
     /// and its 1-based line.
     pub handlers: Vec<(String, Option<String>, u32)>,
+    /// The project's components the markup uses, by the tags that name them (`<UserCard>`,
+    /// Svelte's `<Icon.Close>`, Vue's `<user-card>` as `UserCard`): the name, the path before
+    /// a dotted one, and the 1-based line.
+    pub components: Vec<(String, Option<String>, u32)>,
+    /// Vue's one-word tags in lower case (`<pagination>`), as components (`Pagination`): the
+    /// script's imports tell which of them are, since HTML's elements are written so too.
+    pub lowercase: Vec<(String, Option<String>, u32)>,
 }
 
 /// The expressions in the markup of a Vue component (`braces` false) or of a Svelte or Astro
@@ -114,31 +121,114 @@ pub struct Template {
 pub fn template(text: &str, braces: bool) -> Template {
     let mut kept: Vec<Range<usize>> = Vec::new();
     let mut handlers = Vec::new();
+    let (mut components, mut lowercase) = (Vec::new(), Vec::new());
     for region in markup_regions(text) {
         if braces {
-            svelte_expressions(text, region, &mut kept, &mut handlers);
+            svelte_expressions(text, region.clone(), &mut kept, &mut handlers);
         } else {
-            vue_expressions(text, region, &mut kept, &mut handlers);
+            vue_expressions(text, region.clone(), &mut kept, &mut handlers);
         }
+        let vue = (!braces).then_some(&mut lowercase);
+        component_tags(text, region, vue, &mut components);
     }
     kept.sort_by_key(|r| r.start);
     // The delimiter after each expression (a quote, a brace, a space: one byte) ends it.
     let masked = keep_only(text, &kept, true);
+    Template {
+        masked,
+        handlers: named_at_lines(text, handlers),
+        components: named_at_lines(text, components),
+        lowercase: named_at_lines(text, lowercase),
+    }
+}
+
+/// Each `(offset, path)` as its last name, the path before it (`store.reset`'s `store`) and the
+/// 1-based line of the offset, in the file's order.
+fn named_at_lines<P: AsRef<str>>(
+    text: &str,
+    mut found: Vec<(usize, P)>,
+) -> Vec<(String, Option<String>, u32)> {
+    found.sort_by_key(|f| f.0);
     // Lines counted once, in order.
-    handlers.sort_by_key(|h| h.0);
     let (mut line, mut counted) = (1u32, 0);
-    let handlers = handlers
+    found
         .into_iter()
-        .map(|(at, path): (usize, &str)| {
+        .map(|(at, path)| {
             line += text[counted..at].matches('\n').count() as u32;
             counted = at;
-            match path.rsplit_once('.') {
+            match path.as_ref().rsplit_once('.') {
                 Some((owner, name)) => (name.to_owned(), Some(owner.to_owned()), line),
-                None => (path.to_owned(), None, line),
+                None => (path.as_ref().to_owned(), None, line),
             }
         })
-        .collect();
-    Template { masked, handlers }
+        .collect()
+}
+
+/// `user-card` and `user_card` as `UserCard`: how a component's tag names it.
+pub fn pascal_case(name: &str) -> String {
+    name.split(['-', '_'])
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_ascii_uppercase().to_string() + chars.as_str()
+            })
+        })
+        .collect()
+}
+
+/// The tags in `region` that name a component: capitalised (`<UserCard`, `<Icon.Close`), or in
+/// Vue written in kebab case (`<user-card`, which Vue resolves to `UserCard`). Vue's one-word
+/// tags in lower case go to `vue_lowercase` (`<pagination` as `Pagination`), for the caller to
+/// tell from HTML's. Svelte's `<svelte:…>`, the frameworks' built-ins (`<Transition>`,
+/// `<KeepAlive>`, Astro's `<Fragment>`) and tags in comments are none.
+fn component_tags(
+    text: &str,
+    region: Range<usize>,
+    mut vue_lowercase: Option<&mut Vec<(usize, String)>>,
+    out: &mut Vec<(usize, String)>,
+) {
+    static TAG: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"<([A-Za-z][\w.:-]*)").expect("a valid pattern"));
+    static COMMENT: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?s)<!--.*?(?:-->|\z)").expect("a valid pattern"));
+    const BUILT_IN: &[&str] = &[
+        "Transition",
+        "TransitionGroup",
+        "KeepAlive",
+        "Teleport",
+        "Suspense",
+        "Component",
+        "Slot",
+        "Fragment",
+        "Template",
+    ];
+    let markup = &text[region.clone()];
+    let comments: Vec<Range<usize>> = COMMENT.find_iter(markup).map(|m| m.range()).collect();
+    for c in TAG.captures_iter(markup) {
+        let Some(tag) = c.get(1) else { continue };
+        if comments.iter().any(|r| r.contains(&tag.start())) {
+            continue;
+        }
+        let raw = tag.as_str().trim_end_matches(['.', '-']);
+        let at = region.start + tag.start();
+        let name = if raw.contains(':') {
+            continue;
+        } else if raw.starts_with(|c: char| c.is_ascii_uppercase()) {
+            raw.to_owned()
+        } else if let Some(lowercase) = vue_lowercase.as_deref_mut() {
+            if raw.contains('-') {
+                pascal_case(raw)
+            } else {
+                lowercase.push((at, pascal_case(raw)));
+                continue;
+            }
+        } else {
+            continue;
+        };
+        if !BUILT_IN.contains(&name.as_str()) {
+            out.push((at, name));
+        }
+    }
 }
 
 /// The byte ranges of the markup: outside the scripts and the `<style>` blocks.

@@ -2125,7 +2125,7 @@ fn defined_as(called: &str) -> &str {
 fn is_callable(kind: &str) -> bool {
     matches!(
         kind,
-        "function" | "method" | "class" | "struct" | "macro" | "enum"
+        "function" | "method" | "class" | "struct" | "macro" | "enum" | "component"
     )
 }
 

@@ -1005,8 +1005,11 @@ function select(u: User) {
             ("users".to_owned(), "const", 10, 10),
             ("load".to_owned(), "function", 12, 14),
             ("select".to_owned(), "function", 16, 18),
+            // The file is a component, named as its tags name it.
+            ("UserList".to_owned(), "component", 1, 23),
         ]
     );
+    assert_eq!(x.definitions[3].signature, "<UserList>");
     let c = calls(&x);
     assert!(c.contains(&("listUsers".into(), None, Some("load".into()))));
     let find = |name: &str| x.imports.iter().find(|i| i.name == name).expect(name);
@@ -1022,6 +1025,13 @@ function select(u: User) {
         .find(|r| r.name == "select")
         .expect("select");
     assert_eq!((select.line, select.enclosing), (2, None));
+    // A tag calls the component it names.
+    let card = x
+        .references
+        .iter()
+        .find(|r| r.name == "UserCard")
+        .expect("UserCard");
+    assert_eq!((card.line, card.enclosing), (2, None));
 
     // Options (`export default {…}`, `defineComponent({…})`): the members, named as their
     // chunks define them.
@@ -1033,7 +1043,17 @@ function select(u: User) {
         .iter()
         .map(|d| d.qualified.as_str())
         .collect();
-    assert_eq!(names, ["data", "inc"]);
+    assert_eq!(names, ["data", "inc", "Counter"]);
+    // A directory's `index.vue` is the directory's component.
+    let a = crate::parse::analyze(
+        "src/components/Pagination/index.vue",
+        options,
+        &chunk::ChunkOptions::default(),
+    );
+    assert_eq!(
+        a.intel.definitions.last().map(|d| d.name.as_str()),
+        Some("Pagination")
+    );
     assert_eq!(a.chunks.len(), 1);
     assert_eq!(a.chunks[0].defines, ["data", "inc"]);
 }
@@ -1057,11 +1077,13 @@ fn a_components_template_calls_what_its_expressions_call_and_the_handlers_it_nam
     <li v-for="(u, i) in sorted(users)" :class="{ active: isActive(u) }" @click="select">
       {{ format(u.joined) }} <button @click="() => open(u.id)">open</button>
     </li>
-    <input v-model="query" :placeholder='label("search")' />
+    <input v-model="query" :placeholder='label("search")' /> <user-card :user="query" />
+    <Transition><KeepAlive /></Transition> <!-- <OldCard /> --> <svg-icon /> <pagination />
   </form>
 </template>
 
 <script setup>
+import Pagination from './Pagination.vue'
 function select() {}
 </script>
 
@@ -1073,6 +1095,11 @@ function select() {}
     assert_eq!(
         calls_in("src/List.vue", vue),
         [
+            // Components by their tags: not the built-ins, not in comments, and a one-word
+            // tag in lower case when the script imports it (`<form>` is HTML's).
+            ("Pagination".to_owned(), None, 7),
+            ("SvgIcon".to_owned(), None, 7),
+            ("UserCard".to_owned(), None, 6),
             ("format".to_owned(), None, 4),
             ("isActive".to_owned(), None, 3),
             ("label".to_owned(), None, 6),
@@ -1091,7 +1118,7 @@ function select() {}
   {#each visible(items) as item, i (item.id)}
     <button on:click|preventDefault={reset} onclick={() => inc(i)}>{label(item)}</button>
   {:else}
-    <p>{$t('empty')}</p>
+    <p>{$t('empty')}</p> <Icon.Close /> <svelte:fragment />
   {/each}
 {/if}
 {@render children()}
@@ -1106,6 +1133,7 @@ function select() {}
             // The script's own top-level call.
             ("$props".to_owned(), None, 2),
             ("$t".to_owned(), None, 10),
+            ("Close".to_owned(), some("Icon"), 10),
             ("children".to_owned(), None, 13),
             ("inc".to_owned(), None, 8),
             ("label".to_owned(), None, 8),
@@ -1136,7 +1164,7 @@ fn an_astro_components_frontmatter_is_its_code_and_its_expressions_call_it() {
         .iter()
         .map(|d| (d.qualified.as_str(), d.start_line))
         .collect();
-    assert_eq!(defs, [("Props", 6), ("readingTime", 15)]);
+    assert_eq!(defs, [("Props", 6), ("readingTime", 15), ("Card", 1)]);
     let find = |name: &str| x.imports.iter().find(|i| i.name == name).expect(name);
     assert_eq!(find("Layout").candidates[0], "/src/layouts/Layout.astro");
     let calls: Vec<(&str, u32)> = x
@@ -1150,6 +1178,7 @@ fn an_astro_components_frontmatter_is_its_code_and_its_expressions_call_it() {
         ("readingTime", 24),
         ("map", 26),
         ("toUpperCase", 26),
+        ("Layout", 21),
     ] {
         assert!(calls.contains(&call), "{call:?} in {calls:?}");
     }

@@ -599,6 +599,66 @@ async fn typescript_barrels_private_methods_and_object_members_resolve_as_the_ch
 }
 
 #[tokio::test]
+async fn a_components_callers_are_the_templates_whose_tags_use_it() {
+    let d = Daemon::start(&[
+        (
+            "src/components/UserCard.vue",
+            "<template>\n  <div @click=\"open\">{{ user.name }}</div>\n</template>\n\n<script setup>\ndefineProps(['user'])\nfunction open() {}\n</script>\n",
+        ),
+        (
+            "src/components/UserList.vue",
+            "<template>\n  <UserCard v-for=\"u in users\" :user=\"u\" />\n  <user-card :user=\"me\" /> <search />\n  <!-- <UserCard :user=\"old\" /> -->\n</template>\n\n<script setup>\nimport UserCard from './UserCard.vue'\nimport Search from './HeaderSearch'\n</script>\n",
+        ),
+        (
+            "src/components/HeaderSearch/index.vue",
+            "<template>\n  <input />\n</template>\n",
+        ),
+        (
+            "src/lib/Badge.svelte",
+            "<script>\n  let { label } = $props();\n</script>\n\n<span>{label}</span>\n",
+        ),
+        (
+            "src/routes/+page.svelte",
+            "<script>\n  import Badge from '../lib/Badge.svelte';\n</script>\n\n<Badge label=\"new\" />\n",
+        ),
+    ])
+    .await;
+    let ask = |symbol: Value| {
+        let d = &d;
+        async move { callers(&d.ask("agog.codebase.callers", symbol).await) }
+    };
+    // Both spellings of the tag, through the import; not the one in a comment.
+    assert_eq!(
+        ask(json!({"symbol": "UserCard"})).await,
+        [
+            ("src/components/UserList.vue".into(), 2, "import".into()),
+            ("src/components/UserList.vue".into(), 3, "import".into()),
+        ]
+    );
+    // `<search>` is the component its import names: `HeaderSearch`, through `./HeaderSearch`.
+    assert_eq!(
+        ask(json!({"symbol": "HeaderSearch"})).await,
+        [("src/components/UserList.vue".into(), 3, "import".into())]
+    );
+    assert_eq!(
+        ask(json!({"symbol": "Badge"})).await,
+        [("src/routes/+page.svelte".into(), 5, "import".into())]
+    );
+    let r = d
+        .ask("agog.codebase.symbols", json!({ "query": "Badge" }))
+        .await;
+    assert_eq!(r["definitions"][0]["kind"], "component", "{r}");
+    assert_eq!(r["definitions"][0]["path"], "src/lib/Badge.svelte");
+    assert_eq!(r["definitions"][0]["signature"], "<Badge>");
+    // A route (`+page.svelte`) is no component a tag names.
+    let r = d
+        .ask("agog.codebase.symbols", json!({ "query": "Page" }))
+        .await;
+    assert_eq!(r["definitions"], json!([]), "{r}");
+    d.stop().await;
+}
+
+#[tokio::test]
 async fn java_c_ruby_and_csharp_callers_resolve_through_packages_includes_and_requires() {
     let d = Daemon::start(&[
         // Java: a static call through the class, and a class of the same package.
