@@ -580,13 +580,7 @@ fn changed_of<'a>(
 ) -> anyhow::Result<Vec<HashMap<&'a str, Vec<Lines>>>> {
     let mut changed = Vec::new();
     for q in queries {
-        let git_dir = labels
-            .corpus
-            .iter()
-            .find(|c| c.name == q.corpus)
-            .and_then(|c| Some(git_dir_of(&c.name, c.git.as_deref()?)))
-            .transpose()?
-            .map(|(dir, _)| dir);
+        let git_dir = history_of(labels, &q.corpus)?;
         let commit = q.source.as_deref().and_then(|s| s.strip_prefix("commit "));
         let root = roots.get(&q.corpus).and_then(|p| p.first());
         let mut files = HashMap::new();
@@ -789,6 +783,17 @@ fn load_sets() -> anyhow::Result<Labels> {
         );
     }
     Ok(all)
+}
+
+/// The git directory of a corpus that comes from a repository ([`git_dir_of`]).
+fn history_of(labels: &Labels, corpus: &str) -> anyhow::Result<Option<PathBuf>> {
+    let Some(c) = labels.corpus.iter().find(|c| c.name == corpus) else {
+        return Ok(None);
+    };
+    let Some(url) = c.git.as_deref() else {
+        return Ok(None);
+    };
+    Ok(Some(git_dir_of(&c.name, url)?.0))
 }
 
 /// Where the corpora are checked out: `.codesearch/corpora/`.
@@ -1026,7 +1031,6 @@ fn tests_and_changelogs_changed(
     cfg: &Config,
 ) -> anyhow::Result<HashMap<String, Vec<String>>> {
     let classifier = Classifier::new(&cfg.index)?;
-    let mut git_dirs: HashMap<&str, Option<PathBuf>> = HashMap::new();
     let mut found = HashMap::new();
     for o in outcomes {
         let q = o.query;
@@ -1039,21 +1043,9 @@ fn tests_and_changelogs_changed(
         if found.contains_key(source) {
             continue;
         }
-        let git_dir = match git_dirs.get(q.corpus.as_str()) {
-            Some(dir) => dir.clone(),
-            None => {
-                let dir = labels
-                    .corpus
-                    .iter()
-                    .find(|c| c.name == q.corpus)
-                    .and_then(|c| Some(git_dir_of(&c.name, c.git.as_deref()?)))
-                    .transpose()?
-                    .map(|(dir, _)| dir);
-                git_dirs.insert(&q.corpus, dir.clone());
-                dir
-            }
+        let Some(git_dir) = history_of(labels, &q.corpus)? else {
+            continue;
         };
-        let Some(git_dir) = git_dir else { continue };
         let out = std::process::Command::new("git")
             .arg("--git-dir")
             .arg(&git_dir)
