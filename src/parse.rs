@@ -56,7 +56,7 @@ fn template_calls(
     } else {
         lang
     };
-    let components = component_calls(template.components, template.lowercase, imports);
+    let components = component_calls(text, template.components, template.lowercase, imports);
     let mut calls: Vec<Reference> = template
         .handlers
         .into_iter()
@@ -87,10 +87,11 @@ fn template_calls(
 
 /// The components a template's tags use, as calls of the components' own names (see
 /// [`component_name`]): `<UserCard>`, and `<pagination>` when the script imports `Pagination`
-/// (`<table>` is HTML's). A tag named by a local import (`import Search from
+/// (`<table>` is HTML's). A tag named by a local default import (`import Search from
 /// '@/components/HeaderSearch'`) calls the component that import names, `HeaderSearch`, and
 /// the import binds that name too, so that the call resolves through it.
 fn component_calls(
+    text: &str,
     capitalised: Vec<(String, Option<String>, u32)>,
     lowercase: Vec<(String, Option<String>, u32)>,
     imports: &mut Vec<Import>,
@@ -99,11 +100,18 @@ fn component_calls(
         .into_iter()
         .filter(|(name, _, _)| imports.iter().any(|i| i.name == *name))
         .collect();
+    // The local imports of a default export, each checked once.
+    let defaults: Vec<String> = imports
+        .iter()
+        .filter(|i| !i.name.is_empty() && !i.candidates.is_empty())
+        .filter(|i| imports_default(text, &i.name))
+        .map(|i| i.name.clone())
+        .collect();
     let mut calls = Vec::new();
     for (name, qualifier, line) in capitalised.into_iter().chain(lowercase) {
         let local = imports
             .iter()
-            .find(|i| qualifier.is_none() && i.name == name && !i.candidates.is_empty());
+            .find(|i| qualifier.is_none() && i.name == name && defaults.contains(&name));
         let named = local.and_then(|i| Some((i.clone(), component_name(&i.specifier)?)));
         match named {
             Some((import, component)) if component != name => {
@@ -119,6 +127,17 @@ fn component_calls(
         }
     }
     calls
+}
+
+/// Whether the scripts bind `name` to a module's default export (`import Search from …`,
+/// `import Search, { x } from …`), which is what a component file exports; `import { Tab }
+/// from './Tabs'` binds a named one.
+fn imports_default(text: &str, name: &str) -> bool {
+    regex::Regex::new(&format!(
+        r"\bimport\s+{}\s*(?:,|from\b)",
+        regex::escape(name)
+    ))
+    .is_ok_and(|re| re.is_match(text))
 }
 
 /// How a component's tags name the component a path (a file, or an import's specifier) holds:

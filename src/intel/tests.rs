@@ -1078,12 +1078,13 @@ fn a_components_template_calls_what_its_expressions_call_and_the_handlers_it_nam
       {{ format(u.joined) }} <button @click="() => open(u.id)">open</button>
     </li>
     <input v-model="query" :placeholder='label("search")' /> <user-card :user="query" />
-    <Transition><KeepAlive /></Transition> <!-- <OldCard /> --> <svg-icon /> <pagination />
+    <Transition><KeepAlive /></Transition> <!-- <OldCard /> --> <svg-icon /> <pagination /> <Tab />
   </form>
 </template>
 
 <script setup>
 import Pagination from './Pagination.vue'
+import { Tab } from './Tabs'
 function select() {}
 </script>
 
@@ -1099,6 +1100,8 @@ function select() {}
             // tag in lower case when the script imports it (`<form>` is HTML's).
             ("Pagination".to_owned(), None, 7),
             ("SvgIcon".to_owned(), None, 7),
+            // A named import keeps its name (the module `./Tabs` is no component `Tab`).
+            ("Tab".to_owned(), None, 7),
             ("UserCard".to_owned(), None, 6),
             ("format".to_owned(), None, 4),
             ("isActive".to_owned(), None, 3),
