@@ -284,7 +284,8 @@ const ECMA_EXTENSIONS: [&str; 7] = ["ts", "tsx", "d.ts", "js", "jsx", "mjs", "cj
 
 /// The files a relative specifier may name, in the order a bundler tries them; `@/…` and
 /// `~/…` as the `src` directory (the alias Vue's and Vite's project templates set up), then
-/// as the root (Nuxt's). Other bare specifiers (packages, aliases of a project's own) none.
+/// as the root (Nuxt's); SvelteKit's `$lib/…` as `src/lib`. Other bare specifiers (packages,
+/// aliases of a project's own) none.
 fn ecma_candidates(rel_path: &str, spec: &str) -> Vec<String> {
     let bases: Vec<String> =
         if spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == ".." {
@@ -293,6 +294,10 @@ fn ecma_candidates(rel_path: &str, spec: &str) -> Vec<String> {
             [format!("src/{rest}"), rest.to_owned()]
                 .iter()
                 .filter_map(|p| resolve("", p))
+                .collect()
+        } else if let Some(rest) = spec.strip_prefix("$lib/") {
+            resolve("", &format!("src/lib/{rest}"))
+                .into_iter()
                 .collect()
         } else {
             return Vec::new();
@@ -708,6 +713,11 @@ mod tests {
         assert!(at("/src/components/Pagination/index.vue") < at("/components/Pagination.ts"));
         at("/components/Pagination/index.vue");
         assert!(ecma_candidates("pages/a.vue", "~/utils/x").contains(&"/utils/x.ts".to_owned()));
+        assert_eq!(
+            ecma_candidates("src/routes/+page.svelte", "$lib/ArticleList/index.svelte")[0],
+            "/src/lib/ArticleList/index.svelte"
+        );
+        assert!(ecma_candidates("src/a.ts", "$lib/../../../x").is_empty());
     }
 
     #[test]
