@@ -24,11 +24,13 @@ pub fn analyze(rel_path: &str, text: &str, opts: &ChunkOptions) -> Analysis {
         _ => Extraction::default(),
     };
     if let (Language::Component(lang), Some(_)) = (language, &tree) {
-        let calls = template_calls(lang, rel_path, text, &mut intel.imports, opts);
+        // The template's calls are the component's: `impact` goes on to the templates that use
+        // it. At the file's top level when it is no component a tag names (a route).
+        let component = component_definition(rel_path, text);
+        let enclosing = component.as_ref().map(|_| intel.definitions.len() as u32);
+        let calls = template_calls(lang, rel_path, text, enclosing, &mut intel.imports, opts);
         intel.references.extend(calls);
-        intel
-            .definitions
-            .extend(component_definition(rel_path, text));
+        intel.definitions.extend(component);
     }
     Analysis {
         language,
@@ -39,12 +41,14 @@ pub fn analyze(rel_path: &str, text: &str, opts: &ChunkOptions) -> Analysis {
 
 /// The calls a component's template makes (`@click="select(user)"`, `{{ format(date) }}`,
 /// Svelte's and Astro's `{total()}`), the handlers it names (`@click="select"`) and the
-/// components it uses ([`component_calls`]), as calls from the top level of the file: its
-/// expressions are parsed as the scripts are, one statement each.
+/// components it uses ([`component_calls`]), as calls from `enclosing` (the component's own
+/// definition, or the file's top level): its expressions are parsed as the scripts are, one
+/// statement each.
 fn template_calls(
     lang: CodeLanguage,
     rel_path: &str,
     text: &str,
+    enclosing: Option<u32>,
     imports: &mut Vec<Import>,
     opts: &ChunkOptions,
 ) -> Vec<Reference> {
@@ -65,7 +69,7 @@ fn template_calls(
             name,
             qualifier,
             line,
-            enclosing: None,
+            enclosing,
             args: None,
         })
         .collect();
@@ -76,10 +80,11 @@ fn template_calls(
         let x = intel::extract(lang, &tree, &template.masked, rel_path);
         // An arrow function in a handler (`@click="() => open(id)"`) is no definition of the
         // file: its calls are the template's.
-        calls.extend(x.references.into_iter().map(|r| Reference {
-            enclosing: None,
-            ..r
-        }));
+        calls.extend(
+            x.references
+                .into_iter()
+                .map(|r| Reference { enclosing, ..r }),
+        );
     }
     calls.sort_by_key(|r| r.line);
     calls
@@ -144,7 +149,7 @@ fn imports_default(text: &str, name: &str) -> bool {
 /// `UserCard.vue`, and `user-card.vue` too, is `UserCard`, and `Pagination/index.vue` (imported
 /// as `@/components/Pagination`) is `Pagination`. A file whose name does not start with a
 /// letter (SvelteKit's `+page.svelte`, Astro's `[slug].astro`) is a route, used by no tag: none.
-fn component_name(path: &str) -> Option<String> {
+pub(crate) fn component_name(path: &str) -> Option<String> {
     let mut parts = path.rsplit('/');
     let file = parts.next().unwrap_or(path);
     let mut stem = file.split('.').next().unwrap_or(file);

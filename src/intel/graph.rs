@@ -1755,8 +1755,11 @@ impl<'s> Resolver<'s> {
         fits: &dyn Fn(&&DefinitionRow) -> bool,
     ) -> Outcome<'a> {
         // A component's template calls its own methods bare (`@click="select(u)"`, the options
-        // API's `methods`): its calls are the file's top level.
-        let template = r.enclosing.is_none() && is_component(&r.file_path);
+        // API's `methods`): its calls are the component's own (or the file's top level).
+        let template = is_component(&r.file_path)
+            && r.enclosing_qualified
+                .as_deref()
+                .is_none_or(|q| crate::parse::component_name(&r.file_path).is_some_and(|c| c == q));
         let implicit_self = !receiver && (template || calls_own_methods_bare(family(&r.file_path)));
         let local: Vec<&DefinitionRow> = callable
             .iter()

@@ -1018,20 +1018,20 @@ function select(u: User) {
         "/src/components/UserCard.vue"
     );
     assert_eq!(find("listUsers").candidates[0], "/src/api/users.ts");
-    // The template's calls are the file's, from its top level, at their lines.
+    // The template's calls are the component's (its definition, the fourth), at their lines.
     let select = x
         .references
         .iter()
         .find(|r| r.name == "select")
         .expect("select");
-    assert_eq!((select.line, select.enclosing), (2, None));
+    assert_eq!((select.line, select.enclosing), (2, Some(3)));
     // A tag calls the component it names.
     let card = x
         .references
         .iter()
         .find(|r| r.name == "UserCard")
         .expect("UserCard");
-    assert_eq!((card.line, card.enclosing), (2, None));
+    assert_eq!((card.line, card.enclosing), (2, Some(3)));
 
     // Options (`export default {…}`, `defineComponent({…})`): the members, named as their
     // chunks define them.
@@ -1066,7 +1066,11 @@ fn a_components_template_calls_what_its_expressions_call_and_the_handlers_it_nam
             .intel
             .references
             .iter()
-            .filter(|r| r.enclosing.is_none())
+            // The file's top level and the component's own: the template's.
+            .filter(|r| {
+                r.enclosing
+                    .is_none_or(|e| a.intel.definitions[e as usize].kind == "component")
+            })
             .map(|r| (r.name.clone(), r.qualifier.clone(), r.line))
             .collect();
         c.sort();
@@ -1173,7 +1177,10 @@ fn an_astro_components_frontmatter_is_its_code_and_its_expressions_call_it() {
     let calls: Vec<(&str, u32)> = x
         .references
         .iter()
-        .filter(|r| r.enclosing.is_none())
+        .filter(|r| {
+            r.enclosing
+                .is_none_or(|e| x.definitions[e as usize].kind == "component")
+        })
         .map(|r| (r.name.as_str(), r.line))
         .collect();
     for call in [

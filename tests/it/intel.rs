@@ -610,6 +610,10 @@ async fn a_components_callers_are_the_templates_whose_tags_use_it() {
             "<template>\n  <UserCard v-for=\"u in users\" :user=\"u\" />\n  <user-card :user=\"me\" /> <search />\n  <!-- <UserCard :user=\"old\" /> -->\n</template>\n\n<script setup>\nimport UserCard from './UserCard.vue'\nimport Search from './HeaderSearch'\n</script>\n",
         ),
         (
+            "src/App.vue",
+            "<template>\n  <UserList />\n</template>\n\n<script setup>\nimport UserList from './components/UserList.vue'\n</script>\n",
+        ),
+        (
             "src/components/HeaderSearch/index.vue",
             "<template>\n  <input />\n</template>\n",
         ),
@@ -635,6 +639,19 @@ async fn a_components_callers_are_the_templates_whose_tags_use_it() {
             ("src/components/UserList.vue".into(), 3, "import".into()),
         ]
     );
+    // The template's calls are its component's: a change to `UserCard` reaches `UserList`, and
+    // through it `App`, which uses `UserList`.
+    let r = d
+        .ask("agog.codebase.impact", json!({ "symbol": "UserCard" }))
+        .await;
+    let mut files: Vec<&str> = r["files"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["src/App.vue", "src/components/UserList.vue"], "{r}");
     // `<search>` is the component its import names: `HeaderSearch`, through `./HeaderSearch`.
     assert_eq!(
         ask(json!({"symbol": "HeaderSearch"})).await,
