@@ -178,11 +178,16 @@ pub fn impact(i: &Impact) -> String {
             if f.test { "  (test)" } else { "" }
         );
         for n in &f.symbols {
-            let _ = writeln!(
-                out,
-                "  [{}] {} {}  :{}",
-                n.depth, n.symbol.kind, n.symbol.qualified, n.symbol.start_line
-            );
+            // Calls outside any definition: the file's top level, whose path is the heading.
+            let _ = if n.symbol.kind == "file" {
+                writeln!(out, "  [{}] top level", n.depth)
+            } else {
+                writeln!(
+                    out,
+                    "  [{}] {} {}  :{}",
+                    n.depth, n.symbol.kind, n.symbol.qualified, n.symbol.start_line
+                )
+            };
         }
     }
     out
@@ -215,6 +220,7 @@ pub fn related(r: &Related) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::graph::{GraphNode, ImpactFile};
     use super::*;
 
     fn calls_of(kind: &str) -> Calls {
@@ -236,6 +242,38 @@ mod tests {
             truncated: false,
             name_only_unread: false,
         }
+    }
+
+    #[test]
+    fn impact_names_a_files_top_level_without_a_line() {
+        let node = |kind: &str, qualified: &str, line: i32, depth: u32| GraphNode {
+            symbol: Symbol {
+                kind: kind.into(),
+                qualified: qualified.into(),
+                start_line: line,
+                ..calls_of("function").symbol
+            },
+            depth,
+        };
+        let affected = Impact {
+            workspace: "default".into(),
+            symbol: calls_of("component").symbol,
+            depth: 3,
+            files: vec![ImpactFile {
+                repository: "r".into(),
+                path: "src/routes/+page.svelte".into(),
+                test: false,
+                symbols: vec![
+                    node("file", "src/routes/+page.svelte (top level)", 0, 1),
+                    node("component", "Header", 1, 2),
+                ],
+            }],
+            callers: 2,
+            truncated: false,
+        };
+        let text = impact(&affected);
+        assert!(text.contains("\n  [1] top level\n"), "{text}");
+        assert!(text.contains("\n  [2] component Header  :1\n"), "{text}");
     }
 
     #[test]
