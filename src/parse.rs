@@ -106,17 +106,12 @@ fn component_calls(
         .filter(|(name, _, _)| imports.iter().any(|i| i.name == *name))
         .collect();
     // The local imports of a default export, each checked once.
-    let defaults: Vec<String> = imports
-        .iter()
-        .filter(|i| !i.name.is_empty() && !i.candidates.is_empty())
-        .filter(|i| imports_default(text, &i.name))
-        .map(|i| i.name.clone())
-        .collect();
+    let defaults = default_imports(text);
     let mut calls = Vec::new();
     for (name, qualifier, line) in capitalised.into_iter().chain(lowercase) {
         let local = imports
             .iter()
-            .find(|i| qualifier.is_none() && i.name == name && defaults.contains(&name));
+            .find(|i| qualifier.is_none() && i.name == name && defaults.contains(&name.as_str()));
         let named = local.and_then(|i| Some((i.clone(), component_name(&i.specifier)?)));
         match named {
             Some((import, component)) if component != name => {
@@ -134,15 +129,18 @@ fn component_calls(
     calls
 }
 
-/// Whether the scripts bind `name` to a module's default export (`import Search from …`,
+/// The names the scripts bind to a module's default export (`import Search from …`,
 /// `import Search, { x } from …`), which is what a component file exports; `import { Tab }
 /// from './Tabs'` binds a named one.
-fn imports_default(text: &str, name: &str) -> bool {
-    regex::Regex::new(&format!(
-        r"\bimport\s+{}\s*(?:,|from\b)",
-        regex::escape(name)
-    ))
-    .is_ok_and(|re| re.is_match(text))
+fn default_imports(text: &str) -> Vec<&str> {
+    static DEFAULT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\bimport\s+([A-Za-z_$][\w$]*)\s*(?:,|from\b)").expect("a valid pattern")
+    });
+    DEFAULT
+        .captures_iter(text)
+        .filter_map(|c| c.get(1))
+        .map(|m| m.as_str())
+        .collect()
 }
 
 /// How a component's tags name the component a path (a file, or an import's specifier) holds:
