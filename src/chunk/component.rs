@@ -180,7 +180,8 @@ pub fn pascal_case(name: &str) -> String {
 /// Vue written in kebab case (`<user-card`, which Vue resolves to `UserCard`). Vue's one-word
 /// tags in lower case go to `vue_lowercase` (`<pagination` as `Pagination`), for the caller to
 /// tell from HTML's. Svelte's `<svelte:…>`, the frameworks' built-ins (`<Transition>`,
-/// `<KeepAlive>`, Astro's `<Fragment>`) and tags in comments are none.
+/// `<KeepAlive>`, Astro's `<Fragment>`), tags in comments and a `<` that compares or opens a
+/// type's arguments in an expression (`n<Max`, `Array<Item>`) are none.
 fn component_tags(
     text: &str,
     region: Range<usize>,
@@ -207,6 +208,13 @@ fn component_tags(
     for c in TAG.captures_iter(markup) {
         let Some(tag) = c.get(1) else { continue };
         if comments.iter().any(|r| r.contains(&tag.start())) {
+            continue;
+        }
+        // A `<` right after a name, a call or an index compares (`n<Max`) or opens a type's
+        // arguments (`Array<Item>`): a tag opens after a space, `>`, `(`, `{`, `=` and the like.
+        if markup[..tag.start() - 1]
+            .ends_with(|c: char| c.is_alphanumeric() || matches!(c, '_' | '$' | ')' | ']'))
+        {
             continue;
         }
         let raw = tag.as_str().trim_end_matches(['.', '-']);

@@ -1083,6 +1083,7 @@ fn a_components_template_calls_what_its_expressions_call_and_the_handlers_it_nam
     </li>
     <input v-model="query" :placeholder='label("search")' /> <user-card :user="query" />
     <Transition><KeepAlive /></Transition> <!-- <OldCard /> --> <svg-icon /> <pagination /> <Tab />
+    <b v-if="rows.length<Max && pick()[0]<Limit">{{ (n)<Max }}</b>
   </form>
 </template>
 
@@ -1101,7 +1102,8 @@ function select() {}
         calls_in("src/List.vue", vue),
         [
             // Components by their tags: not the built-ins, not in comments, and a one-word
-            // tag in lower case when the script imports it (`<form>` is HTML's).
+            // tag in lower case when the script imports it (`<form>` is HTML's). A `<` in an
+            // expression (`n<Max`) opens no tag.
             ("Pagination".to_owned(), None, 7),
             ("SvgIcon".to_owned(), None, 7),
             // A named import keeps its name (the module `./Tabs` is no component `Tab`).
@@ -1111,6 +1113,7 @@ function select() {}
             ("isActive".to_owned(), None, 3),
             ("label".to_owned(), None, 6),
             ("open".to_owned(), None, 4),
+            ("pick".to_owned(), None, 8),
             ("save".to_owned(), some("store"), 2),
             ("select".to_owned(), None, 3),
             ("sorted".to_owned(), None, 3),
@@ -1125,7 +1128,7 @@ function select() {}
   {#each visible(items) as item, i (item.id)}
     <button on:click|preventDefault={reset} onclick={() => inc(i)}>{label(item)}</button>
   {:else}
-    <p>{$t('empty')}</p> <Icon.Close /> <svelte:fragment />
+    <p>{$t('empty')}</p> <Icon.Close /> <svelte:fragment /> {#if i<Max}<br />{/if}
   {/each}
 {/if}
 {@render children()}
