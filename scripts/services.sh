@@ -141,6 +141,7 @@ start() {
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/codesearch"
 export NATS_URL="nats://127.0.0.1:$NATS_PORT"
 export CODESEARCH_MODEL_DIR="$CODESEARCH_MODEL_DIR"
+export CODESEARCH_ONNXRUNTIME="$CODESEARCH_ONNXRUNTIME"
 ENV
 }
 
