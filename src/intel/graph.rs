@@ -18,8 +18,9 @@
 //! number of definitions the call could be; answers carry it so a caller can filter.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::path::Path;
+use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use thiserror::Error;
 
@@ -31,6 +32,7 @@ use crate::store::{
 };
 
 use super::inherit::bases_in;
+use super::tsconfig::{Aliases, BARE};
 use super::{Fit, fit, go_import_key, path_keys};
 
 /// Most definitions one name may have before a lookup gives up resolving it by name.
@@ -745,6 +747,17 @@ impl IntelService {
                 let dir = path.rfind('/').map_or("", |i| &path[..i]);
                 keys.push(go_import_key(&module, dir));
             }
+            // The bare specifiers that name it through the aliases in force wherever a file
+            // imports one.
+            if family(&path) == "ecma" {
+                let mut specs = BTreeSet::new();
+                for dir in self.store().bare_importer_dirs(&scope, &repo).await?.iter() {
+                    if let Some(a) = resolver.aliases(&repo, dir).await? {
+                        specs.extend(a.specifiers(&path));
+                    }
+                }
+                keys.extend(specs.into_iter().map(|s| format!("{BARE}{s}")));
+            }
             let rows = self.store().importers(&repo, &keys, MAX_REFERENCES).await?;
             let resolved = resolver.resolve_imports(&rows).await?;
             imported_by = group_related(
@@ -924,8 +937,12 @@ struct Resolver<'s> {
     /// The names whose imports are in `imports`, by file: a call needs only those binding
     /// its name, its qualifier's first part, and wildcards ([`import_names`]).
     imports_read: HashMap<i64, HashSet<String>>,
+    /// A repository's root directory (from its row), once read.
+    roots: HashMap<String, Option<PathBuf>>,
     /// A repository's Go module path (from its root's go.mod), when it has one.
     go_modules: HashMap<String, Option<String>>,
+    /// The `tsconfig.json` aliases in force in a directory, by (repository, directory).
+    aliases: HashMap<(String, String), Option<Arc<Aliases>>>,
     /// JavaScript and TypeScript modules' re-exports, by (repository, path): the files their
     /// `export … from` statements name (a barrel's `export * from './common'`).
     reexports: HashMap<(String, String), Vec<String>>,
@@ -965,7 +982,9 @@ impl<'s> Resolver<'s> {
             by_name: HashMap::new(),
             imports: HashMap::new(),
             imports_read: HashMap::new(),
+            roots: HashMap::new(),
             go_modules: HashMap::new(),
+            aliases: HashMap::new(),
             reexports: HashMap::new(),
             bases: HashMap::new(),
         }
@@ -1186,17 +1205,76 @@ impl<'s> Resolver<'s> {
         out
     }
 
+    async fn root(&mut self, repository: &str) -> Result<Option<PathBuf>, StoreError> {
+        if let Some(r) = self.roots.get(repository) {
+            return Ok(r.clone());
+        }
+        let root = self
+            .store
+            .repository(repository)
+            .await?
+            .map(|r| PathBuf::from(r.root));
+        self.roots.insert(repository.to_owned(), root.clone());
+        Ok(root)
+    }
+
     async fn go_module(&mut self, repository: &str) -> Result<Option<String>, StoreError> {
         if let Some(m) = self.go_modules.get(repository) {
             return Ok(m.clone());
         }
-        let module = match self.store.repository(repository).await? {
-            Some(r) => read_go_module(Path::new(&r.root).join("go.mod")),
-            None => None,
-        };
+        let module = self
+            .root(repository)
+            .await?
+            .and_then(|root| read_go_module(root.join("go.mod")));
         self.go_modules
             .insert(repository.to_owned(), module.clone());
         Ok(module)
+    }
+
+    /// The `tsconfig.json` aliases in force for the files of `dir` in `repository`.
+    async fn aliases(
+        &mut self,
+        repository: &str,
+        dir: &str,
+    ) -> Result<Option<Arc<Aliases>>, StoreError> {
+        let key = (repository.to_owned(), dir.to_owned());
+        if let Some(a) = self.aliases.get(&key) {
+            return Ok(a.clone());
+        }
+        let aliases = self
+            .root(repository)
+            .await?
+            .and_then(|root| Aliases::nearest(&root, dir))
+            .map(Arc::new);
+        self.aliases.insert(key, aliases.clone());
+        Ok(aliases)
+    }
+
+    /// Each row's candidates with its bare specifiers (`bare:@app/user`) turned into the paths
+    /// the aliases of its file's `tsconfig.json` name (none without one).
+    async fn expand_bare(&mut self, rows: &[ImportRow]) -> Result<Vec<Vec<String>>, StoreError> {
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            if !row.candidates.iter().any(|c| c.starts_with(BARE)) {
+                out.push(row.candidates.clone());
+                continue;
+            }
+            let dir = row.file_path.rfind('/').map_or("", |i| &row.file_path[..i]);
+            let aliases = self.aliases(&row.repository, dir).await?;
+            let mut expanded = Vec::new();
+            for c in &row.candidates {
+                match c.strip_prefix(BARE) {
+                    Some(spec) => {
+                        for base in aliases.iter().flat_map(|a| a.bases(spec)) {
+                            super::imports::ecma_files(&base, &mut expanded);
+                        }
+                    }
+                    None => expanded.push(c.clone()),
+                }
+            }
+            out.push(expanded);
+        }
+        Ok(out)
     }
 
     /// The files each import resolves to: the first candidate that exists (the nearest file
@@ -1205,10 +1283,11 @@ impl<'s> Resolver<'s> {
         &mut self,
         rows: &[ImportRow],
     ) -> Result<Vec<Vec<String>>, StoreError> {
+        let candidates = self.expand_bare(rows).await?;
         let mut by_repo: HashMap<&str, (HashSet<String>, HashSet<String>)> = HashMap::new();
-        for row in rows {
+        for (row, candidates) in rows.iter().zip(&candidates) {
             let (keys, dirs) = by_repo.entry(row.repository.as_str()).or_default();
-            for c in &row.candidates {
+            for c in candidates {
                 if c.starts_with("go:") {
                     dirs.insert(c.clone());
                 } else {
@@ -1256,9 +1335,10 @@ impl<'s> Resolver<'s> {
         }
         Ok(rows
             .iter()
-            .map(|row| {
+            .zip(&candidates)
+            .map(|(row, candidates)| {
                 let repo = row.repository.clone();
-                for c in &row.candidates {
+                for c in candidates {
                     if let Some(paths) = found.get(&(repo.clone(), c.clone())) {
                         if c.starts_with("go:") {
                             return paths.clone();

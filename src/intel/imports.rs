@@ -5,7 +5,9 @@
 //! when a question is asked. What resolves, per language:
 //! - TypeScript/JavaScript (and the scripts of Vue, Svelte and Astro components): relative
 //!   specifiers (`./a`, `../b/c.js`, `./Button.vue`), with the usual extensions and `index`
-//!   files. Bare specifiers (packages, `tsconfig` path aliases such as Vue's `@/`) do not.
+//!   files; bare ones (`@acme/ui`, Vue's `@/x`) through the aliases of the nearest
+//!   `tsconfig.json` ([`super::tsconfig`]), and `@/`, `~/` and `$lib/` by the frameworks'
+//!   conventions when no config says. Packages do not.
 //! - Python: relative imports exactly; absolute ones to any file whose path ends with the
 //!   module's (`a/b.py`, `a/b/__init__.py`), submodules (`from a import b`) first.
 //! - Rust: `mod x;`, and `use` paths starting with `crate`, `self` or `super` (the longest
@@ -23,6 +25,7 @@
 use tree_sitter::Node;
 
 use super::Import;
+use super::tsconfig::BARE;
 use crate::chunk::CodeLanguage;
 
 /// The keys a file at `rel_path` answers to in [`Import::candidates`]: `/` + its path, and
@@ -251,7 +254,7 @@ fn exact(path: &str) -> String {
     format!("/{path}")
 }
 
-fn dir_of(path: &str) -> &str {
+pub(super) fn dir_of(path: &str) -> &str {
     path.rfind('/').map_or("", |i| &path[..i])
 }
 
@@ -264,7 +267,7 @@ fn join(dir: &str, rest: &str) -> String {
 }
 
 /// `rel` (with `.` and `..` segments) from `dir`; `None` when it climbs out of the root.
-fn resolve(dir: &str, rel: &str) -> Option<String> {
+pub(super) fn resolve(dir: &str, rel: &str) -> Option<String> {
     let mut parts: Vec<&str> = dir.split('/').filter(|s| !s.is_empty()).collect();
     for seg in rel.split('/') {
         match seg {
@@ -282,27 +285,32 @@ fn resolve(dir: &str, rel: &str) -> Option<String> {
 
 const ECMA_EXTENSIONS: [&str; 7] = ["ts", "tsx", "d.ts", "js", "jsx", "mjs", "cjs"];
 
-/// The files a relative specifier may name, in the order a bundler tries them; `@/…` and
-/// `~/…` as the `src` directory (the alias Vue's and Vite's project templates set up), then
-/// as the root (Nuxt's); SvelteKit's `$lib/…` as `src/lib`. Other bare specifiers (packages,
-/// aliases of a project's own) none.
+/// The files a relative specifier may name, in the order a bundler tries them. A bare one
+/// (a package, a project's own alias) is first `bare:` and itself, for the aliases of the
+/// nearest `tsconfig.json` when a question is asked ([`super::tsconfig`]); then `@/…` and `~/…`
+/// as the `src` directory (the alias Vue's and Vite's project templates set up) and as the
+/// root (Nuxt's), and SvelteKit's `$lib/…` as `src/lib`, for projects whose config does not
+/// say (or is generated, as SvelteKit's is).
 fn ecma_candidates(rel_path: &str, spec: &str) -> Vec<String> {
-    let bases: Vec<String> =
-        if spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == ".." {
-            resolve(dir_of(rel_path), spec).into_iter().collect()
-        } else if let Some(rest) = spec.strip_prefix("@/").or_else(|| spec.strip_prefix("~/")) {
-            [format!("src/{rest}"), rest.to_owned()]
-                .iter()
-                .filter_map(|p| resolve("", p))
-                .collect()
-        } else if let Some(rest) = spec.strip_prefix("$lib/") {
-            resolve("", &format!("src/lib/{rest}"))
-                .into_iter()
-                .collect()
-        } else {
-            return Vec::new();
-        };
+    let relative = spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == "..";
     let mut out = Vec::new();
+    if !relative && is_bare(spec) {
+        out.push(format!("{BARE}{spec}"));
+    }
+    let bases: Vec<String> = if relative {
+        resolve(dir_of(rel_path), spec).into_iter().collect()
+    } else if let Some(rest) = spec.strip_prefix("@/").or_else(|| spec.strip_prefix("~/")) {
+        [format!("src/{rest}"), rest.to_owned()]
+            .iter()
+            .filter_map(|p| resolve("", p))
+            .collect()
+    } else if let Some(rest) = spec.strip_prefix("$lib/") {
+        resolve("", &format!("src/lib/{rest}"))
+            .into_iter()
+            .collect()
+    } else {
+        Vec::new()
+    };
     for base in bases {
         ecma_files(&base, &mut out);
     }
@@ -310,9 +318,18 @@ fn ecma_candidates(rel_path: &str, spec: &str) -> Vec<String> {
     out
 }
 
+/// A specifier that a `tsconfig.json` alias may name: not a URL, not Node's `node:` built-ins,
+/// not absolute, and nothing that climbs (`@x/../../etc`).
+fn is_bare(spec: &str) -> bool {
+    !spec.is_empty()
+        && !spec.contains(':')
+        && !spec.starts_with('/')
+        && !spec.split('/').any(|s| s == "..")
+}
+
 /// The files `base` may name: itself when it has an extension, then with each extension, then
 /// as a directory's index (Vue's `.vue` last: webpack's Vue setups resolve it too).
-fn ecma_files(base: &str, out: &mut Vec<String>) {
+pub(super) fn ecma_files(base: &str, out: &mut Vec<String>) {
     let file = base.rsplit('/').next().unwrap_or_default();
     if let Some((stem, ext)) = file.rsplit_once('.')
         && matches!(
@@ -700,12 +717,24 @@ mod tests {
         assert_eq!(resolve("src/a", "../b/c").as_deref(), Some("src/b/c"));
         assert_eq!(resolve("src", "../../etc/passwd"), None);
         assert!(ecma_candidates("index.ts", "../../etc/passwd").is_empty());
-        assert!(ecma_candidates("src/a.ts", "react").is_empty());
-        assert!(ecma_candidates("src/a.ts", "@vue/shared").is_empty());
+        // A bare specifier: the `tsconfig.json` aliases decide, when a question is asked.
+        assert_eq!(ecma_candidates("src/a.ts", "react"), ["bare:react"]);
+        assert_eq!(
+            ecma_candidates("src/a.ts", "@vue/shared"),
+            ["bare:@vue/shared"]
+        );
+        assert!(ecma_candidates("src/a.ts", "node:fs").is_empty());
         assert!(ecma_candidates("src/a.ts", "@/../../etc/passwd").is_empty());
-        // `@/` and `~/`: the `src` directory first, then the root; `.vue` after the scripts.
+        // `@/` and `~/`: the aliases, then the `src` directory, then the root; `.vue` after
+        // the scripts.
         let alias = ecma_candidates("src/views/list.vue", "@/components/Pagination");
-        assert_eq!(alias[0], "/src/components/Pagination.ts");
+        assert_eq!(
+            alias[..2],
+            [
+                "bare:@/components/Pagination",
+                "/src/components/Pagination.ts"
+            ]
+        );
         let at = |key: &str| alias.iter().position(|c| c == key).expect(key);
         assert!(
             at("/src/components/Pagination/index.js") < at("/src/components/Pagination/index.vue")
@@ -714,7 +743,7 @@ mod tests {
         at("/components/Pagination/index.vue");
         assert!(ecma_candidates("pages/a.vue", "~/utils/x").contains(&"/utils/x.ts".to_owned()));
         assert_eq!(
-            ecma_candidates("src/routes/+page.svelte", "$lib/ArticleList/index.svelte")[0],
+            ecma_candidates("src/routes/+page.svelte", "$lib/ArticleList/index.svelte")[1],
             "/src/lib/ArticleList/index.svelte"
         );
         assert!(ecma_candidates("src/a.ts", "$lib/../../../x").is_empty());

@@ -18,6 +18,7 @@ mod imports;
 mod inherit;
 pub mod render;
 mod ruby;
+mod tsconfig;
 
 pub use arity::{Fit, fit};
 pub(crate) use extract::owner_name;

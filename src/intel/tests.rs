@@ -249,7 +249,8 @@ var legacy = require('legacy'), started = Date.now();
             "/src/users/log.ts".to_owned()
         ]
     );
-    assert!(find("express").candidates.is_empty());
+    // A package: resolved through `tsconfig.json`'s aliases, if any, when a question is asked.
+    assert_eq!(find("express").candidates, ["bare:express"]);
     assert!(x.imports.iter().any(|i| i.specifier == "./helper"));
 }
 
@@ -274,7 +275,7 @@ exports.create = function () { return new App(); };
     );
     let find = |name: &str| x.imports.iter().find(|i| i.name == name).expect(name);
     assert_eq!(find("Router").candidates[0], "/lib/router.ts");
-    assert!(find("util").candidates.is_empty());
+    assert_eq!(find("util").candidates, ["bare:util"]);
 }
 
 #[test]

@@ -182,6 +182,9 @@ pub struct Store {
     /// chunks, for the vector search's plan, and the files, for the file query's.
     passing: retrieve::FilterCache<retrieve::Passing>,
     files_passing: retrieve::FilterCache<retrieve::FilesPassing>,
+    /// [`Store::bare_importer_dirs`] per repository, with the scope fingerprint it was read
+    /// under.
+    importer_dirs: symbols::ImporterDirs,
     /// How many passing files a filtered file query reads the postings of directly
     /// ([`retrieve::FEW_FILES`] unless a test sets it).
     few_files: i64,
@@ -230,6 +233,7 @@ impl Store {
             vector_cache_trimmed: Default::default(),
             ann_indexes: Default::default(),
             scopes: Default::default(),
+            importer_dirs: Default::default(),
             passing: retrieve::FilterCache::new(),
             files_passing: retrieve::FilterCache::new(),
             few_files: retrieve::FEW_FILES,
@@ -247,6 +251,7 @@ impl Store {
             vector_cache_trimmed: Default::default(),
             ann_indexes: Default::default(),
             scopes: Default::default(),
+            importer_dirs: Default::default(),
             passing: retrieve::FilterCache::new(),
             files_passing: retrieve::FilterCache::new(),
             few_files: retrieve::FEW_FILES,

@@ -1,11 +1,15 @@
 //! Code intelligence rows: each file's definitions, call sites and imports (written with the
 //! file), and the lookups that resolution ([`crate::intel::graph`]) is built from.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use sqlx::postgres::PgRow;
 use sqlx::{Postgres, Row, Transaction};
 
 use super::{Scope, Store, StoreError, q};
 use crate::intel::Extraction;
+use crate::lock;
 
 /// A definition as stored, with its file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +55,9 @@ pub struct ImportRow {
     pub line: i32,
     pub candidates: Vec<String>,
 }
+
+/// [`Store::bare_importer_dirs`]' answers, by repository, with the scope fingerprint of each.
+pub(super) type ImporterDirs = Arc<Mutex<HashMap<String, (u64, Arc<Vec<String>>)>>>;
 
 /// The columns [`import`] reads, from `code_imports i` and its file `f`.
 const IMPORT_COLUMNS: &str =
@@ -701,6 +708,34 @@ impl Store {
             .iter()
             .map(|r| (r.get("key"), r.get("file_path")))
             .collect())
+    }
+
+    /// The directories of the files of `repository` that import a bare specifier (`bare:…`
+    /// first among an import's candidates): where `tsconfig.json` aliases may apply. Read again
+    /// only when `scope` has changed: the statement reads every import of the repository.
+    pub async fn bare_importer_dirs(
+        &self,
+        scope: &Scope,
+        repository: &str,
+    ) -> Result<Arc<Vec<String>>, StoreError> {
+        let fingerprint = scope.fingerprint();
+        if let Some((known, dirs)) = lock(&self.importer_dirs).get(repository)
+            && *known == fingerprint
+        {
+            return Ok(dirs.clone());
+        }
+        let rows = sqlx::query(
+            "SELECT DISTINCT regexp_replace(f.file_path, '/?[^/]*$', '') AS dir
+             FROM code_imports i JOIN indexed_files f ON f.id = i.file_id
+             WHERE i.repository = $1 AND i.candidates[1] LIKE 'bare:%'",
+        )
+        .bind(repository)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("listing the directories that import packages"))?;
+        let dirs = Arc::new(rows.iter().map(|r| r.get("dir")).collect::<Vec<String>>());
+        lock(&self.importer_dirs).insert(repository.to_owned(), (fingerprint, dirs.clone()));
+        Ok(dirs)
     }
 
     /// The indexed files directly in each of `dirs` (Go packages), as (dir, path) pairs.

@@ -676,6 +676,92 @@ async fn a_components_callers_are_the_templates_whose_tags_use_it() {
 }
 
 #[tokio::test]
+async fn imports_through_tsconfig_paths_resolve_as_the_compiler_does() {
+    let d = Daemon::start(&[
+        // An Nx-style monorepo: the aliases live in a base config the app's config extends.
+        (
+            "tsconfig.base.json",
+            "{\n  // one alias per library\n  \"compilerOptions\": {\n    \"baseUrl\": \".\",\n    \"paths\": {\n      \"@acme/data\": [\"libs/data/src/index.ts\"],\n      \"@acme/ui/*\": [\"libs/ui/src/lib/*\"],\n    },\n  },\n}\n",
+        ),
+        (
+            "apps/web/tsconfig.json",
+            "{ \"extends\": \"../../tsconfig.base.json\" }\n",
+        ),
+        (
+            "libs/data/src/index.ts",
+            "export function loadUser(id: string) {\n  return { id };\n}\n",
+        ),
+        (
+            "libs/ui/src/lib/button.ts",
+            "export function renderButton(label: string) {\n  return label;\n}\n",
+        ),
+        (
+            "apps/web/src/main.ts",
+            "import { loadUser } from '@acme/data';\nimport { renderButton } from '@acme/ui/button';\nimport { join } from 'path';\n\nexport function start() {\n  renderButton(loadUser('1').id);\n  join('a', 'b');\n}\n",
+        ),
+        // Outside the app's config the same specifier names a package: no file here.
+        (
+            "tools/seed.js",
+            "const { loadUser } = require('@acme/data');\n\nfunction seed() {\n  loadUser('2');\n}\n",
+        ),
+    ])
+    .await;
+    let ask = |symbol: Value| {
+        let d = &d;
+        async move { callers(&d.ask("agog.codebase.callers", symbol).await) }
+    };
+    assert_eq!(
+        ask(json!({"symbol": "loadUser"})).await,
+        [("apps/web/src/main.ts".into(), 6, "import".into())]
+    );
+    assert_eq!(
+        ask(json!({"symbol": "renderButton"})).await,
+        [("apps/web/src/main.ts".into(), 6, "import".into())]
+    );
+    let r = d
+        .ask(
+            "agog.codebase.related",
+            json!({ "path": "apps/web/src/main.ts" }),
+        )
+        .await;
+    let imports: Vec<(&str, Option<&str>)> = r["imports"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .map(|i| {
+            (
+                i["specifier"].as_str().unwrap_or_default(),
+                i["path"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        imports,
+        [
+            ("@acme/data", Some("libs/data/src/index.ts")),
+            ("@acme/ui/button", Some("libs/ui/src/lib/button.ts")),
+            ("path", None),
+        ],
+        "{r}"
+    );
+    // The other way: the files that import a library through its alias.
+    let r = d
+        .ask(
+            "agog.codebase.related",
+            json!({ "path": "libs/ui/src/lib/button.ts" }),
+        )
+        .await;
+    let by: Vec<&str> = r["importedBy"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .filter_map(|i| i["path"].as_str())
+        .collect();
+    assert_eq!(by, ["apps/web/src/main.ts"], "{r}");
+    d.stop().await;
+}
+
+#[tokio::test]
 async fn java_c_ruby_and_csharp_callers_resolve_through_packages_includes_and_requires() {
     let d = Daemon::start(&[
         // Java: a static call through the class, and a class of the same package.
