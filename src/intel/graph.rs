@@ -33,6 +33,7 @@ use crate::store::{
 
 use super::inherit::bases_in;
 use super::tsconfig::{Aliases, BARE};
+use super::workspaces::Packages;
 use super::{Fit, fit, go_import_key, path_keys};
 
 /// Most definitions one name may have before a lookup gives up resolving it by name.
@@ -747,10 +748,15 @@ impl IntelService {
                 let dir = path.rfind('/').map_or("", |i| &path[..i]);
                 keys.push(go_import_key(&module, dir));
             }
-            // The bare specifiers that name it through the aliases in force wherever a file
-            // imports one.
+            // The bare specifiers that name it: as a workspace package's file, and through
+            // the aliases in force wherever a file imports one.
             if family(&path) == "ecma" {
-                let mut specs = BTreeSet::new();
+                let mut specs: BTreeSet<String> = resolver
+                    .packages(&repo)
+                    .await?
+                    .specifiers(&path)
+                    .into_iter()
+                    .collect();
                 for dir in self.store().bare_importer_dirs(&scope, &repo).await?.iter() {
                     if let Some(a) = resolver.aliases(&repo, dir).await? {
                         specs.extend(a.specifiers(&path));
@@ -943,6 +949,8 @@ struct Resolver<'s> {
     go_modules: HashMap<String, Option<String>>,
     /// The `tsconfig.json` aliases in force in a directory, by (repository, directory).
     aliases: HashMap<(String, String), Option<Arc<Aliases>>>,
+    /// A repository's workspace packages (`package.json` workspaces), once read.
+    packages: HashMap<String, Arc<Packages>>,
     /// JavaScript and TypeScript modules' re-exports, by (repository, path): the files their
     /// `export … from` statements name (a barrel's `export * from './common'`).
     reexports: HashMap<(String, String), Vec<String>>,
@@ -985,6 +993,7 @@ impl<'s> Resolver<'s> {
             roots: HashMap::new(),
             go_modules: HashMap::new(),
             aliases: HashMap::new(),
+            packages: HashMap::new(),
             reexports: HashMap::new(),
             bases: HashMap::new(),
         }
@@ -1250,6 +1259,22 @@ impl<'s> Resolver<'s> {
         Ok(aliases)
     }
 
+    /// The packages of `repository`'s workspaces.
+    async fn packages(&mut self, repository: &str) -> Result<Arc<Packages>, StoreError> {
+        if let Some(p) = self.packages.get(repository) {
+            return Ok(p.clone());
+        }
+        let packages = Arc::new(
+            self.root(repository)
+                .await?
+                .map(|root| Packages::read(&root))
+                .unwrap_or_default(),
+        );
+        self.packages
+            .insert(repository.to_owned(), packages.clone());
+        Ok(packages)
+    }
+
     /// Each row's candidates with its bare specifiers (`bare:@app/user`) turned into the paths
     /// the aliases of its file's `tsconfig.json` name (none without one).
     async fn expand_bare(&mut self, rows: &[ImportRow]) -> Result<Vec<Vec<String>>, StoreError> {
@@ -1261,11 +1286,15 @@ impl<'s> Resolver<'s> {
             }
             let dir = row.file_path.rfind('/').map_or("", |i| &row.file_path[..i]);
             let aliases = self.aliases(&row.repository, dir).await?;
+            let packages = self.packages(&row.repository).await?;
             let mut expanded = Vec::new();
             for c in &row.candidates {
                 match c.strip_prefix(BARE) {
+                    // The aliases first, as the compiler tries them, then a package of the
+                    // workspace, as `node_modules` would link it.
                     Some(spec) => {
-                        for base in aliases.iter().flat_map(|a| a.bases(spec)) {
+                        let bases = aliases.iter().flat_map(|a| a.bases(spec));
+                        for base in bases.chain(packages.bases(spec)) {
                             super::imports::ecma_files(&base, &mut expanded);
                         }
                     }

@@ -6,8 +6,9 @@
 //! - TypeScript/JavaScript (and the scripts of Vue, Svelte and Astro components): relative
 //!   specifiers (`./a`, `../b/c.js`, `./Button.vue`), with the usual extensions and `index`
 //!   files; bare ones (`@acme/ui`, Vue's `@/x`) through the aliases of the nearest
-//!   `tsconfig.json` ([`super::tsconfig`]), and `@/`, `~/` and `$lib/` by the frameworks'
-//!   conventions when no config says. Packages do not.
+//!   `tsconfig.json` ([`super::tsconfig`]) and the packages of the repository's workspaces
+//!   ([`super::workspaces`]), and `@/`, `~/` and `$lib/` by the frameworks' conventions when no
+//!   config says. Packages from outside the repository do not.
 //! - Python: relative imports exactly; absolute ones to any file whose path ends with the
 //!   module's (`a/b.py`, `a/b/__init__.py`), submodules (`from a import b`) first.
 //! - Rust: `mod x;`, and `use` paths starting with `crate`, `self` or `super` (the longest

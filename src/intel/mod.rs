@@ -19,6 +19,7 @@ mod inherit;
 pub mod render;
 mod ruby;
 mod tsconfig;
+mod workspaces;
 
 pub use arity::{Fit, fit};
 pub(crate) use extract::owner_name;

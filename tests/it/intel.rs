@@ -762,6 +762,61 @@ async fn imports_through_tsconfig_paths_resolve_as_the_compiler_does() {
 }
 
 #[tokio::test]
+async fn a_workspace_package_resolves_to_its_sources_not_its_build() {
+    let d = Daemon::start(&[
+        (
+            "package.json",
+            "{ \"private\": true, \"workspaces\": [\"packages/*\"] }\n",
+        ),
+        (
+            "packages/common/package.json",
+            "{ \"name\": \"@acme/common\", \"main\": \"lib/index.js\" }\n",
+        ),
+        ("packages/common/src/index.ts", "export * from './user';\n"),
+        (
+            "packages/common/src/user.ts",
+            "export function formatUser(name: string) {\n  return name.trim();\n}\n",
+        ),
+        (
+            "packages/common/src/text.ts",
+            "export function slug(s: string) {\n  return s.toLowerCase();\n}\n",
+        ),
+        (
+            "packages/server/src/app.ts",
+            "import { formatUser } from '@acme/common';\nimport { slug } from '@acme/common/lib/text';\n\nexport function handle(name: string) {\n  return slug(formatUser(name));\n}\n",
+        ),
+    ])
+    .await;
+    let ask = |symbol: Value| {
+        let d = &d;
+        async move { callers(&d.ask("agog.codebase.callers", symbol).await) }
+    };
+    // Through the package's entry (`lib/index.js` built from `src/index.ts`) and its barrel.
+    let formats = ask(json!({"symbol": "formatUser"})).await;
+    assert_eq!(formats.len(), 1, "{formats:?}");
+    assert_eq!(formats[0].0, "packages/server/src/app.ts");
+    // A subpath of the build (`lib/text`) is the source's `src/text.ts`.
+    assert_eq!(
+        ask(json!({"symbol": "slug"})).await,
+        [("packages/server/src/app.ts".into(), 5, "import".into())]
+    );
+    let r = d
+        .ask(
+            "agog.codebase.related",
+            json!({ "path": "packages/common/src/text.ts" }),
+        )
+        .await;
+    let by: Vec<&str> = r["importedBy"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .filter_map(|i| i["path"].as_str())
+        .collect();
+    assert_eq!(by, ["packages/server/src/app.ts"], "{r}");
+    d.stop().await;
+}
+
+#[tokio::test]
 async fn java_c_ruby_and_csharp_callers_resolve_through_packages_includes_and_requires() {
     let d = Daemon::start(&[
         // Java: a static call through the class, and a class of the same package.
