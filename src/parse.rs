@@ -1,5 +1,6 @@
-//! One tree-sitter parse per file, handed to chunking and to extraction (and for a Vue or
-//! Svelte component, a second one of its template's expressions, for the calls they make).
+//! One tree-sitter parse per file, handed to chunking and to extraction (and for a Vue, Svelte
+//! or Astro component, a second one of its template's expressions, for the calls they make; an
+//! MDX page's ESM and expressions are parsed for extraction alone).
 
 use crate::chunk::{self, Chunk, ChunkOptions, CodeLanguage, Language};
 use crate::intel::{self, Definition, Extraction, Import, Reference};
@@ -23,6 +24,9 @@ pub fn analyze(rel_path: &str, text: &str, opts: &ChunkOptions) -> Analysis {
         (Some(lang), Some(tree)) => intel::extract(lang, tree, text, rel_path),
         _ => Extraction::default(),
     };
+    if language == Language::Markdown && crate::scan::file_type_of(rel_path) == "mdx" {
+        intel = mdx_intel(rel_path, text, opts);
+    }
     if let (Language::Component(lang), Some(_)) = (language, &tree) {
         // The template's calls are the component's: `impact` goes on to the templates that use
         // it. At the file's top level when it is no component a tag names (a route).
@@ -39,6 +43,31 @@ pub fn analyze(rel_path: &str, text: &str, opts: &ChunkOptions) -> Analysis {
     }
 }
 
+/// What an MDX page imports, exports and calls: its ESM parsed as TSX, and the components its
+/// JSX tags use and the calls its `{…}` expressions make, from its top level (fenced and inline
+/// code are text). Its chunks are Markdown's.
+fn mdx_intel(rel_path: &str, text: &str, opts: &ChunkOptions) -> Extraction {
+    let markup = chunk::component::mdx_markup(text);
+    let esm = chunk::component::mdx_esm(&markup);
+    let mut intel = if esm.trim().is_empty() {
+        Extraction::default()
+    } else {
+        chunk::parse(CodeLanguage::Tsx, &esm, opts.parse_timeout)
+            .map(|tree| intel::extract(CodeLanguage::Tsx, &tree, &esm, rel_path))
+            .unwrap_or_default()
+    };
+    let calls = template_calls(
+        CodeLanguage::Tsx,
+        rel_path,
+        &markup,
+        None,
+        &mut intel.imports,
+        opts,
+    );
+    intel.references.extend(calls);
+    intel
+}
+
 /// The calls a component's template makes (`@click="select(user)"`, `{{ format(date) }}`,
 /// Svelte's and Astro's `{total()}`), the handlers it names (`@click="select"`) and the
 /// components it uses ([`component_calls`]), as calls from `enclosing` (the component's own
@@ -53,9 +82,10 @@ fn template_calls(
     opts: &ChunkOptions,
 ) -> Vec<Reference> {
     let ext = crate::scan::file_type_of(rel_path);
-    let template = chunk::component::template(text, matches!(ext.as_str(), "svelte" | "astro"));
-    // Astro's expressions are JSX's: `{items.map((i) => <li>{i}</li>)}`.
-    let lang = if ext == "astro" {
+    let braces = matches!(ext.as_str(), "svelte" | "astro" | "mdx");
+    let template = chunk::component::template(text, braces);
+    // Astro's and MDX's expressions are JSX's: `{items.map((i) => <li>{i}</li>)}`.
+    let lang = if matches!(ext.as_str(), "astro" | "mdx") {
         CodeLanguage::Tsx
     } else {
         lang

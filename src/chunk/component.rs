@@ -59,6 +59,72 @@ fn keep_only(text: &str, kept: &[Range<usize>], end_each: bool) -> String {
     out
 }
 
+/// An MDX page as its markup: fenced code blocks and inline code spans blanked (their `<Tag>`
+/// and `{…}` are text), offsets and lines kept. Its ESM (`import`, `export`) stays.
+pub fn mdx_markup(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    // The open fence's character and length.
+    let mut fence: Option<(char, usize)> = None;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let run = |c: char| trimmed.chars().take_while(|&x| x == c).count();
+        let opens = ['`', '~'].into_iter().find(|&c| run(c) >= 3);
+        match (fence, opens) {
+            (None, Some(c)) => {
+                fence = Some((c, run(c)));
+                blank_into(&mut out, line);
+            }
+            (Some((c, n)), _) => {
+                if run(c) >= n && trimmed[run(c)..].trim().is_empty() {
+                    fence = None;
+                }
+                blank_into(&mut out, line);
+            }
+            (None, None) => blank_code_spans(&mut out, line),
+        }
+    }
+    out
+}
+
+/// `line` with each inline code span (`` `a<B>` ``, a run of backticks to the next run as long)
+/// blanked.
+fn blank_code_spans(out: &mut String, line: &str) {
+    let mut rest = line;
+    while let Some(open) = rest.find('`') {
+        let n = rest[open..].chars().take_while(|&c| c == '`').count();
+        let ticks = &rest[open..open + n];
+        let Some(close) = rest[open + n..].find(ticks) else {
+            break;
+        };
+        let end = open + n + close + n;
+        out.push_str(&rest[..open]);
+        blank_into(out, &rest[open..end]);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+}
+
+/// An MDX page's ESM alone (its `import` and `export` statements: a line that starts with one,
+/// to the next blank line), everything else blanked: what the parser reads. `markup` is
+/// [`mdx_markup`]'s.
+pub fn mdx_esm(markup: &str) -> String {
+    let mut out = String::with_capacity(markup.len());
+    let mut inside = false;
+    for line in markup.split_inclusive('\n') {
+        if line.trim().is_empty() {
+            inside = false;
+        } else if line.starts_with("import ") || line.starts_with("export ") {
+            inside = true;
+        }
+        if inside {
+            out.push_str(line);
+        } else {
+            blank_into(&mut out, line);
+        }
+    }
+    out
+}
+
 /// The markup around the scripts (from the end of one `</script>` to the next `<script>`) as
 /// spans, added to the layout of the scripts' code; the script tags are glue of the code.
 pub(crate) fn add_markup(text: &str, layout: &mut Layout) {
@@ -547,6 +613,25 @@ mod tests {
         assert_eq!(&t.masked[at - 1..at + "greeting".len() + 2], " greeting ;");
         assert_eq!(t.masked.trim(), "greeting ;");
         assert!(t.handlers.is_empty());
+    }
+
+    #[test]
+    fn an_mdx_pages_code_is_blanked_and_its_esm_kept_in_place() {
+        let text = "import { Card } from '@acme/ui';\nexport const meta = {\n  title: 'A',\n};\n\n# Use `<Card>`\n\n````tsx\n<Tabs>{x()}</Tabs>\n```\n````\n\n<Card title=\"a\" />\n";
+        let markup = mdx_markup(text);
+        assert_eq!(markup.len(), text.len());
+        assert_eq!(markup.lines().count(), text.lines().count());
+        assert!(
+            !markup.contains("Tabs") && !markup.contains("<Card>"),
+            "{markup}"
+        );
+        assert!(markup.contains("<Card title"));
+        let esm = mdx_esm(&markup);
+        assert_eq!(esm.len(), text.len());
+        assert!(esm.starts_with(
+            "import { Card } from '@acme/ui';\nexport const meta = {\n  title: 'A',\n};\n"
+        ));
+        assert_eq!(esm[text.find("\n\n").expect("a blank line")..].trim(), "");
     }
 
     #[test]

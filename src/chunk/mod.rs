@@ -60,8 +60,9 @@ use tree_sitter::Tree;
 /// bindings as variables, Astro components, and MDX by heading as Markdown, since version 27 a
 /// component as a definition of its own, the components its template's tags use as calls, and
 /// `@/`, `~/` and `$lib/` imports resolved, since version 28 bare import specifiers kept for
-/// `tsconfig.json`'s aliases and no tag read where a template's expression compares or names a
-/// generic type, `n<Max`, `Array<Item>`); part of
+/// `tsconfig.json`'s aliases and workspace packages, MDX pages' imports and calls extracted,
+/// and no tag read where a template's expression compares or names a generic type, `n<Max`,
+/// `Array<Item>`); part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
 pub const CHUNKER_VERSION: i32 = 28;

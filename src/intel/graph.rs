@@ -2204,7 +2204,7 @@ fn parent_dir(path: &str) -> &str {
 fn family(path: &str) -> &'static str {
     match path.rsplit('.').next().unwrap_or_default() {
         "ts" | "tsx" | "mts" | "cts" | "js" | "jsx" | "mjs" | "cjs" | "vue" | "svelte"
-        | "astro" => "ecma",
+        | "astro" | "mdx" => "ecma",
         "py" | "pyi" => "python",
         "rs" => "rust",
         "go" => "go",

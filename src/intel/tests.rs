@@ -1199,3 +1199,65 @@ fn an_astro_components_frontmatter_is_its_code_and_its_expressions_call_it() {
     // The client script after the markup is code too.
     assert!(calls.contains(&("forEach", 32)), "{calls:?}");
 }
+
+#[test]
+fn an_mdx_pages_esm_is_its_imports_and_its_tags_and_expressions_its_calls() {
+    let text = r#"---
+title: Cards
+---
+import { Card, CardGrid } from '@acme/ui';
+import Aside from '../components/Aside.astro';
+export const year = thisYear();
+
+# Cards
+
+Use `<Card>` for a link; never `<Old />`.
+
+```mdx
+<Tabs>{tabs()}</Tabs>
+```
+
+<CardGrid>
+  <Card title="A">{format(year)}</Card>
+</CardGrid>
+
+<Aside>a<b>b</b> and x<Max</Aside>
+"#;
+    let a = crate::parse::analyze("docs/cards.mdx", text, &chunk::ChunkOptions::default());
+    assert_eq!(a.language, Language::Markdown);
+    assert!(!a.chunks.is_empty());
+    let x = a.intel;
+    let mut imports: Vec<(&str, &str)> = x
+        .imports
+        .iter()
+        .map(|i| (i.name.as_str(), i.specifier.as_str()))
+        .collect();
+    imports.sort();
+    assert_eq!(
+        imports,
+        [
+            ("Aside", "../components/Aside.astro"),
+            ("Card", "@acme/ui"),
+            ("CardGrid", "@acme/ui")
+        ]
+    );
+    let defs: Vec<&str> = x.definitions.iter().map(|d| d.qualified.as_str()).collect();
+    assert_eq!(defs, ["year"]);
+    let mut calls: Vec<(&str, u32)> = x
+        .references
+        .iter()
+        .map(|r| (r.name.as_str(), r.line))
+        .collect();
+    calls.sort();
+    // Not the tags and calls in code (`<Card>`, `<Old />`, `<Tabs>`, `tabs()`), nor `x<Max`.
+    assert_eq!(
+        calls,
+        [
+            ("Aside", 20),
+            ("Card", 17),
+            ("CardGrid", 16),
+            ("format", 17),
+            ("thisYear", 6)
+        ]
+    );
+}

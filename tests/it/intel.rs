@@ -785,6 +785,12 @@ async fn a_workspace_package_resolves_to_its_sources_not_its_build() {
             "packages/server/src/app.ts",
             "import { formatUser } from '@acme/common';\nimport { slug } from '@acme/common/lib/text';\n\nexport function handle(name: string) {\n  return slug(formatUser(name));\n}\n",
         ),
+        // An MDX page: its ESM imports, its expressions and tags call.
+        ("docs/Note.astro", "<aside><slot /></aside>\n"),
+        (
+            "docs/intro.mdx",
+            "import { slug } from '@acme/common/lib/text';\nimport Note from './Note.astro';\n\n# Intro\n\n<Note>{slug('A')}</Note>\n\n```mdx\n<Note>{slug('B')}</Note>\n```\n",
+        ),
     ])
     .await;
     let ask = |symbol: Value| {
@@ -795,10 +801,18 @@ async fn a_workspace_package_resolves_to_its_sources_not_its_build() {
     let formats = ask(json!({"symbol": "formatUser"})).await;
     assert_eq!(formats.len(), 1, "{formats:?}");
     assert_eq!(formats[0].0, "packages/server/src/app.ts");
-    // A subpath of the build (`lib/text`) is the source's `src/text.ts`.
+    // A subpath of the build (`lib/text`) is the source's `src/text.ts`; the page's fenced code
+    // calls nothing.
     assert_eq!(
         ask(json!({"symbol": "slug"})).await,
-        [("packages/server/src/app.ts".into(), 5, "import".into())]
+        [
+            ("docs/intro.mdx".into(), 6, "import".into()),
+            ("packages/server/src/app.ts".into(), 5, "import".into())
+        ]
+    );
+    assert_eq!(
+        ask(json!({"symbol": "Note"})).await,
+        [("docs/intro.mdx".into(), 6, "import".into())]
     );
     let r = d
         .ask(
@@ -812,7 +826,7 @@ async fn a_workspace_package_resolves_to_its_sources_not_its_build() {
         .iter()
         .filter_map(|i| i["path"].as_str())
         .collect();
-    assert_eq!(by, ["packages/server/src/app.ts"], "{r}");
+    assert_eq!(by, ["docs/intro.mdx", "packages/server/src/app.ts"], "{r}");
     d.stop().await;
 }
 
