@@ -1275,8 +1275,9 @@ impl<'s> Resolver<'s> {
         Ok(packages)
     }
 
-    /// Each row's candidates with its bare specifiers (`bare:@app/user`) turned into the paths
-    /// the aliases of its file's `tsconfig.json` name (none without one).
+    /// Each row's candidates with its bare specifiers (`bare:@app/user`) turned into the files
+    /// the aliases of its file's `tsconfig.json`, then the workspace's packages, name (none
+    /// without either).
     async fn expand_bare(&mut self, rows: &[ImportRow]) -> Result<Vec<Vec<String>>, StoreError> {
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {

@@ -287,11 +287,12 @@ pub(super) fn resolve(dir: &str, rel: &str) -> Option<String> {
 const ECMA_EXTENSIONS: [&str; 7] = ["ts", "tsx", "d.ts", "js", "jsx", "mjs", "cjs"];
 
 /// The files a relative specifier may name, in the order a bundler tries them. A bare one
-/// (a package, a project's own alias) is first `bare:` and itself, for the aliases of the
-/// nearest `tsconfig.json` when a question is asked ([`super::tsconfig`]); then `@/…` and `~/…`
-/// as the `src` directory (the alias Vue's and Vite's project templates set up) and as the
-/// root (Nuxt's), and SvelteKit's `$lib/…` as `src/lib`, for projects whose config does not
-/// say (or is generated, as SvelteKit's is).
+/// (a package, a project's own alias) is first `bare:<specifier>`, which the nearest
+/// `tsconfig.json`'s aliases and the workspace's packages turn into files when a question is
+/// asked ([`super::tsconfig`], [`super::workspaces`]); then `@/…` and `~/…` as the `src`
+/// directory (the alias Vue's and Vite's project templates set up) and as the root (Nuxt's),
+/// and SvelteKit's `$lib/…` as `src/lib`, for projects whose config does not say (or is
+/// generated, as SvelteKit's is).
 fn ecma_candidates(rel_path: &str, spec: &str) -> Vec<String> {
     let relative = spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == "..";
     let mut out = Vec::new();
@@ -319,8 +320,8 @@ fn ecma_candidates(rel_path: &str, spec: &str) -> Vec<String> {
     out
 }
 
-/// A specifier that a `tsconfig.json` alias may name: not a URL, not Node's `node:` built-ins,
-/// not absolute, and nothing that climbs (`@x/../../etc`).
+/// A specifier that a `tsconfig.json` alias or a workspace package may name: not a URL, not
+/// Node's `node:` built-ins, not absolute, and nothing that climbs (`@x/../../etc`).
 fn is_bare(spec: &str) -> bool {
     !spec.is_empty()
         && !spec.contains(':')

@@ -7,7 +7,7 @@
 //! try, and [`Aliases::specifiers`] the other way round, for the files that import a file.
 //! Followed: relative `extends` (a string or a list), and a solution config's `references`
 //! when it sets no alias of its own (Vite's `tsconfig.json` → `tsconfig.app.json`). Not
-//! followed: `extends` from a package, `package.json` workspaces and `exports`.
+//! followed: `extends` from a package. The workspace's own packages: [`super::workspaces`].
 
 use std::path::Path;
 
@@ -15,7 +15,8 @@ use serde_json::Value;
 
 use super::imports::{dir_of, resolve};
 
-/// The prefix of an import candidate that is a bare specifier, resolved through [`Aliases`].
+/// The prefix of an import candidate that is a bare specifier, resolved through [`Aliases`] and
+/// [`super::workspaces::Packages`].
 pub const BARE: &str = "bare:";
 
 /// Each pattern (`@app/*`, `config`) and its targets (`src/app/*`), in the config's order.
