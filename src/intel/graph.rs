@@ -321,11 +321,20 @@ pub struct RelatedFile {
 #[derive(Clone)]
 pub struct IntelService {
     search: SearchService,
+    workspaces: WorkspaceCache,
 }
+
+/// Each repository's workspace packages, with the fingerprint of the scope they were read under:
+/// read again when the workspace's index changes, since a `**` pattern may walk many
+/// directories.
+type WorkspaceCache = Arc<std::sync::Mutex<HashMap<String, (u64, Arc<Packages>)>>>;
 
 impl IntelService {
     pub fn new(search: SearchService) -> Self {
-        Self { search }
+        Self {
+            search,
+            workspaces: Default::default(),
+        }
     }
 
     fn store(&self) -> &Store {
@@ -530,7 +539,7 @@ impl IntelService {
     /// The call sites that resolve to the target, with the definitions they are in.
     pub async fn callers(&self, t: Target, limit: usize) -> Result<Calls, IntelError> {
         let (scope, def) = self.target(&t).await?;
-        let mut resolver = Resolver::new(self.store(), &scope);
+        let mut resolver = Resolver::new(self.store(), &scope, &self.workspaces);
         let read = resolver
             .callers_of(std::slice::from_ref(&def), FAR_NAME_ONLY_FLOOR)
             .await?;
@@ -560,7 +569,7 @@ impl IntelService {
     /// The calls the target makes, each with the definition(s) it resolves to.
     pub async fn callees(&self, t: Target, limit: usize) -> Result<Calls, IntelError> {
         let (scope, def) = self.target(&t).await?;
-        let mut resolver = Resolver::new(self.store(), &scope);
+        let mut resolver = Resolver::new(self.store(), &scope, &self.workspaces);
         let edges = resolver.callees_of(std::slice::from_ref(&def)).await?;
         let mut calls: Vec<Call> = edges
             .into_iter()
@@ -590,7 +599,7 @@ impl IntelService {
         let (scope, root) = self.target(&req.target).await?;
         let depth = req.depth.clamp(1, MAX_DEPTH);
         let max_nodes = req.max_nodes.clamp(1, MAX_NODES);
-        let mut resolver = Resolver::new(self.store(), &scope);
+        let mut resolver = Resolver::new(self.store(), &scope, &self.workspaces);
         let mut walk = Walk::new(&root, max_nodes);
         let directions: &[Direction] = match req.direction {
             Direction::Both => &[Direction::Callers, Direction::Callees],
@@ -725,7 +734,7 @@ impl IntelService {
             }
         };
         let limit = limit.clamp(1, 1000);
-        let mut resolver = Resolver::new(self.store(), &scope);
+        let mut resolver = Resolver::new(self.store(), &scope, &self.workspaces);
         let mut imports = Vec::new();
         if direction != RelatedDirection::ImportedBy {
             let rows = self.store().imports_of(&[file_id], None).await?;
@@ -936,6 +945,8 @@ impl Walk {
 struct Resolver<'s> {
     store: &'s Store,
     scope: &'s Scope,
+    /// The service's workspace packages, kept between questions.
+    workspaces: &'s WorkspaceCache,
     /// Definitions by name in the scope.
     by_name: HashMap<String, Vec<DefinitionRow>>,
     /// Each file's imports read so far, resolved: (row, target paths).
@@ -983,10 +994,11 @@ enum Outcome<'a> {
 }
 
 impl<'s> Resolver<'s> {
-    fn new(store: &'s Store, scope: &'s Scope) -> Self {
+    fn new(store: &'s Store, scope: &'s Scope, workspaces: &'s WorkspaceCache) -> Self {
         Resolver {
             store,
             scope,
+            workspaces,
             by_name: HashMap::new(),
             imports: HashMap::new(),
             imports_read: HashMap::new(),
@@ -1264,12 +1276,25 @@ impl<'s> Resolver<'s> {
         if let Some(p) = self.packages.get(repository) {
             return Ok(p.clone());
         }
-        let packages = Arc::new(
-            self.root(repository)
-                .await?
-                .map(|root| Packages::read(&root))
-                .unwrap_or_default(),
-        );
+        let fingerprint = self.scope.fingerprint();
+        let kept = crate::lock(self.workspaces)
+            .get(repository)
+            .filter(|(known, _)| *known == fingerprint)
+            .map(|(_, p)| p.clone());
+        let packages = match kept {
+            Some(p) => p,
+            None => {
+                let p = Arc::new(
+                    self.root(repository)
+                        .await?
+                        .map(|root| Packages::read(&root))
+                        .unwrap_or_default(),
+                );
+                crate::lock(self.workspaces)
+                    .insert(repository.to_owned(), (fingerprint, p.clone()));
+                p
+            }
+        };
         self.packages
             .insert(repository.to_owned(), packages.clone());
         Ok(packages)

@@ -2,7 +2,8 @@
 //! that names one (`@acme/ui`, `@acme/ui/button`) resolves to its sources, as the link the
 //! package manager puts in `node_modules` would, but to the files that are indexed (`src/`)
 //! rather than to what a build writes (`dist/`, `lib/`). Read from the repository's root
-//! `package.json` (`workspaces`) or `pnpm-workspace.yaml` when a question is asked.
+//! `package.json` (`workspaces`) or `pnpm-workspace.yaml` when a question needs them, and kept
+//! until the workspace's index changes (`IntelService`).
 
 use std::path::Path;
 
