@@ -161,6 +161,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ),
     ("CODESEARCH_SEARCH_DOCS_WEIGHT", "search.docs_weight"),
     (
+        "CODESEARCH_SEARCH_TRANSLATION_WEIGHT",
+        "search.translation_weight",
+    ),
+    (
         "CODESEARCH_SEARCH_MAX_CHUNKS_PER_FILE",
         "search.max_chunks_per_file",
     ),
@@ -543,6 +547,7 @@ pub struct SearchConfig {
     pub changelog_weight: f64,
     pub project_file_weight: f64,
     pub docs_weight: f64,
+    pub translation_weight: f64,
     pub max_chunks_per_file: usize,
     pub hnsw_ef_search: u32,
     pub result_cache_entries: usize,

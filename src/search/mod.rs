@@ -1167,6 +1167,81 @@ fn asks_for_docs(words: &str) -> bool {
     })
 }
 
+/// Whether a query (its [`words`]) is written in another script than Latin's ASCII letters
+/// (`카드`, `Größe`), or asks about translations: then translated pages rank like the others.
+fn asks_for_translations(words: &str) -> bool {
+    words.chars().any(|c| c.is_alphabetic() && !c.is_ascii())
+        || words.split(' ').any(|w| {
+            w.starts_with("translat")
+                || w.starts_with("locali")
+                || matches!(
+                    w,
+                    "i18n" | "l10n" | "locale" | "locales" | "language" | "languages"
+                )
+        })
+}
+
+/// The locales documentation sites translate into, as their directories and file names spell
+/// them (lower case, without a region): English is the default's, and is not here.
+const LOCALES: &[&str] = &[
+    "ar", "bg", "bn", "ca", "cs", "da", "de", "el", "es", "et", "fa", "fi", "fr", "gl", "he", "hi",
+    "hr", "hu", "id", "it", "ja", "ko", "lt", "lv", "ms", "nb", "nl", "pl", "pt", "ro", "ru", "sk",
+    "sl", "sr", "sv", "th", "tr", "uk", "ur", "vi", "zh",
+];
+
+/// `ko`, `zh-cn`, `pt_BR`, `zh-Hans`: a locale of [`LOCALES`], with a region or script.
+fn is_locale(s: &str) -> bool {
+    let (lang, region) = match s.split_once(['-', '_']) {
+        Some((l, r)) => (l, Some(r)),
+        None => (s, None),
+    };
+    LOCALES.contains(&lang.to_ascii_lowercase().as_str())
+        && region.is_none_or(|r| {
+            (2..=4).contains(&r.len()) && r.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+}
+
+/// Whether a path is a page of documentation translated from the default language: prose in a
+/// locale's directory under a documentation tree (`docs/ko/guide.md`,
+/// `docs/src/content/docs/zh-cn/…`, Docusaurus' `i18n/pt-BR/…`), or named for a locale
+/// (`README.zh-CN.md`, mkdocs' `index.fr.md`, `README_ja.md`).
+fn is_translation(path: &str) -> bool {
+    if !is_prose(path) {
+        return false;
+    }
+    let mut segments: Vec<&str> = path.split('/').collect();
+    let file = segments.pop().unwrap_or_default();
+    let docs_tree = |s: &&str| {
+        matches!(
+            s.to_ascii_lowercase().as_str(),
+            "docs"
+                | "doc"
+                | "documentation"
+                | "content"
+                | "website"
+                | "site"
+                | "i18n"
+                | "l10n"
+                | "locales"
+                | "translations"
+        )
+    };
+    if let Some(tree) = segments.iter().position(docs_tree)
+        && segments[tree + 1..].iter().any(|s| is_locale(s))
+    {
+        return true;
+    }
+    let parts: Vec<&str> = file.split('.').collect();
+    if parts.len() >= 3 && is_locale(parts[parts.len() - 2]) {
+        return true;
+    }
+    let stem = parts[0];
+    stem.len() > 6
+        && stem[..6].eq_ignore_ascii_case("readme")
+        && matches!(stem.as_bytes()[6], b'_' | b'-')
+        && is_locale(&stem[7..])
+}
+
 /// Whether a path is prose: Markdown, reStructuredText, AsciiDoc, Org or plain text.
 fn is_prose(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
@@ -1256,6 +1331,8 @@ struct KindWeights {
     project_file: f64,
     /// Other prose ([`is_prose`]: not changelogs or process files, which have their own).
     docs: f64,
+    /// Translated documentation ([`is_translation`]), on top of `docs`.
+    translation: f64,
 }
 
 impl KindWeights {
@@ -1268,12 +1345,13 @@ impl KindWeights {
             changelog: unless(asks_for_changes(words), cfg.changelog_weight),
             project_file: cfg.project_file_weight,
             docs: unless(asks_for_docs(words), cfg.docs_weight),
+            translation: unless(asks_for_translations(words), cfg.translation_weight),
         }
     }
 }
 
-/// Multiplies the fused score of tests, changelogs, process files and other prose by their
-/// [`KindWeights`], and re-sorts, keeping the order among equals.
+/// Multiplies the fused score of tests, changelogs, process files, other prose and translated
+/// pages by their [`KindWeights`], and re-sorts, keeping the order among equals.
 fn weigh_kinds(hits: &mut [ScoredHit], kinds: &KindWeights, words: &str) {
     let mut changed = false;
     for h in hits.iter_mut() {
@@ -1292,6 +1370,9 @@ fn weigh_kinds(hits: &mut [ScoredHit], kinds: &KindWeights, words: &str) {
         }
         if kinds.docs != 1.0 && !project_file && !changelog && is_prose(path) {
             w *= kinds.docs;
+        }
+        if kinds.translation != 1.0 && is_translation(path) {
+            w *= kinds.translation;
         }
         if w != 1.0 {
             h.score *= w;
@@ -1522,6 +1603,7 @@ mod tests {
             changelog: 1.0,
             project_file: 1.0,
             docs: 1.0,
+            translation: 1.0,
         };
         weigh_kinds(&mut hits, &kinds, "abort");
         let order: Vec<&str> = hits.iter().map(|h| h.hit.file_path.as_str()).collect();
@@ -1575,6 +1657,7 @@ mod tests {
             changelog: 0.6,
             project_file: 0.6,
             docs: 1.0,
+            translation: 1.0,
         };
         weigh_kinds(&mut hits, &kinds, "min depth");
         assert_eq!(hits[0].hit.file_path, "src/cli.rs");
@@ -1627,6 +1710,7 @@ mod tests {
             changelog: 1.0,
             project_file: 0.6,
             docs: 1.0,
+            translation: 1.0,
         };
         let ranked = |query: &str| {
             let mut hits = vec![
@@ -1651,6 +1735,45 @@ mod tests {
             ranked("the workflow that runs the tests"),
             ".github/workflows/tests.yml"
         );
+    }
+
+    #[test]
+    fn translated_pages_rank_below_the_default_languages_unless_the_query_is_in_another() {
+        for page in [
+            "docs/src/content/docs/ko/components/card-grids.mdx",
+            "docs/zh-cn/guide/index.md",
+            "website/i18n/pt-BR/docusaurus-plugin-content-docs/current/intro.md",
+            "docs/index.fr.md",
+            "README.zh-CN.md",
+            "README_ja.md",
+        ] {
+            assert!(is_translation(page), "{page}");
+        }
+        for page in [
+            "docs/src/content/docs/components/card-grids.mdx",
+            "docs/en/guide.md",
+            "docs/content/en/urls.md",
+            // A locale's name that is no locale's directory under a docs tree.
+            "lib/es/README.md",
+            "tests/it/README.md",
+            "docs/it.md",
+            "src/ko/strings.ts",
+            "README.md",
+            "README-dev.md",
+        ] {
+            assert!(!is_translation(page), "{page}");
+        }
+        let kinds = |q: &str| {
+            KindWeights::for_query(
+                &Config::defaults().expect("defaults").search,
+                &words(q).collect::<Vec<_>>().join(" "),
+            )
+            .translation
+        };
+        assert_eq!(kinds("card grid component"), 0.5);
+        assert_eq!(kinds("카드 그리드 컴포넌트"), 1.0);
+        assert_eq!(kinds("Größe der Karten"), 1.0);
+        assert_eq!(kinds("translations of the card page"), 1.0);
     }
 
     #[test]

@@ -1099,3 +1099,77 @@ async fn a_filtered_chunk_query_finds_the_same_chunks_through_the_filters_rows_a
         }
     }
 }
+
+#[tokio::test]
+async fn a_page_ranks_above_its_translations_unless_the_query_is_in_their_language() {
+    // The same code sample in each language, its comments left in English by the translators,
+    // and the English name of the component in their titles: an English question matches the
+    // translations better than the page.
+    let sample =
+        "```js\n// Stagger the card grid: stagger every other card.\n<CardGrid stagger />\n```\n";
+    let files: Vec<(String, String)> = [
+        (
+            "docs/ko/card-grids.md",
+            "# 카드 그리드 (card grid)\n\n카드를 격자로 배치합니다.\n\n",
+        ),
+        ("docs/card-grids.md", "# Grids\n\nLay them out in rows.\n\n"),
+        (
+            "docs/de/card-grids.md",
+            "# Kartenraster (card grid)\n\nKarten in einem Raster anordnen.\n\n",
+        ),
+    ]
+    .iter()
+    .map(|(p, t)| (p.to_string(), format!("{t}{sample}")))
+    // Other pages that match a word: fusion scales each list between its weakest candidate
+    // and its best.
+    .chain((0..6).map(|i| {
+        (
+            format!("docs/notes{i}.md"),
+            format!("# Note {i}\n\nA grid of {i} numbers, and rows.\n"),
+        )
+    }))
+    .collect();
+    let f = Fixture::new(&files).await;
+    let top = |service: &SearchService, mode: &'static str, query: &'static str| {
+        let request = SearchRequest::new(
+            RawSearch {
+                mode: Some(mode.into()),
+                limit: Some(3),
+                ..RawSearch::query(query)
+            },
+            &f.cfg.search,
+        )
+        .expect("valid request");
+        let service = service.clone();
+        async move {
+            let out = service.search(&request).await.expect("search");
+            out.hits[0].hit.file_path.clone()
+        }
+    };
+    // Without the weight, a translation can come first.
+    let mut unweighted = f.cfg.search.clone();
+    unweighted.translation_weight = 1.0;
+    let plain = SearchService::new(
+        f.store.clone(),
+        Arc::new(HashEmbedder::new(384)),
+        unweighted,
+    );
+    for mode in ["hybrid", "lexical"] {
+        let english = "stagger the card grid";
+        assert_ne!(
+            top(&plain, mode, english).await,
+            "docs/card-grids.md",
+            "{mode}"
+        );
+        assert_eq!(
+            top(&f.service, mode, english).await,
+            "docs/card-grids.md",
+            "{mode}"
+        );
+        assert_eq!(
+            top(&f.service, mode, "카드 그리드 stagger").await,
+            "docs/ko/card-grids.md",
+            "{mode}"
+        );
+    }
+}
