@@ -1167,8 +1167,10 @@ fn asks_for_docs(words: &str) -> bool {
     })
 }
 
-/// Whether a query (its [`words`]) is written in another script than Latin's ASCII letters
-/// (`카드`, `Größe`), or asks about translations: then translated pages rank like the others.
+/// Whether a query (its [`words`]) is written in another language than English (letters
+/// outside ASCII, `카드`, `Größe`, or a common word of German, French, Spanish, Italian,
+/// Portuguese or Dutch: [`FOREIGN_WORDS`]), or asks about translations: then translated pages
+/// rank like the others.
 fn asks_for_translations(words: &str) -> bool {
     words.chars().any(|c| c.is_alphabetic() && !c.is_ascii())
         || words.split(' ').any(|w| {
@@ -1178,8 +1180,31 @@ fn asks_for_translations(words: &str) -> bool {
                     w,
                     "i18n" | "l10n" | "locale" | "locales" | "language" | "languages"
                 )
+                || FOREIGN_WORDS.contains(&w)
         })
 }
+
+/// Words common in questions asked in German, French, Spanish, Italian, Portuguese and Dutch,
+/// and not in English ones or in code (`mit`, `der`, `del`, `sin`, `os`, `per`, `non` are left
+/// out).
+#[rustfmt::skip]
+const FOREIGN_WORDS: &[&str] = &[
+    // German
+    "das", "und", "nicht", "ein", "eine", "einen", "einem", "einer", "ist", "wie", "ich", "wird",
+    "werden", "auf", "oder", "auch", "sich", "kann", "zum", "zur", "beim", "vom", "ohne", "wenn",
+    "warum", "welche",
+    // French
+    "le", "les", "une", "et", "avec", "pour", "dans", "sur", "je", "qui", "vos", "votre", "sans",
+    "peut",
+    // Spanish
+    "los", "las", "una", "como", "para", "por", "puedo", "cuando",
+    // Italian
+    "il", "gli", "della", "delle", "degli", "sono", "nel", "nella", "che",
+    // Portuguese
+    "uma", "meu", "seu",
+    // Dutch
+    "het", "een", "niet", "hoe", "wordt",
+];
 
 /// The locales documentation sites translate into, as their directories and file names spell
 /// them (lower case, without a region): English is the default's, and is not here.
@@ -1774,6 +1799,9 @@ mod tests {
         assert_eq!(kinds("카드 그리드 컴포넌트"), 1.0);
         assert_eq!(kinds("Größe der Karten"), 1.0);
         assert_eq!(kinds("translations of the card page"), 1.0);
+        assert_eq!(kinds("Wie ordne ich Karten in einem Raster an"), 1.0);
+        assert_eq!(kinds("ajouter une grille de cartes"), 1.0);
+        assert_eq!(kinds("del os per mit non"), 0.5);
     }
 
     #[test]
