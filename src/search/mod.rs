@@ -1261,9 +1261,11 @@ fn is_translation(path: &str) -> bool {
         return true;
     }
     let stem = parts[0];
-    stem.len() > 6
-        && stem[..6].eq_ignore_ascii_case("readme")
-        && matches!(stem.as_bytes()[6], b'_' | b'-')
+    // Byte by byte: a name may start with any letters (`CCTV大赛`).
+    let b = stem.as_bytes();
+    b.len() > 7
+        && b[..6].eq_ignore_ascii_case(b"readme")
+        && matches!(b[6], b'_' | b'-')
         && is_locale(&stem[7..])
 }
 
@@ -1773,6 +1775,15 @@ mod tests {
             "README_ja.md",
         ] {
             assert!(is_translation(page), "{page}");
+        }
+        // Names in any script, cut nowhere inside a character.
+        for page in [
+            "docs/CCTV大赛上海分赛区.md",
+            "docs/README大赛.md",
+            "README_",
+            "docs/ä.md",
+        ] {
+            assert!(!is_translation(page), "{page}");
         }
         for page in [
             "docs/src/content/docs/components/card-grids.mdx",
