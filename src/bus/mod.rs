@@ -558,7 +558,47 @@ pub struct Handled {
 /// already fails fast when the database is down; this is for the database that hangs, which no
 /// statement on it can notice. A repository request is not cut short: removing a large
 /// repository may take longer, and a removal dropped half-way would leave it unwatched.
+///
+/// A bug that panics while answering is answered `internal` (and logged), not left to the
+/// requester's timeout: the daemon goes on serving either way.
 pub async fn dispatch(services: &Services, kind: Kind, access: &Access, payload: &[u8]) -> Handled {
+    unless_it_panics(kind, answer_in_time(services, kind, access, payload)).await
+}
+
+/// `answer`'s reply, or an `internal` error if it panics.
+async fn unless_it_panics(kind: Kind, answer: impl Future<Output = Handled>) -> Handled {
+    use futures::FutureExt;
+    match std::panic::AssertUnwindSafe(answer).catch_unwind().await {
+        Ok(handled) => handled,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(?kind, panic = %what, "a request hit a bug; answered internal");
+            let code = ErrorCode::Internal;
+            Handled {
+                body: to_bytes(&ErrorResponse::new(
+                    code,
+                    format!(
+                        "codesearch failed on this request (a bug, logged by the daemon): {what}"
+                    ),
+                )),
+                error: Some(code),
+                cached: false,
+                query_embedding: None,
+            }
+        }
+    }
+}
+
+async fn answer_in_time(
+    services: &Services,
+    kind: Kind,
+    access: &Access,
+    payload: &[u8],
+) -> Handled {
     if kind == Kind::Repo {
         return answer_kind(services, kind, access, payload).await;
     }
@@ -1007,6 +1047,32 @@ pub(crate) fn to_bytes<T: serde::Serialize>(value: &T) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_request_that_panics_is_answered_internal() {
+        let ok = || Handled {
+            body: Bytes::from_static(b"{}"),
+            error: None,
+            cached: false,
+            query_embedding: None,
+        };
+        assert_eq!(
+            unless_it_panics(Kind::Search, async { ok() }).await.error,
+            None
+        );
+        let bug = async {
+            let path = String::from("CCTV大赛");
+            let _ = &path[..6];
+            ok()
+        };
+        let handled = unless_it_panics(Kind::Search, bug).await;
+        assert_eq!(handled.error, Some(ErrorCode::Internal));
+        let body = String::from_utf8_lossy(&handled.body);
+        assert!(
+            body.contains("\"internal\"") && body.contains("char boundary"),
+            "{body}"
+        );
+    }
 
     #[test]
     fn credentials_are_taken_out_of_the_url() {
