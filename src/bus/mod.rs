@@ -559,8 +559,9 @@ pub struct Handled {
 /// statement on it can notice. A repository request is not cut short: removing a large
 /// repository may take longer, and a removal dropped half-way would leave it unwatched.
 ///
-/// A bug that panics while answering is answered `internal` (and logged), not left to the
-/// requester's timeout: the daemon goes on serving either way.
+/// A bug that panics while answering is answered `internal` (with a request id; the log has
+/// the panic under it), not left to the requester's timeout: the daemon goes on serving
+/// either way.
 pub async fn dispatch(services: &Services, kind: Kind, access: &Access, payload: &[u8]) -> Handled {
     unless_it_panics(kind, answer_in_time(services, kind, access, payload)).await
 }
@@ -576,19 +577,8 @@ async fn unless_it_panics(kind: Kind, answer: impl Future<Output = Handled>) -> 
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            tracing::error!(?kind, panic = %what, "a request hit a bug; answered internal");
-            let code = ErrorCode::Internal;
-            Handled {
-                body: to_bytes(&ErrorResponse::new(
-                    code,
-                    format!(
-                        "codesearch failed on this request (a bug, logged by the daemon): {what}"
-                    ),
-                )),
-                error: Some(code),
-                cached: false,
-                query_embedding: None,
-            }
+            let bug = format!("a panic: {what}");
+            plain::<()>(Err(internal(&bug, &format!("a {kind:?} request"))))
         }
     }
 }
@@ -1069,7 +1059,7 @@ mod tests {
         assert_eq!(handled.error, Some(ErrorCode::Internal));
         let body = String::from_utf8_lossy(&handled.body);
         assert!(
-            body.contains("\"internal\"") && body.contains("char boundary"),
+            body.contains("\"internal\"") && body.contains("request id"),
             "{body}"
         );
     }
