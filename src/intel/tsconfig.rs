@@ -182,10 +182,7 @@ impl Read {
 /// The config at `file` (from the repository root) with what it extends; a file that cannot be
 /// read or parsed sets nothing.
 fn read(root: &Path, file: &str, depth: usize) -> Read {
-    let Some(config) = std::fs::read_to_string(root.join(file))
-        .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&strip_jsonc(&text)).ok())
-    else {
+    let Some(config) = read_jsonc(&root.join(file)) else {
         return Read::default();
     };
     let dir = dir_of(file);
@@ -258,6 +255,13 @@ fn read(root: &Path, file: &str, depth: usize) -> Read {
     out
 }
 
+/// The JSON (with comments and trailing commas allowed) of the file at `path`; `None` when it
+/// cannot be read or parsed.
+pub(super) fn read_jsonc(path: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&strip_jsonc(&text)).ok()
+}
+
 /// JSON with comments and trailing commas (what `tsc` reads) as JSON: both dropped outside
 /// strings. Byte by byte: every character it looks for is ASCII, which no byte of another
 /// character's UTF-8 equals.
@@ -327,10 +331,11 @@ fn join(dir: &str, name: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn write(root: &Path, file: &str, text: &str) {
+    /// Writes `text` to `file` under `root`, making its directories.
+    pub(in crate::intel) fn write(root: &Path, file: &str, text: &str) {
         let path = root.join(file);
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
         std::fs::write(path, text).expect("write");

@@ -10,6 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::imports::resolve;
+use super::tsconfig::read_jsonc;
 
 /// Directories a package's build writes, whose sources are in `src/`.
 const BUILD_DIRS: &[&str] = &["dist", "lib", "build", "out", "esm", "cjs", "es", "types"];
@@ -168,7 +169,7 @@ fn strip_extension(path: &str) -> &str {
 /// dropped.
 fn workspace_patterns(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(json) = read_json(&root.join("package.json")) {
+    if let Some(json) = read_jsonc(&root.join("package.json")) {
         let list = match json.get("workspaces") {
             Some(Value::Array(a)) => Some(a),
             Some(Value::Object(o)) => o.get("packages").and_then(Value::as_array),
@@ -255,7 +256,7 @@ fn expand(root: &Path, prefix: String, segments: &[&str], out: &mut Vec<String>)
 
 /// The package at `dir`, if its `package.json` names it.
 fn package(root: &Path, dir: String) -> Option<Package> {
-    let json = read_json(&root.join(&dir).join("package.json"))?;
+    let json = read_jsonc(&root.join(&dir).join("package.json"))?;
     let name = json.get("name")?.as_str()?.to_owned();
     let mut declared: Vec<&str> = Vec::new();
     for key in ["source", "exports", "module", "main", "types", "typings"] {
@@ -303,20 +304,10 @@ fn package(root: &Path, dir: String) -> Option<Package> {
     Some(Package { name, dir, entries })
 }
 
-fn read_json(path: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(path).ok()?;
-    serde_json::from_str(&text).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn write(root: &Path, file: &str, text: &str) {
-        let path = root.join(file);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
+    use crate::intel::tsconfig::tests::write;
 
     #[test]
     fn a_package_of_the_workspace_resolves_to_its_sources() {
