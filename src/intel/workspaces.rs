@@ -34,6 +34,9 @@ struct Package {
     /// `module`, `main` and `types` (each also under `src/` for a build's directory), then
     /// `src/index` and `index`.
     entries: Vec<String>,
+    /// `exports`' subpaths (`./button`, `./icons/*`, without the `./`) and what each names, as
+    /// `entries` are.
+    subpaths: Vec<(String, Vec<String>)>,
 }
 
 impl Packages {
@@ -82,10 +85,30 @@ impl Packages {
         if sub.is_empty() {
             return p.entries.clone();
         }
-        let mut out: Vec<String> = [resolve(&p.dir, sub), resolve(&p.dir, &format!("src/{sub}"))]
-            .into_iter()
-            .flatten()
-            .collect();
+        // The package's own map first (`"./button": "./dist/button.js"`, `"./icons/*"`).
+        let mut out: Vec<String> = Vec::new();
+        for (pattern, targets) in &p.subpaths {
+            let star = match pattern.split_once('*') {
+                None if pattern == sub => "",
+                Some((pre, suf))
+                    if sub.len() >= pre.len() + suf.len()
+                        && sub.starts_with(pre)
+                        && sub.ends_with(suf) =>
+                {
+                    &sub[pre.len()..sub.len() - suf.len()]
+                }
+                _ => continue,
+            };
+            if star.split('/').any(|s| s == "..") {
+                continue;
+            }
+            out.extend(targets.iter().map(|t| t.replacen('*', star, 1)));
+        }
+        out.extend(
+            [resolve(&p.dir, sub), resolve(&p.dir, &format!("src/{sub}"))]
+                .into_iter()
+                .flatten(),
+        );
         if let Some((first, rest)) = sub.split_once('/')
             && BUILD_DIRS.contains(&first)
         {
@@ -280,28 +303,59 @@ fn package(root: &Path, dir: String) -> Option<Package> {
             _ => {}
         }
     }
-    let mut entries = Vec::new();
+    let mut entries = sources(&dir, declared);
+    entries.extend(resolve(&dir, "src/index"));
+    entries.extend(resolve(&dir, "index"));
+    let mut seen = std::collections::HashSet::new();
+    entries.retain(|e| seen.insert(e.clone()));
+    let subpaths = match json.get("exports") {
+        Some(Value::Object(o)) => o
+            .iter()
+            .filter_map(|(key, target)| {
+                let sub = key.strip_prefix("./").filter(|s| !s.is_empty())?;
+                let declared: Vec<&str> = match target {
+                    Value::String(s) => vec![s],
+                    Value::Object(conditions) => {
+                        conditions.values().filter_map(Value::as_str).collect()
+                    }
+                    _ => Vec::new(),
+                };
+                Some((sub.to_owned(), sources(&dir, declared)))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Some(Package {
+        name,
+        dir,
+        entries,
+        subpaths,
+    })
+}
+
+/// The files a package's `declared` paths (`./dist/index.js`) name, as paths without an
+/// extension from the repository root: under `src/` in place of a build's directory first,
+/// then as written.
+fn sources(dir: &str, declared: Vec<&str>) -> Vec<String> {
+    let mut out = Vec::new();
     for d in declared {
-        let Some(path) = resolve(&dir, d) else {
+        let Some(path) = resolve(dir, d) else {
             continue;
         };
         let stem = strip_extension(&path).to_owned();
         let rel = stem
-            .strip_prefix(dir.as_str())
+            .strip_prefix(dir)
             .map(|r| r.trim_start_matches('/'))
             .unwrap_or(&stem);
         if let Some((first, rest)) = rel.split_once('/')
             && BUILD_DIRS.contains(&first)
         {
-            entries.extend(resolve(&dir, &format!("src/{rest}")));
+            out.extend(resolve(dir, &format!("src/{rest}")));
         }
-        entries.push(stem);
+        out.push(stem);
     }
-    entries.extend(resolve(&dir, "src/index"));
-    entries.extend(resolve(&dir, "index"));
-    let mut seen = std::collections::HashSet::new();
-    entries.retain(|e| seen.insert(e.clone()));
-    Some(Package { name, dir, entries })
+    out.dedup();
+    out
 }
 
 #[cfg(test)]
@@ -326,7 +380,8 @@ mod tests {
         write(
             root,
             "packages/core/package.json",
-            r#"{ "name": "@acme/core", "exports": { ".": { "import": "./dist/core.mjs" } } }"#,
+            r#"{ "name": "@acme/core", "exports": { ".": { "import": "./dist/core.mjs" },
+                 "./client": { "types": "./dist/client/index.d.ts" }, "./icons/*": "./assets/*.js" } }"#,
         );
         // A directory without a package.json, and node_modules, are no packages.
         write(root, "packages/notes/README.md", "notes");
@@ -351,6 +406,24 @@ mod tests {
         assert_eq!(
             p.bases("@acme/core")[..2],
             ["packages/core/src/core", "packages/core/dist/core"]
+        );
+        // A subpath through `exports`, before the path as written.
+        assert_eq!(
+            p.bases("@acme/core/client")[..2],
+            [
+                "packages/core/src/client/index",
+                "packages/core/dist/client/index"
+            ]
+        );
+        assert_eq!(
+            p.bases("@acme/core/icons/star")[0],
+            "packages/core/assets/star"
+        );
+        // A wildcard never climbs out of its target.
+        assert!(
+            !p.bases("@acme/core/icons/../../x")
+                .iter()
+                .any(|b| b.contains("assets"))
         );
         assert!(p.bases("react").is_empty());
         // The other way round.
