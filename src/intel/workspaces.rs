@@ -75,8 +75,9 @@ impl Packages {
     }
 
     /// The paths (without an extension) `spec` may name: the package's entries for its bare
-    /// name, else the subpath in the package, under `src/`, and under `src/` in place of a
-    /// build's directory (`@acme/data/lib/user` → `src/user`).
+    /// name, else the subpath through the package's `exports` map, then in the package, under
+    /// `src/`, and under `src/` in place of a build's directory (`@acme/data/lib/user` →
+    /// `src/user`).
     pub fn bases(&self, spec: &str) -> Vec<String> {
         let (name, sub) = split_specifier(spec);
         let Some(p) = self.named(name) else {
