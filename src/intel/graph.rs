@@ -32,7 +32,7 @@ use crate::store::{
 };
 
 use super::inherit::bases_in;
-use super::tsconfig::{Aliases, BARE};
+use super::tsconfig::{Aliases, BARE, nearest_config};
 use super::workspaces::Packages;
 use super::{Fit, fit, go_import_key, path_keys};
 
@@ -945,7 +945,7 @@ impl Walk {
 struct Resolver<'s> {
     store: &'s Store,
     scope: &'s Scope,
-    /// The service's workspace packages, kept between questions.
+    /// The service's workspace packages, kept between questions ([`Resolver::packages`]).
     workspaces: &'s WorkspaceCache,
     /// Definitions by name in the scope.
     by_name: HashMap<String, Vec<DefinitionRow>>,
@@ -960,8 +960,9 @@ struct Resolver<'s> {
     go_modules: HashMap<String, Option<String>>,
     /// The `tsconfig.json` aliases in force in a directory, by (repository, directory).
     aliases: HashMap<(String, String), Option<Arc<Aliases>>>,
-    /// A repository's workspace packages (`package.json` workspaces), once read.
-    packages: HashMap<String, Arc<Packages>>,
+    /// Each config's aliases, by (repository, config file): [`Resolver::aliases`] reads a
+    /// config once however many directories it serves.
+    configs: HashMap<(String, String), Option<Arc<Aliases>>>,
     /// JavaScript and TypeScript modules' re-exports, by (repository, path): the files their
     /// `export … from` statements name (a barrel's `export * from './common'`).
     reexports: HashMap<(String, String), Vec<String>>,
@@ -1005,7 +1006,7 @@ impl<'s> Resolver<'s> {
             roots: HashMap::new(),
             go_modules: HashMap::new(),
             aliases: HashMap::new(),
-            packages: HashMap::new(),
+            configs: HashMap::new(),
             reexports: HashMap::new(),
             bases: HashMap::new(),
         }
@@ -1262,41 +1263,35 @@ impl<'s> Resolver<'s> {
         if let Some(a) = self.aliases.get(&key) {
             return Ok(a.clone());
         }
-        let aliases = self
-            .root(repository)
-            .await?
-            .and_then(|root| Aliases::nearest(&root, dir))
-            .map(Arc::new);
+        let Some(root) = self.root(repository).await? else {
+            return Ok(None);
+        };
+        // Directories under one config share its aliases, read once.
+        let aliases = nearest_config(&root, dir).and_then(|file| {
+            self.configs
+                .entry((repository.to_owned(), file))
+                .or_insert_with_key(|(_, file)| Aliases::of_config(&root, file).map(Arc::new))
+                .clone()
+        });
         self.aliases.insert(key, aliases.clone());
         Ok(aliases)
     }
 
     /// The packages of `repository`'s workspaces.
     async fn packages(&mut self, repository: &str) -> Result<Arc<Packages>, StoreError> {
-        if let Some(p) = self.packages.get(repository) {
+        let fingerprint = self.scope.fingerprint();
+        if let Some((known, p)) = crate::lock(self.workspaces).get(repository)
+            && *known == fingerprint
+        {
             return Ok(p.clone());
         }
-        let fingerprint = self.scope.fingerprint();
-        let kept = crate::lock(self.workspaces)
-            .get(repository)
-            .filter(|(known, _)| *known == fingerprint)
-            .map(|(_, p)| p.clone());
-        let packages = match kept {
-            Some(p) => p,
-            None => {
-                let p = Arc::new(
-                    self.root(repository)
-                        .await?
-                        .map(|root| Packages::read(&root))
-                        .unwrap_or_default(),
-                );
-                crate::lock(self.workspaces)
-                    .insert(repository.to_owned(), (fingerprint, p.clone()));
-                p
-            }
-        };
-        self.packages
-            .insert(repository.to_owned(), packages.clone());
+        let packages = Arc::new(
+            self.root(repository)
+                .await?
+                .map(|root| Packages::read(&root))
+                .unwrap_or_default(),
+        );
+        crate::lock(self.workspaces).insert(repository.to_owned(), (fingerprint, packages.clone()));
         Ok(packages)
     }
 

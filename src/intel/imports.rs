@@ -259,7 +259,7 @@ pub(super) fn dir_of(path: &str) -> &str {
     path.rfind('/').map_or("", |i| &path[..i])
 }
 
-fn join(dir: &str, rest: &str) -> String {
+pub(super) fn join(dir: &str, rest: &str) -> String {
     if dir.is_empty() {
         rest.to_owned()
     } else {

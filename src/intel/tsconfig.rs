@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::imports::{dir_of, resolve};
+use super::imports::{dir_of, join, resolve};
 
 /// The prefix of an import candidate that is a bare specifier, resolved through [`Aliases`] and
 /// [`super::workspaces::Packages`].
@@ -37,23 +37,18 @@ pub struct Aliases {
 }
 
 impl Aliases {
-    /// The config nearest `dir` (a directory from the repository root), up to the root:
-    /// `None` when there is none, or it sets no alias.
+    /// The aliases of the config nearest `dir` (a directory from the repository root), up to
+    /// the root: `None` when there is none, or it sets no alias.
+    #[cfg(test)]
     pub fn nearest(root: &Path, dir: &str) -> Option<Aliases> {
-        let mut dir = dir.trim_matches('/').to_owned();
-        loop {
-            for name in ["tsconfig.json", "jsconfig.json"] {
-                let file = join(&dir, name);
-                if root.join(&file).is_file() {
-                    let aliases = read(root, &file, 0).into_aliases();
-                    return (!aliases.is_empty()).then_some(aliases);
-                }
-            }
-            if dir.is_empty() {
-                return None;
-            }
-            dir = dir_of(&dir).to_owned();
-        }
+        Self::of_config(root, &nearest_config(root, dir)?)
+    }
+
+    /// The aliases the config at `file` (from the repository root) sets, with what it extends:
+    /// `None` when it sets none.
+    pub fn of_config(root: &Path, file: &str) -> Option<Aliases> {
+        let aliases = read(root, file, 0).into_aliases();
+        (!aliases.is_empty()).then_some(aliases)
     }
 
     fn is_empty(&self) -> bool {
@@ -66,20 +61,11 @@ impl Aliases {
     pub fn bases(&self, spec: &str) -> Vec<String> {
         let mut best: Option<(usize, &str, &[String])> = None;
         for (pattern, targets) in &self.paths {
-            let (matched, rank) = match pattern.split_once('*') {
-                None => (pattern == spec, usize::MAX),
-                Some((pre, suf)) => (
-                    spec.len() >= pre.len() + suf.len()
-                        && spec.starts_with(pre)
-                        && spec.ends_with(suf),
-                    pre.len(),
-                ),
+            let Some(star) = star_match(pattern, spec) else {
+                continue;
             };
-            if matched && best.is_none_or(|(r, _, _)| rank > r) {
-                let star = match pattern.split_once('*') {
-                    Some((pre, suf)) => &spec[pre.len()..spec.len() - suf.len()],
-                    None => "",
-                };
+            let rank = pattern.find('*').unwrap_or(usize::MAX);
+            if best.is_none_or(|(r, _, _)| rank > r) {
                 best = Some((rank, star, targets));
             }
         }
@@ -120,17 +106,8 @@ impl Aliases {
                     continue;
                 };
                 for name in &names {
-                    match full.split_once('*') {
-                        None if &full == name => out.push(pattern.clone()),
-                        Some((pre, suf))
-                            if name.len() >= pre.len() + suf.len()
-                                && name.starts_with(pre)
-                                && name.ends_with(suf) =>
-                        {
-                            let star = &name[pre.len()..name.len() - suf.len()];
-                            out.push(pattern.replacen('*', star, 1));
-                        }
-                        _ => {}
+                    if let Some(star) = star_match(&full, name) {
+                        out.push(pattern.replacen('*', star, 1));
                     }
                 }
             }
@@ -149,6 +126,36 @@ impl Aliases {
         out.sort();
         out.dedup();
         out
+    }
+}
+
+/// What `*` stands for when `pattern` (`@app/*`, `./icons/*.js`, or no `*` at all) matches `s`:
+/// `Some("")` for a pattern without one that is `s` itself, `None` when it does not match.
+pub(super) fn star_match<'a>(pattern: &str, s: &'a str) -> Option<&'a str> {
+    match pattern.split_once('*') {
+        None => (pattern == s).then_some(""),
+        Some((pre, suf)) => {
+            (s.len() >= pre.len() + suf.len() && s.starts_with(pre) && s.ends_with(suf))
+                .then(|| &s[pre.len()..s.len() - suf.len()])
+        }
+    }
+}
+
+/// The `tsconfig.json` (or `jsconfig.json`) nearest `dir` (a directory from the repository
+/// root), up to the root, as a path from the root.
+pub fn nearest_config(root: &Path, dir: &str) -> Option<String> {
+    let mut dir = dir.trim_matches('/').to_owned();
+    loop {
+        for name in ["tsconfig.json", "jsconfig.json"] {
+            let file = join(&dir, name);
+            if root.join(&file).is_file() {
+                return Some(file);
+            }
+        }
+        if dir.is_empty() {
+            return None;
+        }
+        dir = dir_of(&dir).to_owned();
     }
 }
 
@@ -319,14 +326,6 @@ fn first_significant(text: &str) -> Option<char> {
         } else {
             return rest.chars().next();
         }
-    }
-}
-
-fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{dir}/{name}")
     }
 }
 

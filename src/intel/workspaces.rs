@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::imports::resolve;
-use super::tsconfig::read_jsonc;
+use super::tsconfig::{read_jsonc, star_match};
 
 /// Directories a package's build writes, whose sources are in `src/`.
 const BUILD_DIRS: &[&str] = &["dist", "lib", "build", "out", "esm", "cjs", "es", "types"];
@@ -89,16 +89,8 @@ impl Packages {
         // The package's own map first (`"./button": "./dist/button.js"`, `"./icons/*"`).
         let mut out: Vec<String> = Vec::new();
         for (pattern, targets) in &p.subpaths {
-            let star = match pattern.split_once('*') {
-                None if pattern == sub => "",
-                Some((pre, suf))
-                    if sub.len() >= pre.len() + suf.len()
-                        && sub.starts_with(pre)
-                        && sub.ends_with(suf) =>
-                {
-                    &sub[pre.len()..sub.len() - suf.len()]
-                }
-                _ => continue,
+            let Some(star) = star_match(pattern, sub) else {
+                continue;
             };
             if star.split('/').any(|s| s == "..") {
                 continue;
@@ -270,9 +262,8 @@ fn expand(root: &Path, prefix: String, segments: &[&str], out: &mut Vec<String>)
         return;
     }
     // `*`, or a part of a name (`pkg-*`).
-    let (pre, suf) = first.split_once('*').unwrap_or((first, ""));
     for name in children() {
-        if name.len() >= pre.len() + suf.len() && name.starts_with(pre) && name.ends_with(suf) {
+        if star_match(first, &name).is_some() {
             expand(root, join(&name), rest, out);
         }
     }
