@@ -270,20 +270,12 @@ pub fn read_candidate(
         return Err(SkipReason::Binary);
     }
     let sha256 = sha256_hex(&bytes);
-    let text = decode(bytes, &candidate.rel_path)?;
-    if max_line_chars > 0 {
-        // Bytes bound characters from above: only a long line in bytes needs counting.
-        let longest = text
-            .lines()
-            .filter(|l| l.len() > max_line_chars)
-            .map(|l| l.chars().count())
-            .max()
-            .unwrap_or(0);
-        if longest > max_line_chars {
-            return Err(SkipReason::Generated {
-                line_chars: longest,
-            });
-        }
+    let mut text = decode(bytes, &candidate.rel_path)?;
+    if max_line_chars > 0
+        && let Some(cut) = cut_data_lines(&text, max_line_chars)?
+    {
+        tracing::debug!(path = %candidate.rel_path, "long lines of embedded data cut short");
+        text = cut;
     }
     if rules.skip_generated
         && let Some(line) = generated_marker(&text)
@@ -311,6 +303,82 @@ pub fn read_candidate(
         module,
         component_type,
     })
+}
+
+/// Characters of a cut line's data that are kept, ahead of the `…` that marks the cut.
+const DATA_KEPT_CHARS: usize = 48;
+
+/// Whether `c` is one that encoded data is written in: base64 (and its URL-safe form), hex,
+/// escaped bytes (`\x1f\x8b`) and percent-encoding.
+fn is_data_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '_' | '-' | '\\' | '%' | '.')
+}
+
+/// A file's text with each line longer than `max_line_chars` (in characters) cut short, when
+/// every such line is one string of encoded data: a run of [`is_data_char`]s holding at least
+/// nine tenths of the line (a base64 image in a data URI, an embedded font or WebAssembly
+/// module). Hand-written modules carry such a blob beside hundreds of lines of code (Plug's
+/// error page has two PNG logos, of 12,755 and 36,678 characters); the code is kept and the
+/// blob's first [`DATA_KEPT_CHARS`] characters stand for it, followed by `…` and whatever
+/// closed the line (the quote, the comma), so the file still parses and every line keeps its
+/// number. `None` when no line is that long. A long line of anything else (a minified bundle,
+/// a source map, a data dump of many values) means a tool wrote the file: it is skipped.
+fn cut_data_lines(text: &str, max_line_chars: usize) -> Result<Option<String>, SkipReason> {
+    // Bytes bound characters from above: only a long line in bytes needs counting.
+    let too_long =
+        |line: &str| line.len() > max_line_chars && line.chars().count() > max_line_chars;
+    if !text.lines().any(too_long) {
+        return Ok(None);
+    }
+    let mut out = String::with_capacity(text.len().min(1 << 16));
+    let mut generated = 0;
+    for line in text.split_inclusive('\n') {
+        if !too_long(line.trim_end_matches(['\n', '\r'])) {
+            out.push_str(line);
+            continue;
+        }
+        let chars = line.chars().count();
+        let (start, end) = longest_data_run(line);
+        let run = line[start..end].chars().count();
+        if run * 10 < chars * 9 {
+            generated = generated.max(line.trim_end_matches(['\n', '\r']).chars().count());
+            continue;
+        }
+        let kept = line[start..]
+            .char_indices()
+            .nth(DATA_KEPT_CHARS)
+            .map_or(end, |(i, _)| start + i);
+        out.push_str(&line[..kept]);
+        out.push('…');
+        out.push_str(&line[end..]);
+    }
+    if generated > 0 {
+        return Err(SkipReason::Generated {
+            line_chars: generated,
+        });
+    }
+    Ok(Some(out))
+}
+
+/// The byte range of the longest run of [`is_data_char`]s in `line`.
+fn longest_data_run(line: &str) -> (usize, usize) {
+    let (mut best, mut start) = ((0, 0), None);
+    for (i, c) in line
+        .char_indices()
+        .chain(std::iter::once((line.len(), ' ')))
+    {
+        match (is_data_char(c), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                if i - s > best.1 - best.0 {
+                    best = (s, i);
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    best
 }
 
 /// Lines of a file's head looked at for a generator's mark.
@@ -398,6 +466,54 @@ mod tests {
         let line = generated_marker(&long).expect("marked");
         assert_eq!(line.chars().count(), MARKER_CHARS);
         assert!(line.starts_with("// Code generated xxx"));
+    }
+
+    #[test]
+    fn a_blob_of_encoded_data_is_cut_short_and_the_code_around_it_kept() {
+        let logo = "iVBORw0KGgoAAAANSUhEUgAAAD0AAABg".repeat(200);
+        let text = format!(
+            "defmodule Plug.Debugger do\n  @logo \"data:image/png;base64,{logo}\"\r\n  def call(conn), do: conn\nend\n"
+        );
+        let cut = cut_data_lines(&text, 4000).expect("data").expect("cut");
+        let lines: Vec<&str> = cut.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0], "defmodule Plug.Debugger do");
+        assert_eq!(
+            lines[1],
+            format!("  @logo \"data:image/png;base64,{}…\"", &logo[..48])
+        );
+        assert!(cut.contains("\"\r\n  def call(conn)"), "{cut}");
+        assert_eq!(lines[3], "end");
+
+        // Escaped bytes, and a line of exactly the limit, which is left alone.
+        let gz = format!("GZ = b\"{}\"\n", "\\x1f\\x8b".repeat(600));
+        let edge = "a".repeat(4000);
+        let text = format!("{gz}{edge}\nx = 1");
+        let cut = cut_data_lines(&text, 4000).expect("data").expect("cut");
+        assert_eq!(cut.lines().count(), 3);
+        assert!(cut.starts_with("GZ = b\"\\x1f\\x8b"), "{cut}");
+        assert!(cut.lines().next().is_some_and(|l| l.ends_with("…\"")));
+        assert!(cut.ends_with(&format!("\n{edge}\nx = 1")));
+
+        // Nothing long: nothing to do.
+        assert_eq!(cut_data_lines("fn main() {}\n", 4000), Ok(None));
+    }
+
+    #[test]
+    fn a_long_line_of_code_or_values_marks_a_file_generated() {
+        let minified = "function a(b){return b+1};var c=a(2);".repeat(120);
+        let table = "0x1f, 0x8b, 0x08, 0x00, ".repeat(200);
+        let prose_and_data = format!("x = '{}' + y(z);", "ab,cd ".repeat(700));
+        for line in [minified, table, prose_and_data] {
+            let chars = line.chars().count();
+            let text = format!("// header\n{line}\n{}\n", "A".repeat(5000));
+            assert_eq!(
+                cut_data_lines(&text, 4000),
+                Err(SkipReason::Generated { line_chars: chars }),
+                "{}",
+                &line[..40]
+            );
+        }
     }
 
     #[test]
