@@ -134,7 +134,8 @@ impl Language {
             "ts" | "mts" | "cts" => Language::Code(CodeLanguage::TypeScript),
             "tsx" => Language::Code(CodeLanguage::Tsx),
             "js" | "jsx" | "mjs" | "cjs" => Language::Code(CodeLanguage::JavaScript),
-            "py" | "pyi" => Language::Code(CodeLanguage::Python),
+            // A notebook's text is its cells' ([`crate::scan::notebook`]).
+            "py" | "pyi" | "ipynb" => Language::Code(CodeLanguage::Python),
             "rs" => Language::Code(CodeLanguage::Rust),
             "go" => Language::Code(CodeLanguage::Go),
             "graphql" | "gql" => Language::Code(CodeLanguage::GraphQl),
@@ -170,6 +171,13 @@ impl Language {
                 Language::Code(CodeLanguage::Cpp)
             }
             Language::Component(_) => Language::Component(component::script_language(text)),
+            // A notebook whose kernel speaks something other than Python is cut by size.
+            Language::Code(CodeLanguage::Python)
+                if crate::scan::file_type_of(rel_path) == "ipynb"
+                    && crate::scan::notebook::language(text).is_some_and(|l| l != "python") =>
+            {
+                Language::Text
+            }
             lang => lang,
         }
     }
@@ -338,10 +346,93 @@ pub fn chunk_parsed(
         Language::Org => org::layout(text),
         Language::Text => Layout::whole(text),
     };
+    let layout = if crate::scan::file_type_of(rel_path) == "ipynb" {
+        notebook_cells(text, layout)
+    } else {
+        layout
+    };
     let spans = split::fill_gaps(text, layout);
     let spans = split::split_large(text, spans, opts);
     let spans = split::merge_small(text, spans, opts);
     split::to_chunks(text, spans)
+}
+
+/// Blank lines between two cells of a notebook, at most, for them to share chunks: the JSON
+/// between cells without outputs takes six or seven lines (`"cell_type"`, `"metadata"`,
+/// `"outputs": []`, ...), so a heading's cell joins the code below it, while a cell's printed
+/// table or plot keeps it apart from the next.
+const NOTEBOOK_CELL_GAP: usize = 10;
+
+/// A notebook's cells ([`crate::scan::notebook`]) as containers of what its layout found, so
+/// that no chunk spans a cell's outputs, which lie between cells as blank lines: cells closer
+/// than [`NOTEBOOK_CELL_GAP`] lines share a container. A cell runs from its `# %%` line to its
+/// last line that is not blank (the first from the top of the file). A notebook cut by size
+/// (its kernel speaks no language with a grammar here) is cut cell by cell.
+fn notebook_cells(text: &str, mut layout: Layout) -> Layout {
+    // Byte ranges, and the line each ends on.
+    let mut cells: Vec<(usize, usize, usize)> = Vec::new();
+    let mut pos = 0;
+    for (n, line) in text.split_inclusive('\n').enumerate() {
+        let trimmed = line.trim_end();
+        if trimmed.starts_with("# %%") {
+            match cells.last_mut() {
+                Some(cell) if n - cell.2 <= NOTEBOOK_CELL_GAP + 1 => {
+                    cell.1 = pos + trimmed.len();
+                    cell.2 = n;
+                }
+                _ => cells.push((pos, pos + trimmed.len(), n)),
+            }
+        } else if !trimmed.is_empty()
+            && let Some(cell) = cells.last_mut()
+        {
+            cell.1 = pos + trimmed.len();
+            cell.2 = n;
+        }
+        pos += line.len();
+    }
+    // The first line names the notebook's language: it opens the first cell's chunk.
+    if let Some(first) = cells.first_mut() {
+        first.0 = 0;
+    }
+    let whole = layout.spans.len() == 1 && layout.spans[0].kind == "text";
+    if whole {
+        layout.spans = cells
+            .iter()
+            .enumerate()
+            .map(|(i, &(start, end, _))| Span {
+                start,
+                end,
+                symbol: None,
+                kind: "text",
+                defines: Vec::new(),
+                parent: i + 1,
+                mergeable: true,
+            })
+            .collect();
+        return layout;
+    }
+    let first_id = layout.containers.iter().map(|c| c.id).max().unwrap_or(0) + 1;
+    let mut containers = Vec::with_capacity(cells.len() + layout.containers.len());
+    for (i, &(start, end, _)) in cells.iter().enumerate() {
+        let id = first_id + i;
+        for span in &mut layout.spans {
+            if span.parent == 0 && start <= span.start && span.end <= end {
+                span.parent = id;
+            }
+        }
+        containers.push(Container {
+            start,
+            end,
+            id,
+            symbol: None,
+            defines: false,
+        });
+    }
+    // A class whose comments start with its cell's `# %%` starts where the cell does: listed
+    // after the cells, it is the innermost of the two ([`split::fill_gaps`]).
+    containers.append(&mut layout.containers);
+    layout.containers = containers;
+    layout
 }
 
 #[cfg(test)]

@@ -15,7 +15,10 @@ const SMALL: ChunkOptions = ChunkOptions {
 
 fn render(name: &str, opts: &ChunkOptions) -> String {
     let path = format!("{}/tests/fixtures/chunk/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    if name.ends_with(".ipynb") {
+        text = crate::scan::notebook::cells_text(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    }
     let chunks = chunk_file(name, &text, opts);
     check_invariants(&text, &chunks, opts);
     let mut out = String::new();
@@ -188,6 +191,57 @@ snapshot!(ruby, "order.rb");
 snapshot!(vue, "UserList.vue");
 snapshot!(svelte, "Counter.svelte");
 snapshot!(astro, "Card.astro");
+snapshot!(notebook, "bigrams.ipynb");
+
+/// A notebook's chunks never span a cell's outputs (which lie between cells as blank lines),
+/// its definitions are Python's, and its first line names its language.
+#[test]
+fn a_notebook_is_chunked_cell_by_cell() {
+    let path = format!(
+        "{}/tests/fixtures/chunk/bigrams.ipynb",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let raw = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let text = crate::scan::notebook::cells_text(&raw).expect("cells");
+    for opts in [SMALL, ChunkOptions::default()] {
+        let chunks = chunk_file("lectures/bigrams.ipynb", &text, &opts);
+        check_invariants(&text, &chunks, &opts);
+        for c in &chunks {
+            let outputs = "\n".repeat(12);
+            assert!(
+                !c.content.contains(&outputs),
+                "a chunk spans outputs: {c:?}"
+            );
+        }
+        let sampler = chunks
+            .iter()
+            .find(|c| c.defines.iter().any(|d| d == "Sampler"))
+            .expect("the class is a definition");
+        // Its lines are the file's: the JSON string of `class Sampler:` is on the line the
+        // chunk says.
+        let offset = sampler
+            .content
+            .lines()
+            .position(|l| l == "class Sampler:")
+            .expect("the class line");
+        let line = raw.lines().nth(sampler.start_line as usize - 1 + offset);
+        assert_eq!(line, Some("    \"class Sampler:\\n\","));
+        assert!(
+            chunks[0]
+                .content
+                .starts_with("# Jupyter notebook (python)\n")
+        );
+    }
+    assert_eq!(
+        Language::detect("bigrams.ipynb", &text),
+        Language::Code(CodeLanguage::Python)
+    );
+    let r = text.replacen("(python)", "(r)", 1);
+    assert_eq!(Language::detect("bigrams.ipynb", &r), Language::Text);
+    let chunks = chunk_file("bigrams.ipynb", &r, &SMALL);
+    check_invariants(&r, &chunks, &SMALL);
+    assert!(chunks.iter().all(|c| !c.content.contains(&"\n".repeat(12))));
+}
 
 #[test]
 fn default_limits_keep_small_files_whole_and_name_definitions() {

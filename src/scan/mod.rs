@@ -7,6 +7,7 @@
 //! is reported as such. Nothing here touches the database.
 
 mod classify;
+pub mod notebook;
 mod walk;
 
 pub use classify::Classifier;
@@ -21,6 +22,10 @@ use crate::config::IndexConfig;
 
 /// How many leading bytes are checked for a NUL byte to call a file binary (git uses 8000).
 const BINARY_SNIFF_BYTES: usize = 8000;
+
+/// A notebook of up to this many times `index.max_file_bytes` is read: its cells' text is what
+/// the limit applies to.
+const NOTEBOOK_BYTES_PER_TEXT: u64 = 16;
 
 /// A file read from disk, ready to chunk.
 #[derive(Debug, Clone)]
@@ -56,6 +61,8 @@ pub enum SkipReason {
     Unstorable(String),
     /// Its name is one of `index.secret_files`: never read.
     Secret,
+    /// A Jupyter notebook whose cells could not be read line for line (the message says why).
+    Notebook(String),
 }
 
 impl SkipReason {
@@ -72,6 +79,7 @@ impl SkipReason {
             SkipReason::MarkedGenerated(_) => "generated",
             SkipReason::Unstorable(_) => "cannot be stored",
             SkipReason::Secret => "secret file",
+            SkipReason::Notebook(_) => "unreadable notebook",
         }
     }
 }
@@ -90,6 +98,7 @@ impl fmt::Display for SkipReason {
             ),
             SkipReason::Unstorable(e) => write!(f, "cannot be stored: {e}"),
             SkipReason::Secret => f.write_str("secret file (index.secret_files)"),
+            SkipReason::Notebook(e) => write!(f, "unreadable notebook: {e}"),
             other => f.write_str(other.label()),
         }
     }
@@ -263,7 +272,14 @@ pub fn read_candidate(
     classifier: &Classifier,
 ) -> Result<SourceFile, SkipReason> {
     let max_line_chars = rules.max_line_chars;
-    let bytes = read_limited(&candidate.abs_path, rules.max_file_bytes)?;
+    let notebook = file_type_of(&candidate.rel_path) == "ipynb";
+    // A notebook's limit is on its cells' text: its outputs (plots as base64 images) are not read.
+    let max_bytes = if notebook {
+        rules.max_file_bytes.saturating_mul(NOTEBOOK_BYTES_PER_TEXT)
+    } else {
+        rules.max_file_bytes
+    };
+    let bytes = read_limited(&candidate.abs_path, max_bytes)?;
     let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
     // UTF-16 text has a NUL in every ASCII character: it is told by its byte-order mark.
     if !is_utf16(&bytes) && sniff.contains(&0) {
@@ -271,6 +287,12 @@ pub fn read_candidate(
     }
     let sha256 = sha256_hex(&bytes);
     let mut text = decode(bytes, &candidate.rel_path)?;
+    if notebook {
+        text = notebook::cells_text(&text).map_err(SkipReason::Notebook)?;
+        if text.len() as u64 > rules.max_file_bytes {
+            return Err(SkipReason::TooLarge);
+        }
+    }
     if max_line_chars > 0
         && let Some(cut) = cut_data_lines(&text, max_line_chars)?
     {

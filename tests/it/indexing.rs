@@ -1564,6 +1564,59 @@ async fn oversized_generated_and_unstorable_files_are_each_that_files_problem() 
     assert!(reason.starts_with("cannot be stored: model"), "{reason}");
 }
 
+/// A notebook is indexed as its cells, on its own lines, its definitions Python's; its
+/// checkpoint copy is not indexed, and one written on a single line is skipped with the reason.
+#[tokio::test]
+async fn a_notebooks_cells_are_indexed_on_its_own_lines() {
+    let notebook = include_str!("../fixtures/chunk/bigrams.ipynb");
+    let one_line: String = notebook.lines().map(str::trim).collect();
+    let (repo, store, indexer) = setup(&[
+        ("lectures/bigrams.ipynb", notebook),
+        (
+            "lectures/.ipynb_checkpoints/bigrams-checkpoint.ipynb",
+            notebook,
+        ),
+        ("lectures/minified.ipynb", one_line.as_str()),
+    ])
+    .await;
+    let cancel = CancellationToken::new();
+    let report = indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("the pass completes");
+    assert_eq!(report.indexed, 1, "{report:?}");
+    assert_eq!(
+        report.skipped.get("unreadable notebook"),
+        Some(&1),
+        "{report:?}"
+    );
+    let language: String = sqlx::query_scalar(
+        "SELECT DISTINCT language FROM codebase_index WHERE file_type = 'ipynb'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("the notebook's chunks");
+    assert_eq!(language, "python");
+    // The function's definition is on the line of the file that holds its first line.
+    let line: i32 =
+        sqlx::query_scalar("SELECT start_line FROM code_definitions WHERE name = 'bigram_counts'")
+            .fetch_one(store.pool())
+            .await
+            .expect("the function's definition");
+    let def = notebook.lines().nth(line as usize - 1);
+    assert_eq!(def, Some("    \"def bigram_counts(words, stoi):\\n\","));
+    let reason: String = sqlx::query_scalar(
+        "SELECT error FROM indexed_files WHERE file_path = 'lectures/minified.ipynb'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("reason");
+    assert!(
+        reason.starts_with("unreadable notebook: two lines of its cells on line 1"),
+        "{reason}"
+    );
+}
+
 /// A database out of disk space refuses every file's rows, but that is no file's problem: the
 /// pass fails (and is retried), nothing is recorded as unstorable, and once there is space
 /// again every file is indexed. (Before, each file written while the disk was full was
