@@ -6,7 +6,8 @@
 //! Astro components, is cut by tree-sitter at definitions (function, method, class, interface,
 //! type, impl, ...) with the doc comments and attributes above them; GraphQL by type, query,
 //! mutation and fragment (tree-sitter too); SQL by statement; Markdown, reStructuredText,
-//! AsciiDoc and Org by heading section; everything else by size with overlap.
+//! AsciiDoc and Org by heading section; code in other languages (Kotlin, PHP, Swift, ...) where
+//! its indentation says a definition starts ([`outline`]); everything else by size with overlap.
 //!
 //! Two rules shape every chunk, whatever the language:
 //! - **Split, never truncate.** A definition larger than `max_chars` is cut into pieces on line
@@ -25,6 +26,7 @@ mod code;
 pub(crate) mod component;
 mod markdown;
 mod org;
+mod outline;
 mod rst;
 mod sections;
 mod split;
@@ -62,10 +64,11 @@ use tree_sitter::Tree;
 /// `@/`, `~/` and `$lib/` imports resolved, since version 28 bare import specifiers kept for
 /// `tsconfig.json`'s aliases and workspace packages, MDX pages' imports and calls extracted,
 /// and no tag read where a template's expression compares or names a generic type, `n<Max`,
-/// `Array<Item>`); part of
+/// `Array<Item>`, since version 29 code in languages without a grammar cut where its
+/// indentation says a definition starts, and named after it); part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
-pub const CHUNKER_VERSION: i32 = 28;
+pub const CHUNKER_VERSION: i32 = 29;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -344,6 +347,9 @@ pub fn chunk_parsed(
         Language::ReStructuredText => rst::layout(text),
         Language::AsciiDoc => asciidoc::layout(text),
         Language::Org => org::layout(text),
+        Language::Text if outline::applies_to(&crate::scan::file_type_of(rel_path)) => {
+            outline::layout(text, opts.max_chars)
+        }
         Language::Text => Layout::whole(text),
     };
     let layout = if crate::scan::file_type_of(rel_path) == "ipynb" {

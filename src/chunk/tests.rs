@@ -192,6 +192,8 @@ snapshot!(vue, "UserList.vue");
 snapshot!(svelte, "Counter.svelte");
 snapshot!(astro, "Card.astro");
 snapshot!(notebook, "bigrams.ipynb");
+snapshot!(kotlin, "RateLimiter.kt");
+snapshot!(php, "Cache.php");
 
 /// A notebook's chunks never span a cell's outputs (which lie between cells as blank lines),
 /// its definitions are Python's, and its first line names its language.

@@ -1,0 +1,293 @@
+//! Code in languages without a grammar here (Kotlin, PHP, Swift, Scala, Elixir, Lua, Dart, ...)
+//! cut where its indentation says a definition starts, not by size alone.
+//!
+//! Nearly all code is laid out the same way whatever its language: definitions at one level of
+//! indentation, separated by blank lines or by the line that closes the one before (`}`, `end`),
+//! their comments directly above them, and their bodies indented deeper. A block of lines that
+//! fits in a chunk is kept whole; one that does not (a class) is opened up, and the blocks one
+//! level deeper (its methods) are cut the same way. What follows a definition's keyword (`fun`,
+//! `function`, `def`, `class`, ...) names the block, so that a search for the name finds it.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{Layout, Span};
+
+/// The file types cut this way: source code of languages the chunker has no grammar for.
+/// Configuration, data and prose (`toml`, `yaml`, `txt`) stay cut by size.
+pub(crate) fn applies_to(file_type: &str) -> bool {
+    matches!(
+        file_type,
+        "kt" | "kts"
+            | "scala"
+            | "sc"
+            | "php"
+            | "swift"
+            | "m"
+            | "mm"
+            | "dart"
+            | "lua"
+            | "ex"
+            | "exs"
+            | "erl"
+            | "hrl"
+            | "hs"
+            | "ml"
+            | "mli"
+            | "fs"
+            | "fsi"
+            | "fsx"
+            | "clj"
+            | "cljs"
+            | "cljc"
+            | "el"
+            | "lisp"
+            | "scm"
+            | "rkt"
+            | "r"
+            | "jl"
+            | "zig"
+            | "nim"
+            | "pl"
+            | "pm"
+            | "groovy"
+            | "gradle"
+            | "elm"
+            | "sol"
+            | "vb"
+            | "tcl"
+            | "proto"
+    )
+}
+
+/// A definition's keyword and name, at the start of a line after any modifiers and annotations,
+/// and after the type parameters of a generic function (`fun <T> name`): `fun`, `function`,
+/// `def` (Elixir's `defp`, `defmacro`), `class`, `interface`, `object`, ...; and Lisp's
+/// `(defun name`.
+static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*\(?(?:(?:public|private|protected|internal|open|abstract|final|static|override|inline|suspend|data|sealed|enum|export|async|local|pub|readonly|lazy|operator|infix|tailrec|external|actual|expect|annotation|companion|value|inner|mutating|fileprivate|convenience|required|@\w+(?:\([^)]*\))?)\s+)*(fun|function|func|def|defp|defmacro|defmacrop|defmodule|defprotocol|defimpl|defn|defun|defmethod|defclass|defstruct|define|sub|proc|method|class|interface|trait|object|struct|enum|protocol|extension|module|message|service|contract|library|type|typealias)\s+\(?(?:<[^>]*>\s*)?([A-Za-z_$][\w$.:?!-]*)",
+    )
+    .expect("a valid regex")
+});
+
+/// One line: where it starts and ends (after its `\n`), its indentation, whether it is blank.
+#[derive(Clone, Copy)]
+struct Line {
+    start: usize,
+    end: usize,
+    indent: usize,
+    blank: bool,
+}
+
+/// The layout of `text`: blocks of lines at most `max_chars` long where its indentation allows,
+/// each named after the definition it starts with.
+pub(crate) fn layout(text: &str, max_chars: usize) -> Layout {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut pos = 0;
+    for piece in text.split_inclusive('\n') {
+        let body = piece.trim_end();
+        let mut indent = body
+            .chars()
+            .take_while(|c| c.is_whitespace())
+            .map(|c| if c == '\t' { 4 } else { 1 })
+            .sum();
+        // A doc comment's ` * ` lines are at the indentation of its `/**`.
+        if body.trim_start().starts_with('*')
+            && let Some(above) = lines.iter().rev().find(|l| !l.blank)
+        {
+            indent = above.indent;
+        }
+        lines.push(Line {
+            start: pos,
+            end: pos + piece.len(),
+            indent,
+            blank: body.trim().is_empty(),
+        });
+        pos += piece.len();
+    }
+    let mut blocks = Vec::new();
+    cut(text, &lines, max_chars, &mut blocks);
+    let spans = blocks
+        .into_iter()
+        .map(|(start, end)| {
+            let (kind, symbol) = match named(&text[start..end]) {
+                Some((kind, name)) => (kind, Some(name)),
+                None => ("code", None),
+            };
+            Span {
+                start,
+                end,
+                defines: symbol.iter().cloned().collect(),
+                symbol,
+                kind,
+                parent: 0,
+                mergeable: true,
+            }
+        })
+        .collect();
+    Layout {
+        spans,
+        containers: Vec::new(),
+    }
+}
+
+/// Lines of a block looked at for the definition it starts with (its comments and annotations
+/// come first).
+const HEAD_LINES: usize = 30;
+
+/// The kind (`class` or `function`) and name of the definition a block starts with: the first
+/// of its first [`HEAD_LINES`] lines at the indentation of its first line that [`DEFINITION`]
+/// matches. Definitions nested deeper are not the block's, nor is the code of the container
+/// whose closing line ends it.
+fn named(block: &str) -> Option<(&'static str, String)> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let base = block.lines().find(|l| !l.trim().is_empty()).map(indent)?;
+    let caps = block
+        .lines()
+        .take(HEAD_LINES)
+        .filter(|l| indent(l) == base)
+        .find_map(|l| DEFINITION.captures(l))?;
+    let kind = match &caps[1] {
+        "class" | "interface" | "trait" | "object" | "struct" | "enum" | "protocol"
+        | "extension" | "module" | "defmodule" | "defprotocol" | "defimpl" | "defclass"
+        | "defstruct" | "message" | "service" | "contract" | "library" | "type" | "typealias" => {
+            "class"
+        }
+        _ => "function",
+    };
+    Some((kind, caps[2].trim_end_matches([':', '.']).to_owned()))
+}
+
+/// Levels of indentation tried, from a block's own, for the lines that start its parts.
+const LEVELS: usize = 3;
+
+/// Appends to `out` the byte ranges of `lines` cut into blocks: the whole when it fits in
+/// `max_chars`; else at each line of the block's shallowest indentation that follows a blank
+/// line or a closing line (`}`, `end`) at that indentation, each part still too large cut
+/// again. When no line starts a part there (a class: its header, a deeper body, its `}`), the
+/// next deeper level is tried (its members), unless the block is a function, which is left
+/// whole, as is what cannot be cut: the size split cuts it, its pieces keeping its name.
+fn cut(text: &str, lines: &[Line], max_chars: usize, out: &mut Vec<(usize, usize)>) {
+    let (Some(first), Some(last)) = (
+        lines.iter().position(|l| !l.blank),
+        lines.iter().rposition(|l| !l.blank),
+    ) else {
+        return;
+    };
+    let lines = &lines[first..=last];
+    let (start, end) = (lines[0].start, lines[lines.len() - 1].end);
+    if text[start..end].chars().count() <= max_chars
+        || named(&text[start..end]).is_some_and(|(kind, _)| kind == "function")
+    {
+        out.push((start, end));
+        return;
+    }
+    let closing = |l: &Line| {
+        let t = text[l.start..l.end].trim();
+        t.starts_with('}') || t.starts_with(')') || t == "end" || t.starts_with("end ")
+    };
+    let mut levels: Vec<usize> = lines
+        .iter()
+        .filter(|l| !l.blank)
+        .map(|l| l.indent)
+        .collect();
+    levels.sort_unstable();
+    levels.dedup();
+    for &level in levels.iter().take(LEVELS) {
+        let mut starts = vec![0];
+        let mut previous: Option<&Line> = None;
+        for (i, l) in lines.iter().enumerate().skip(1) {
+            if l.blank {
+                continue;
+            }
+            let after_blank = lines[i - 1].blank;
+            let after_closing = previous.is_some_and(|p| p.indent == level && closing(p));
+            if l.indent == level && (after_blank || after_closing) && !closing(l) {
+                starts.push(i);
+            }
+            previous = Some(l);
+        }
+        if starts.len() > 1 {
+            starts.push(lines.len());
+            for pair in starts.windows(2) {
+                cut(text, &lines[pair[0]..pair[1]], max_chars, out);
+            }
+            return;
+        }
+    }
+    out.push((start, end));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(text: &str, max: usize) -> Vec<(Option<String>, &'static str, String)> {
+        layout(text, max)
+            .spans
+            .into_iter()
+            .map(|s| {
+                let first = text[s.start..s.end].lines().next().unwrap_or("").to_owned();
+                (s.symbol, s.kind, first)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_large_class_is_cut_at_its_methods_and_each_named() {
+        let kotlin = "package com.squareup.moshi\n\nimport okio.Buffer\n\n\
+            /** Reads JSON. */\n\
+            public abstract class JsonReader : Closeable {\n\
+            \x20 /** The next token. */\n\
+            \x20 @Throws(IOException::class)\n\
+            \x20 public abstract fun peek(): Token\n\n\
+            \x20 public fun skipValue() {\n    val depth = 0\n    while (depth > 0) {\n      next()\n    }\n  }\n\n\
+            \x20 internal companion object {\n    fun of(source: BufferedSource): JsonReader = JsonUtf8Reader(source)\n  }\n\
+            }\n";
+        // The class's header keeps its first member; a part named by a definition nested
+        // deeper (the companion's `fun of`) is not named by it.
+        assert_eq!(
+            blocks(kotlin, 120),
+            [
+                (None, "code", "package com.squareup.moshi".to_owned()),
+                (None, "code", "import okio.Buffer".to_owned()),
+                (
+                    Some("JsonReader".to_owned()),
+                    "class",
+                    "/** Reads JSON. */".to_owned()
+                ),
+                (
+                    Some("skipValue".to_owned()),
+                    "function",
+                    "  public fun skipValue() {".to_owned()
+                ),
+                (None, "code", "  internal companion object {".to_owned()),
+            ]
+        );
+        // Small enough: one block.
+        assert_eq!(blocks(kotlin, 10_000).len(), 1);
+    }
+
+    #[test]
+    fn methods_without_blank_lines_between_are_cut_at_the_closing_line() {
+        let php = "<?php\nclass Client\n{\n    public function send($request)\n    {\n        return $this->sendAsync($request)->wait();\n    }\n    private function prepareDefaults(array $options): array\n    {\n        $defaults = $this->config;\n        return $defaults;\n    }\n}\n";
+        let got = blocks(php, 100);
+        let names: Vec<Option<&str>> = got.iter().map(|b| b.0.as_deref()).collect();
+        assert_eq!(names, [Some("Client"), Some("prepareDefaults")], "{got:?}");
+        // Elixir's `def`, Lua's `function M.name`, Lisp's `(defun name`.
+        for (line, name) in [
+            ("  defp render(conn, status) do", "render"),
+            ("function M.setup(opts)", "M.setup"),
+            ("(defun magit-status (directory)", "magit-status"),
+            ("  @objc public func reload() {", "reload"),
+            ("  public abstract fun <T> nextNull(): T?", "nextNull"),
+            ("fun String.toSnakeCase(): String =", "String.toSnakeCase"),
+        ] {
+            let caps = DEFINITION.captures(line).expect(line);
+            assert_eq!(&caps[2], name, "{line}");
+        }
+        assert!(DEFINITION.captures("    return $defaults;").is_none());
+    }
+}
