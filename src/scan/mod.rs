@@ -369,7 +369,7 @@ fn cut_data_lines(text: &str, max_line_chars: usize) -> Result<Option<String>, S
         let kept = line[start..]
             .char_indices()
             .nth(DATA_KEPT_CHARS)
-            .map_or(end, |(i, _)| start + i);
+            .map_or(end, |(i, _)| (start + i).min(end));
         out.push_str(&line[..kept]);
         out.push('…');
         out.push_str(&line[end..]);
