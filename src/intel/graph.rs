@@ -2226,7 +2226,7 @@ fn family(path: &str) -> &'static str {
     match path.rsplit('.').next().unwrap_or_default() {
         "ts" | "tsx" | "mts" | "cts" | "js" | "jsx" | "mjs" | "cjs" | "vue" | "svelte"
         | "astro" | "mdx" => "ecma",
-        "py" | "pyi" => "python",
+        "py" | "pyi" | "ipynb" => "python",
         "rs" => "rust",
         "go" => "go",
         "java" => "java",

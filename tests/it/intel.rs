@@ -426,6 +426,63 @@ async fn rust_paths_from_the_crate_and_the_parent_resolve_to_their_files() {
     d.stop().await;
 }
 
+/// A notebook's code cells are Python's: what they define and call, on the notebook's lines.
+#[tokio::test]
+async fn a_notebooks_calls_reach_the_modules_it_imports() {
+    let notebook = serde_json::to_string_pretty(&json!({
+        "cells": [
+            { "cell_type": "markdown", "metadata": {}, "source": ["# Prices\n", "Smoothed."] },
+            { "cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [],
+              "source": [
+                "from utils import moving_average\n",
+                "\n",
+                "def smooth(prices):\n",
+                "    return moving_average(prices, 3)"
+              ] }
+        ],
+        "metadata": { "kernelspec": { "language": "python", "name": "python3" } },
+        "nbformat": 4,
+        "nbformat_minor": 5
+    }))
+    .expect("json");
+    let d = Daemon::start(&[
+        (
+            "utils.py",
+            "def moving_average(values, window):\n    return values[:window]\n",
+        ),
+        ("analysis.ipynb", notebook.as_str()),
+    ])
+    .await;
+    let line = |text: &str| {
+        notebook
+            .lines()
+            .position(|l| l.contains(text))
+            .map(|i| i as i64 + 1)
+    };
+    let r = d
+        .ask(
+            "agog.codebase.callers",
+            json!({ "symbol": "moving_average" }),
+        )
+        .await;
+    assert_eq!(
+        callers(&r),
+        [(
+            "analysis.ipynb".into(),
+            line("return moving_average").expect("the call"),
+            "import".into()
+        )],
+        "{r}"
+    );
+    let r = d
+        .ask("agog.codebase.symbols", json!({ "query": "smooth" }))
+        .await;
+    let found = &r["definitions"][0];
+    assert_eq!(found["path"], "analysis.ipynb", "{r}");
+    assert_eq!(found["startLine"].as_i64(), line("def smooth"), "{r}");
+    d.stop().await;
+}
+
 #[tokio::test]
 async fn a_qualified_name_is_found_among_more_definitions_of_its_name_than_a_lookup_reads() {
     // 510 types with a `new`, then `Zeta::new`, last in the order lookups read definitions in.
