@@ -15,7 +15,9 @@ trailers (Signed-off-by, Co-authored-by...), issue references, links and HTML co
 removed from it. --queries-only prints the queries without the [[corpus]] block, for a set
 that searches corpora another set declares (benches/relevance/long.toml). --skip-sources FILE
 (repeatable) leaves out the commits a set already holds (its `source = "commit …"` lines), for
-a further sample from the same history (benches/relevance/subjects.toml).
+a further sample from the same history (benches/relevance/subjects.toml). --also-ext EXT
+(repeatable) counts files of another language as source (benches/relevance/outline.toml: PHP,
+Kotlin, Elixir).
 
 What is kept, so that the labels are answers and the queries are questions:
 - non-merge commits whose subject has at least four words and is not housekeeping (a release,
@@ -99,6 +101,14 @@ def main():
     ap.add_argument("--body", action="store_true", help="whole messages, subject and body")
     ap.add_argument("--queries-only", action="store_true", help="no [[corpus]] block")
     ap.add_argument(
+        "--also-ext",
+        action="append",
+        default=[],
+        metavar="EXT",
+        help="count files with this extension as source too (php, kt, ex: languages the "
+        "chunker cuts by their outline)",
+    )
+    ap.add_argument(
         "--skip-sources",
         action="append",
         default=[],
@@ -111,6 +121,7 @@ def main():
         with open(path, encoding="utf-8") as f:
             skipped.update(re.findall(r'^source = "commit ([0-9a-f]+)"', f.read(), re.M))
 
+    also = tuple(f".{e.lstrip('.')}" for e in args.also_ext)
     snapshot = git(args.git_dir, "rev-parse", args.commit).strip()
     present = set(git(args.git_dir, "ls-tree", "-r", "--name-only", snapshot).split("\n"))
     log = git(
@@ -144,7 +155,8 @@ def main():
             if len(parts) != 2 or parts[0] not in ("A", "M"):
                 continue
             path = parts[1]
-            if path in present and CODE_OR_DOCS.search(path) and not SKIP_PATH.search(path):
+            source = CODE_OR_DOCS.search(path) or path.endswith(also)
+            if path in present and source and not SKIP_PATH.search(path):
                 changed.append(path)
         if not 1 <= len(changed) <= 4:
             continue
