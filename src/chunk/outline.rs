@@ -178,9 +178,7 @@ fn cut(text: &str, lines: &[Line], max_chars: usize, out: &mut Vec<(usize, usize
     };
     let lines = &lines[first..=last];
     let (start, end) = (lines[0].start, lines[lines.len() - 1].end);
-    if text[start..end].chars().count() <= max_chars
-        || named(&text[start..end]).is_some_and(|(kind, _)| kind == "function")
-    {
+    if text[start..end].chars().count() <= max_chars {
         out.push((start, end));
         return;
     }
@@ -195,7 +193,11 @@ fn cut(text: &str, lines: &[Line], max_chars: usize, out: &mut Vec<(usize, usize
         .collect();
     levels.sort_unstable();
     levels.dedup();
-    for &level in levels.iter().take(LEVELS) {
+    for (depth, &level) in levels.iter().take(LEVELS).enumerate() {
+        // One block at its own level: a function is not opened up.
+        if depth == 1 && named(&text[start..end]).is_some_and(|(kind, _)| kind == "function") {
+            break;
+        }
         let mut starts = vec![0];
         let mut previous: Option<&Line> = None;
         for (i, l) in lines.iter().enumerate().skip(1) {
@@ -268,6 +270,17 @@ mod tests {
         );
         // Small enough: one block.
         assert_eq!(blocks(kotlin, 10_000).len(), 1);
+    }
+
+    #[test]
+    fn a_file_of_functions_is_cut_at_them_and_a_large_function_kept_whole() {
+        let body: String = (0..12).map(|i| format!("  local v{i} = {i}\n")).collect();
+        let lua = format!(
+            "local M = {{}}\n\nfunction M.setup(opts)\n{body}end\n\nfunction M.run()\n{body}end\n"
+        );
+        let got = blocks(&lua, 150);
+        let names: Vec<Option<&str>> = got.iter().map(|b| b.0.as_deref()).collect();
+        assert_eq!(names, [None, Some("M.setup"), Some("M.run")], "{got:?}");
     }
 
     #[test]
