@@ -91,7 +91,8 @@ pub struct SourceService {
 }
 
 impl SourceService {
-    /// By the index rules: files larger than `index.max_file_bytes` are not read, and
+    /// By the index rules: files larger than `index.max_file_bytes` are not read (a notebook
+    /// larger than [`crate::scan::read_limit`]), and
     /// credentials are blanked as indexing blanks them when `index.redact_secrets` is on.
     pub fn new(search: SearchService, rules: &crate::config::IndexConfig) -> Self {
         Self {
@@ -140,7 +141,7 @@ impl SourceService {
             }
         };
         let root = PathBuf::from(&file.root);
-        let max_bytes = self.max_bytes;
+        let max_bytes = crate::scan::read_limit(self.max_bytes, &path);
         let rel = path.clone();
         let bytes = tokio::task::spawn_blocking(move || read_confined(&root, &rel, max_bytes))
             .await

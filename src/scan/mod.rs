@@ -27,6 +27,17 @@ const BINARY_SNIFF_BYTES: usize = 8000;
 /// the limit applies to.
 const NOTEBOOK_BYTES_PER_TEXT: u64 = 16;
 
+/// The largest file at `rel_path` that is read, by `index.max_file_bytes`: a notebook's limit
+/// is on its cells' text, so a notebook of up to [`NOTEBOOK_BYTES_PER_TEXT`] times that is read
+/// (its outputs, plots as base64 images, are often most of its bytes).
+pub fn read_limit(max_file_bytes: u64, rel_path: &str) -> u64 {
+    if file_type_of(rel_path) == "ipynb" {
+        max_file_bytes.saturating_mul(NOTEBOOK_BYTES_PER_TEXT)
+    } else {
+        max_file_bytes
+    }
+}
+
 /// A file read from disk, ready to chunk.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
@@ -273,13 +284,10 @@ pub fn read_candidate(
 ) -> Result<SourceFile, SkipReason> {
     let max_line_chars = rules.max_line_chars;
     let notebook = file_type_of(&candidate.rel_path) == "ipynb";
-    // A notebook's limit is on its cells' text: its outputs (plots as base64 images) are not read.
-    let max_bytes = if notebook {
-        rules.max_file_bytes.saturating_mul(NOTEBOOK_BYTES_PER_TEXT)
-    } else {
-        rules.max_file_bytes
-    };
-    let bytes = read_limited(&candidate.abs_path, max_bytes)?;
+    let bytes = read_limited(
+        &candidate.abs_path,
+        read_limit(rules.max_file_bytes, &candidate.rel_path),
+    )?;
     let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
     // UTF-16 text has a NUL in every ASCII character: it is told by its byte-order mark.
     if !is_utf16(&bytes) && sniff.contains(&0) {
@@ -488,6 +496,13 @@ mod tests {
         let line = generated_marker(&long).expect("marked");
         assert_eq!(line.chars().count(), MARKER_CHARS);
         assert!(line.starts_with("// Code generated xxx"));
+    }
+
+    #[test]
+    fn a_notebook_may_be_larger_than_the_text_it_is_read_for() {
+        assert_eq!(read_limit(1000, "lectures/part1.ipynb"), 16_000);
+        assert_eq!(read_limit(1000, "src/lib.rs"), 1000);
+        assert_eq!(read_limit(u64::MAX, "a.ipynb"), u64::MAX);
     }
 
     #[test]
