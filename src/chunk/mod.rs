@@ -325,6 +325,7 @@ pub fn chunk_parsed(
     if text.trim().is_empty() {
         return Vec::new();
     }
+    let ext = crate::scan::file_type_of(rel_path);
     let layout = match language {
         Language::Code(lang) | Language::Component(lang) => match tree {
             Some(tree) => {
@@ -347,12 +348,10 @@ pub fn chunk_parsed(
         Language::ReStructuredText => rst::layout(text),
         Language::AsciiDoc => asciidoc::layout(text),
         Language::Org => org::layout(text),
-        Language::Text if outline::applies_to(&crate::scan::file_type_of(rel_path)) => {
-            outline::layout(text, opts.max_chars)
-        }
+        Language::Text if outline::applies_to(&ext) => outline::layout(text, opts.max_chars),
         Language::Text => Layout::whole(text),
     };
-    let layout = if crate::scan::file_type_of(rel_path) == "ipynb" {
+    let layout = if ext == "ipynb" {
         notebook_cells(text, layout)
     } else {
         layout

@@ -283,7 +283,7 @@ pub fn read_candidate(
     classifier: &Classifier,
 ) -> Result<SourceFile, SkipReason> {
     let max_line_chars = rules.max_line_chars;
-    let notebook = file_type_of(&candidate.rel_path) == "ipynb";
+    let file_type = file_type_of(&candidate.rel_path);
     let bytes = read_limited(
         &candidate.abs_path,
         read_limit(rules.max_file_bytes, &candidate.rel_path),
@@ -295,7 +295,7 @@ pub fn read_candidate(
     }
     let sha256 = sha256_hex(&bytes);
     let mut text = decode(bytes, &candidate.rel_path)?;
-    if notebook {
+    if file_type == "ipynb" {
         text = notebook::cells_text(&text).map_err(SkipReason::Notebook)?;
         if text.len() as u64 > rules.max_file_bytes {
             return Err(SkipReason::TooLarge);
@@ -313,7 +313,6 @@ pub fn read_candidate(
         return Err(SkipReason::MarkedGenerated(line));
     }
     let (module, component_type) = classifier.classify(&candidate.rel_path);
-    let file_type = file_type_of(&candidate.rel_path);
     let text = if rules.redact_secrets {
         match crate::secrets::redact(&text, &file_type, &candidate.rel_path) {
             (std::borrow::Cow::Owned(clean), n) => {

@@ -193,43 +193,39 @@ impl Walker<'_> {
 
     /// An object, calling `member` with each key once the cursor is after its colon.
     fn object(&mut self, mut member: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
-        self.expect(b'{')?;
-        self.space();
-        if self.peek()? == b'}' {
-            self.pos += 1;
-            return Some(());
-        }
-        loop {
-            let key = self.string()?.to_vec();
-            self.expect(b':')?;
-            member(self, &key)?;
-            self.space();
-            match self.peek()? {
-                b',' => self.pos += 1,
-                b'}' => {
-                    self.pos += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+        self.sequence(b'{', b'}', |r| {
+            let key = r.string()?.to_vec();
+            r.expect(b':')?;
+            member(r, &key)
+        })
     }
 
     /// An array, calling `element` with the cursor before each element.
-    fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        self.expect(b'[')?;
+    fn array(&mut self, element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.sequence(b'[', b']', element)
+    }
+
+    /// Items between `open` and `close`, separated by commas, each read by `item` with the
+    /// cursor before it.
+    fn sequence(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        self.expect(open)?;
         self.space();
-        if self.peek()? == b']' {
+        if self.peek()? == close {
             self.pos += 1;
             return Some(());
         }
         loop {
             self.space();
-            element(self)?;
+            item(self)?;
             self.space();
             match self.peek()? {
                 b',' => self.pos += 1,
-                b']' => {
+                b if b == close => {
                     self.pos += 1;
                     return Some(());
                 }
