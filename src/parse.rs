@@ -22,6 +22,14 @@ pub fn analyze(rel_path: &str, text: &str, opts: &ChunkOptions) -> Analysis {
     let chunks = chunk::chunk_parsed(rel_path, language, text, tree.as_ref(), opts);
     let mut intel = match (language.code(), &tree) {
         (Some(lang), Some(tree)) => intel::extract(lang, tree, text, rel_path),
+        (None, _) if language == Language::Text => {
+            let file_type = crate::scan::file_type_of(rel_path);
+            if chunk::outline::applies_to(&file_type) {
+                intel::outline::extract(&file_type, text)
+            } else {
+                Extraction::default()
+            }
+        }
         _ => Extraction::default(),
     };
     if language == Language::Markdown && crate::scan::file_type_of(rel_path) == "mdx" {

@@ -26,7 +26,7 @@ mod code;
 pub(crate) mod component;
 mod markdown;
 mod org;
-mod outline;
+pub(crate) mod outline;
 mod rst;
 mod sections;
 mod split;
@@ -65,10 +65,11 @@ use tree_sitter::Tree;
 /// `tsconfig.json`'s aliases and workspace packages, MDX pages' imports and calls extracted,
 /// and no tag read where a template's expression compares or names a generic type, `n<Max`,
 /// `Array<Item>`, since version 29 code in languages without a grammar cut where its
-/// indentation says a definition starts, and named after it); part of
+/// indentation says a definition starts, and named after it, since version 30 their definitions
+/// and calls extracted from their lines, for code intelligence); part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
-pub const CHUNKER_VERSION: i32 = 29;
+pub const CHUNKER_VERSION: i32 = 30;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -64,13 +64,29 @@ pub(crate) fn applies_to(file_type: &str) -> bool {
 /// A definition's keyword and name, at the start of a line after any modifiers and annotations,
 /// and after the type parameters of a generic function (`fun <T> name`): `fun`, `function`,
 /// `def` (Elixir's `defp`, `defmacro`), `class`, `interface`, `object`, ...; and Lisp's
-/// `(defun name`.
+/// `(defun name`. A name may be quoted in backticks (Kotlin's `` fun `parses a date`() ``).
 static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^\s*\(?(?:(?:public|private|protected|internal|open|abstract|final|static|override|inline|suspend|data|sealed|enum|export|async|local|pub|readonly|lazy|operator|infix|tailrec|external|actual|expect|annotation|companion|value|inner|mutating|fileprivate|convenience|required|@\w+(?:\([^)]*\))?)\s+)*(fun|function|func|def|defp|defmacro|defmacrop|defmodule|defprotocol|defimpl|defn|defun|defmethod|defclass|defstruct|define|sub|proc|method|class|interface|trait|object|struct|enum|protocol|extension|module|message|service|contract|library|type|typealias)\s+\(?(?:<[^>]*>\s*)?([A-Za-z_$][\w$.:?!-]*)",
+        r"^\s*\(?(?:(?:public|private|protected|internal|open|abstract|final|static|override|inline|suspend|data|sealed|enum|export|async|local|pub|readonly|lazy|operator|infix|tailrec|external|actual|expect|annotation|companion|value|inner|mutating|fileprivate|convenience|required|@\w+(?:\([^)]*\))?)\s+)*(fun|function|func|def|defp|defmacro|defmacrop|defmodule|defprotocol|defimpl|defn|defun|defmethod|defclass|defstruct|define|sub|proc|method|class|interface|trait|object|struct|enum|protocol|extension|module|message|service|contract|library|type|typealias)\s+\(?(?:<[^>]*>\s*)?(`[^`]+`|[A-Za-z_$][\w$.:?!-]*)",
     )
     .expect("a valid regex")
 });
+
+/// The keyword and name of the definition `line` starts, if it starts one: `("fun", "peek")`,
+/// `("function", "M.setup")`, `("defmodule", "Plug.Conn")`.
+pub(crate) fn definition(line: &str) -> Option<(&str, &str)> {
+    let caps = DEFINITION.captures(line)?;
+    let (keyword, name) = (caps.get(1)?.as_str(), caps.get(2)?.as_str());
+    Some((keyword, unquoted(name)))
+}
+
+/// A definition's name as [`DEFINITION`] captured it, without backticks or a trailing `:`/`.`.
+fn unquoted(name: &str) -> &str {
+    match name.strip_prefix('`').and_then(|n| n.strip_suffix('`')) {
+        Some(quoted) => quoted,
+        None => name.trim_end_matches([':', '.']),
+    }
+}
 
 /// One line: where it starts and ends (after its `\n`), its indentation, whether it is blank.
 #[derive(Clone, Copy)]
@@ -157,7 +173,7 @@ fn named(block: &str) -> Option<(&'static str, String)> {
         }
         _ => "function",
     };
-    Some((kind, caps[2].trim_end_matches([':', '.']).to_owned()))
+    Some((kind, unquoted(&caps[2]).to_owned()))
 }
 
 /// Levels of indentation tried, from a block's own, for the lines that start its parts.
@@ -297,9 +313,13 @@ mod tests {
             ("  @objc public func reload() {", "reload"),
             ("  public abstract fun <T> nextNull(): T?", "nextNull"),
             ("fun String.toSnakeCase(): String =", "String.toSnakeCase"),
+            (
+                "internal class `-JsonUtf8Reader` : JsonReader {",
+                "-JsonUtf8Reader",
+            ),
+            ("  @Test fun `reads a null`() {", "reads a null"),
         ] {
-            let caps = DEFINITION.captures(line).expect(line);
-            assert_eq!(&caps[2], name, "{line}");
+            assert_eq!(definition(line).map(|(_, n)| n), Some(name), "{line}");
         }
         assert!(DEFINITION.captures("    return $defaults;").is_none());
     }

@@ -2126,7 +2126,10 @@ fn is_component(path: &str) -> bool {
 
 /// Java, C#, C++ and Ruby call their own class's methods without `this.`/`self.`.
 fn calls_own_methods_bare(family: &str) -> bool {
-    matches!(family, "java" | "csharp" | "c" | "ruby")
+    matches!(
+        family,
+        "java" | "csharp" | "c" | "ruby" | "kotlin" | "swift" | "scala" | "dart" | "groovy"
+    )
 }
 
 /// Kinds of definitions that can have base classes.
@@ -2235,6 +2238,15 @@ fn family(path: &str) -> &'static str {
             "c"
         }
         "rb" | "rake" | "gemspec" => "ruby",
+        // Read by their outline (intel/outline.rs): calls resolve within their own language.
+        "kt" | "kts" => "kotlin",
+        "php" => "php",
+        "swift" => "swift",
+        "scala" | "sc" => "scala",
+        "ex" | "exs" => "elixir",
+        "lua" => "lua",
+        "dart" => "dart",
+        "groovy" | "gradle" => "groovy",
         _ => "other",
     }
 }

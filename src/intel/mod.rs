@@ -16,6 +16,7 @@ mod extract;
 pub mod graph;
 mod imports;
 mod inherit;
+pub mod outline;
 pub mod render;
 mod ruby;
 mod tsconfig;

@@ -1,0 +1,458 @@
+//! Definitions and calls of code in the languages without a grammar here (Kotlin, PHP, Swift,
+//! Scala, Elixir, Lua, Dart, ...: [`crate::chunk::outline`]), read from its lines.
+//!
+//! A definition is a line the outline chunker names a block by (`fun peek`, `public function
+//! send`, `defp render`, `class Client`); it ends where its indentation does, with the line that
+//! closes it (`}`, `end`). A call is a name followed by `(`, with the path written before it
+//! (`$this->send(`, `Conn.put_status(`). Strings and comments are not read. This is
+//! approximate, as resolving calls by name already is: no types and no imports, so a call
+//! resolves among the definitions of its own language by name, owner and enclosing class.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{Definition, Extraction, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS};
+use crate::chunk::outline::definition;
+
+/// A call: an optional path and separator, then the called name and `(`. [`calls`] reads
+/// Lua's `obj:method(` for Lua alone (`:` is a label or a type elsewhere), and `->` for PHP
+/// and Perl alone (a lambda's or a clause's arrow elsewhere).
+static CALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:([A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)*)(->|::|\?\.|\.|:))?\b([A-Za-z_][\w]*[!?]?)\s*\(",
+    )
+    .expect("a valid regex")
+});
+
+/// Words followed by `(` that are not calls.
+#[rustfmt::skip]
+const NOT_CALLS: &[&str] = &[
+    "if", "elseif", "else", "for", "foreach", "while", "do", "switch", "case", "catch", "when",
+    "match", "return", "throw", "function", "fun", "func", "fn", "def", "defp", "defmacro",
+    "sizeof", "typeof", "instanceof", "isset", "unset", "empty", "array", "list", "echo", "print",
+    "require", "require_once", "include", "include_once", "use", "guard", "in", "is", "as", "and",
+    "or", "not", "new", "super", "this", "self", "assert", "cond", "with", "unless", "try",
+    "rescue", "receive", "quote", "unquote", "init", "where", "yield", "await", "synchronized",
+];
+
+/// What `text` (a file of type `file_type` that [`crate::chunk::outline::applies_to`]) defines
+/// and calls. It imports nothing this can resolve.
+pub fn extract(file_type: &str, text: &str) -> Extraction {
+    let lines = code_lines(file_type, text);
+    let definitions = definitions(file_type, &lines);
+    let references = calls(file_type, &lines, &definitions);
+    Extraction {
+        definitions,
+        references,
+        imports: Vec::new(),
+    }
+}
+
+/// One line of code: its indentation and its text with each character of its string literals
+/// and comments blanked out.
+struct CodeLine {
+    indent: usize,
+    code: String,
+}
+
+impl CodeLine {
+    fn blank(&self) -> bool {
+        self.code.trim().is_empty()
+    }
+
+    /// A line that closes the block above it: `}`, `end`, `)`, `]`.
+    fn closes(&self) -> bool {
+        let t = self.code.trim();
+        t.starts_with(['}', ')', ']'])
+            || t == "end"
+            || t.starts_with("end ")
+            || t.starts_with("end)")
+    }
+
+    /// A line at a definition's own indentation that still belongs to its head: PHP's `{` on a
+    /// line of its own, the `): Type {` that ends a signature written over several lines.
+    fn continues_head(&self) -> bool {
+        let t = self.code.trim();
+        t.starts_with('{')
+            || (t.starts_with(')') && (t.ends_with('{') || t.ends_with('=') || t.ends_with(" do")))
+    }
+}
+
+/// The file's lines, strings and comments blanked: `//`, `/* */` everywhere; `#` in the
+/// languages whose comments it starts; `--` in Lua, Haskell and Elm; `;` in the Lisps. A
+/// `"""` or `'''` string may span lines (Kotlin, Swift, Scala, Dart, and Elixir's heredocs:
+/// its `@doc`s, whose examples are not calls).
+fn code_lines(file_type: &str, text: &str) -> Vec<CodeLine> {
+    let hash = matches!(
+        file_type,
+        "php" | "ex" | "exs" | "r" | "jl" | "pl" | "pm" | "nim" | "tcl" | "proto"
+    );
+    let dashes = matches!(file_type, "lua" | "hs" | "elm");
+    let semicolon = matches!(
+        file_type,
+        "el" | "lisp" | "scm" | "rkt" | "clj" | "cljs" | "cljc"
+    );
+    // Elsewhere a backtick quotes a name (Kotlin's `` fun `reads a date`() ``).
+    let backtick_strings = matches!(file_type, "php" | "pl" | "pm");
+    let mut in_block = false;
+    let mut triple: Option<&str> = None;
+    text.lines()
+        .map(|line| {
+            let indent = line
+                .chars()
+                .take_while(|c| c.is_whitespace())
+                .map(|c| if c == '\t' { 4 } else { 1 })
+                .sum();
+            let mut code = String::with_capacity(line.len());
+            let mut quote: Option<char> = None;
+            let mut at = 0;
+            while let Some(c) = line[at..].chars().next() {
+                let rest = &line[at..];
+                at += c.len_utf8();
+                if let Some(delimiter) = triple {
+                    if rest.starts_with(delimiter) {
+                        triple = None;
+                        code.push_str(delimiter);
+                        at += 2;
+                    } else {
+                        code.push(' ');
+                    }
+                    continue;
+                }
+                if in_block {
+                    if rest.starts_with("*/") {
+                        in_block = false;
+                        at += 1;
+                    }
+                    code.push(' ');
+                    continue;
+                }
+                if let Some(q) = quote {
+                    if c == '\\' {
+                        at += rest[1..].chars().next().map_or(0, char::len_utf8);
+                    } else if c == q {
+                        quote = None;
+                        code.push(c);
+                        continue;
+                    }
+                    code.push(' ');
+                    continue;
+                }
+                let comment = rest.starts_with("//")
+                    || (hash && c == '#' && !rest.starts_with("#["))
+                    || (dashes && rest.starts_with("--"))
+                    || (semicolon && c == ';');
+                if comment {
+                    break;
+                }
+                if rest.starts_with("/*") {
+                    in_block = true;
+                    at += 1;
+                    code.push(' ');
+                    continue;
+                }
+                if let Some(delimiter) = ["\"\"\"", "'''"].into_iter().find(|d| rest.starts_with(d))
+                {
+                    triple = Some(delimiter);
+                    code.push_str(delimiter);
+                    at += 2;
+                    continue;
+                }
+                if c == '"' || c == '\'' || (backtick_strings && c == '`') {
+                    quote = Some(c);
+                }
+                code.push(c);
+            }
+            CodeLine { indent, code }
+        })
+        .collect()
+}
+
+/// The kind a definition's keyword makes: a function inside a class is a method (it is called
+/// on an object), except in Elixir, whose modules hold functions.
+fn kind_of(keyword: &str, in_class: bool, file_type: &str) -> &'static str {
+    match keyword {
+        "class" | "object" | "defclass" | "extension" | "contract" | "library" => "class",
+        "interface" | "trait" | "protocol" | "defprotocol" => "interface",
+        "struct" | "defstruct" | "message" => "struct",
+        "enum" => "enum",
+        "module" | "defmodule" | "defimpl" | "service" => "module",
+        "type" | "typealias" => "type",
+        _ if in_class && !matches!(file_type, "ex" | "exs") => "method",
+        _ => "function",
+    }
+}
+
+fn definitions(file_type: &str, lines: &[CodeLine]) -> Vec<Definition> {
+    let mut out: Vec<Definition> = Vec::new();
+    // The definitions still open: (index in `out`, indentation).
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if line.blank() || out.len() >= MAX_DEFINITIONS {
+            continue;
+        }
+        let Some((keyword, name)) = definition(&line.code) else {
+            continue;
+        };
+        let number = i as u32 + 1;
+        while open
+            .last()
+            .is_some_and(|&(d, indent)| out[d].end_line < number || indent >= line.indent)
+        {
+            open.pop();
+        }
+        let parent = open.last().map(|&(d, _)| d);
+        let in_class = parent.is_some_and(|p| !matches!(out[p].kind, "function" | "method"));
+        let qualified = match parent {
+            Some(p) => format!("{}.{name}", out[p].qualified),
+            None => name.to_owned(),
+        };
+        let head = line.code.trim();
+        let head = head
+            .strip_suffix('{')
+            .or_else(|| head.strip_suffix(" do"))
+            .unwrap_or(head)
+            .trim_end();
+        out.push(Definition {
+            name: name.rsplit(['.', ':']).next().unwrap_or(name).to_owned(),
+            qualified,
+            kind: kind_of(keyword, in_class, file_type),
+            signature: head.chars().take(SIGNATURE_CHARS).collect(),
+            start_line: number,
+            end_line: end_of(lines, i),
+            parent: parent.map(|p| p as u32),
+        });
+        open.push((out.len() - 1, line.indent));
+    }
+    out
+}
+
+/// The last line (1-based) of the definition on line `at`: the line before the next one at its
+/// indentation or shallower, or that line when it closes the definition.
+fn end_of(lines: &[CodeLine], at: usize) -> u32 {
+    let indent = lines[at].indent;
+    let mut last = at;
+    for (j, line) in lines.iter().enumerate().skip(at + 1) {
+        if line.blank() {
+            continue;
+        }
+        if line.indent > indent || (line.indent == indent && line.continues_head()) {
+            last = j;
+            continue;
+        }
+        if line.indent == indent && line.closes() {
+            last = j;
+        }
+        break;
+    }
+    last as u32 + 1
+}
+
+fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec<Reference> {
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let number = i as u32 + 1;
+        // The name a definition line defines is not a call of it.
+        let own = definition(&line.code).map(|(_, name)| name.rsplit(['.', ':']).next());
+        // The innermost definition around the line, looked up for lines that call something.
+        let mut around: Option<Option<u32>> = None;
+        for caps in CALL.captures_iter(&line.code) {
+            let Some(name) = caps.get(3).map(|m| m.as_str()) else {
+                continue;
+            };
+            if NOT_CALLS.contains(&name) || own == Some(Some(name)) {
+                continue;
+            }
+            let whole = caps.get(0).map_or(0, |m| m.start());
+            if line.code[..whole].ends_with('@') {
+                // An annotation: `@Throws(IOException::class)`.
+                continue;
+            }
+            let enclosing = *around.get_or_insert_with(|| {
+                definitions
+                    .iter()
+                    .rposition(|d| d.start_line <= number && number <= d.end_line)
+                    .map(|d| d as u32)
+            });
+            let separator = caps.get(2).map(|m| m.as_str());
+            let arrows = matches!(file_type, "php" | "pl" | "pm");
+            let qualifier = match (caps.get(1).map(|m| m.as_str()), separator) {
+                // `label:call(` in Swift, `x ? a :b(`: not a receiver outside Lua.
+                (Some(_), Some(":")) if file_type != "lua" => None,
+                (Some(q), Some(s)) if !arrows && (s == "->" || q.contains("->")) => None,
+                (Some("$this" | "this" | "self" | "static" | "Self"), _) => enclosing
+                    .and_then(|e| class_of(definitions, e))
+                    .map(str::to_owned),
+                (Some(q), _) => Some(q.trim_start_matches('$').to_owned()),
+                (None, _) => None,
+            };
+            out.push(Reference {
+                name: name.to_owned(),
+                qualifier,
+                line: number,
+                enclosing,
+                args: None,
+            });
+            if out.len() >= MAX_REFERENCES {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// The qualified name of the class a definition is in (or is).
+fn class_of(definitions: &[Definition], mut at: u32) -> Option<&str> {
+    loop {
+        let d = &definitions[at as usize];
+        if !matches!(d.kind, "function" | "method") {
+            return Some(&d.qualified);
+        }
+        at = d.parent?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defs(file_type: &str, text: &str) -> Vec<(String, &'static str, u32, u32, Option<u32>)> {
+        extract(file_type, text)
+            .definitions
+            .into_iter()
+            .map(|d| (d.qualified, d.kind, d.start_line, d.end_line, d.parent))
+            .collect()
+    }
+
+    #[test]
+    fn php_classes_and_methods_with_braces_on_their_own_lines() {
+        let php = "<?php\nnamespace GuzzleHttp;\n\nclass Client implements ClientInterface\n{\n    /** Sends. */\n    public function send(RequestInterface $request, array $options = [])\n    {\n        $options = $this->prepareDefaults($options);\n        return $this->sendAsync($request, $options)->wait();\n    }\n\n    private function prepareDefaults(array $options): array\n    {\n        // $this->ignored();\n        $defaults = \"call(\";\n        return \\array_merge($defaults, $options);\n    }\n}\n\nfunction describe_type($input): string\n{\n    return gettype($input);\n}\n";
+        assert_eq!(
+            defs("php", php),
+            [
+                ("Client".to_owned(), "class", 4, 19, None),
+                ("Client.send".to_owned(), "method", 7, 11, Some(0)),
+                (
+                    "Client.prepareDefaults".to_owned(),
+                    "method",
+                    13,
+                    18,
+                    Some(0)
+                ),
+                ("describe_type".to_owned(), "function", 21, 24, None),
+            ]
+        );
+        let calls: Vec<(String, Option<String>, u32, Option<u32>)> = extract("php", php)
+            .references
+            .into_iter()
+            .map(|r| (r.name, r.qualifier, r.line, r.enclosing))
+            .collect();
+        // `$this->` is the enclosing class; comments and strings are not read.
+        assert_eq!(
+            calls,
+            [
+                (
+                    "prepareDefaults".to_owned(),
+                    Some("Client".to_owned()),
+                    9,
+                    Some(1)
+                ),
+                (
+                    "sendAsync".to_owned(),
+                    Some("Client".to_owned()),
+                    10,
+                    Some(1)
+                ),
+                ("wait".to_owned(), None, 10, Some(1)),
+                ("array_merge".to_owned(), None, 17, Some(2)),
+                ("gettype".to_owned(), None, 23, Some(3)),
+            ]
+        );
+    }
+
+    #[test]
+    fn kotlin_signatures_over_several_lines_and_expression_bodies() {
+        let kotlin = "class JsonReader(\n  private val source: Source,\n) : Closeable {\n  @Throws(IOException::class) fun peek(): Token = doPeek()\n\n  fun select(\n    options: Options,\n  ): Int {\n    return options.strings.indexOf(peek()).also { it->check(it) }\n  }\n\n  companion object {\n    @JvmStatic fun of(source: BufferedSource): JsonReader = JsonUtf8Reader(source)\n  }\n}\n";
+        assert_eq!(
+            defs("kt", kotlin),
+            [
+                ("JsonReader".to_owned(), "class", 1, 15, None),
+                ("JsonReader.peek".to_owned(), "method", 4, 4, Some(0)),
+                ("JsonReader.select".to_owned(), "method", 6, 10, Some(0)),
+                ("JsonReader.of".to_owned(), "method", 13, 13, Some(0)),
+            ]
+        );
+        let names: Vec<String> = extract("kt", kotlin)
+            .references
+            .into_iter()
+            .map(|r| match r.qualifier {
+                Some(q) => format!("{q}.{}", r.name),
+                None => r.name,
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "doPeek",
+                "options.strings.indexOf",
+                "peek",
+                "check",
+                "JsonUtf8Reader"
+            ]
+        );
+    }
+
+    #[test]
+    fn elixir_modules_hold_functions_ended_by_end() {
+        let elixir = "defmodule Plug.Conn do\n  @moduledoc \"\"\"\n  The connection: put_status(conn, 404).\n  \"\"\"\n\n  def put_status(%Conn{} = conn, status) do\n    %{conn | status: Plug.Conn.Status.code(status)}\n  end\n\n  defp run_before_send(conn), do: conn # put_status(x)\n\nend\n";
+        assert_eq!(
+            defs("ex", elixir),
+            [
+                ("Plug.Conn".to_owned(), "module", 1, 12, None),
+                ("Plug.Conn.put_status".to_owned(), "function", 6, 8, Some(0)),
+                (
+                    "Plug.Conn.run_before_send".to_owned(),
+                    "function",
+                    10,
+                    10,
+                    Some(0)
+                ),
+            ]
+        );
+        let calls: Vec<(String, Option<String>)> = extract("ex", elixir)
+            .references
+            .into_iter()
+            .map(|r| (r.name, r.qualifier))
+            .collect();
+        assert_eq!(
+            calls,
+            [("code".to_owned(), Some("Plug.Conn.Status".to_owned()))]
+        );
+    }
+
+    #[test]
+    fn lua_methods_on_a_module_table() {
+        let lua = "local M = {}\n\nfunction M.setup(opts)\n  M.config = vim.tbl_extend('force', M.config, opts)\n  M:start() -- M.stop()\nend\n\nlocal function helper() return 1 end\n";
+        let d = defs("lua", lua);
+        assert_eq!(
+            d,
+            [
+                ("M.setup".to_owned(), "function", 3, 6, None),
+                ("helper".to_owned(), "function", 8, 8, None),
+            ]
+        );
+        let calls: Vec<(String, Option<String>)> = extract("lua", lua)
+            .references
+            .into_iter()
+            .map(|r| (r.name, r.qualifier))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("tbl_extend".to_owned(), Some("vim".to_owned())),
+                ("start".to_owned(), Some("M".to_owned())),
+            ]
+        );
+    }
+}
