@@ -76,8 +76,13 @@ static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
 /// `("function", "M.setup")`, `("defmodule", "Plug.Conn")`.
 pub(crate) fn definition(line: &str) -> Option<(&str, &str)> {
     let caps = DEFINITION.captures(line)?;
-    let (keyword, name) = (caps.get(1)?.as_str(), caps.get(2)?.as_str());
-    Some((keyword, unquoted(name)))
+    let (keyword, name) = (caps.get(1)?, caps.get(2)?);
+    // A `(` before the name is Scheme's `(define (name args)`; elsewhere it opens the
+    // parameters of an anonymous function (PHP's `function (int $code)`), which names nothing.
+    if keyword.as_str() != "define" && line[keyword.end()..name.start()].contains('(') {
+        return None;
+    }
+    Some((keyword.as_str(), unquoted(name.as_str())))
 }
 
 /// A definition's name as [`DEFINITION`] captured it, without backticks or a trailing `:`/`.`.
@@ -160,12 +165,12 @@ const HEAD_LINES: usize = 30;
 fn named(block: &str) -> Option<(&'static str, String)> {
     let indent = |l: &str| l.len() - l.trim_start().len();
     let base = block.lines().find(|l| !l.trim().is_empty()).map(indent)?;
-    let caps = block
+    let (keyword, name) = block
         .lines()
         .take(HEAD_LINES)
         .filter(|l| indent(l) == base)
-        .find_map(|l| DEFINITION.captures(l))?;
-    let kind = match &caps[1] {
+        .find_map(definition)?;
+    let kind = match keyword {
         "class" | "interface" | "trait" | "object" | "struct" | "enum" | "protocol"
         | "extension" | "module" | "defmodule" | "defprotocol" | "defimpl" | "defclass"
         | "defstruct" | "message" | "service" | "contract" | "library" | "type" | "typealias" => {
@@ -173,7 +178,7 @@ fn named(block: &str) -> Option<(&'static str, String)> {
         }
         _ => "function",
     };
-    Some((kind, unquoted(&caps[2]).to_owned()))
+    Some((kind, name.to_owned()))
 }
 
 /// Levels of indentation tried, from a block's own, for the lines that start its parts.
@@ -321,6 +326,11 @@ mod tests {
         ] {
             assert_eq!(definition(line).map(|(_, n)| n), Some(name), "{line}");
         }
-        assert!(DEFINITION.captures("    return $defaults;").is_none());
+        assert!(definition("    return $defaults;").is_none());
+        assert!(definition("    $fn = static function (int $code) use ($x) {").is_none());
+        assert_eq!(
+            definition("(define (make-counter start)"),
+            Some(("define", "make-counter"))
+        );
     }
 }
