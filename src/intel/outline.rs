@@ -325,6 +325,18 @@ mod tests {
             .collect()
     }
 
+    /// Each call as `qualifier.name:line` (or `name:line`).
+    fn calls(file_type: &str, text: &str) -> Vec<String> {
+        extract(file_type, text)
+            .references
+            .into_iter()
+            .map(|r| match r.qualifier {
+                Some(q) => format!("{q}.{}:{}", r.name, r.line),
+                None => format!("{}:{}", r.name, r.line),
+            })
+            .collect()
+    }
+
     #[test]
     fn php_classes_and_methods_with_braces_on_their_own_lines() {
         let php = "<?php\nnamespace GuzzleHttp;\n\nclass Client implements ClientInterface\n{\n    /** Sends. */\n    public function send(RequestInterface $request, array $options = [])\n    {\n        $options = $this->prepareDefaults($options);\n        return $this->sendAsync($request, $options)->wait();\n    }\n\n    private function prepareDefaults(array $options): array\n    {\n        // $this->ignored();\n        $defaults = \"call(\";\n        return \\array_merge($defaults, $options);\n    }\n}\n\nfunction describe_type($input): string\n{\n    return gettype($input);\n}\n";
@@ -343,32 +355,23 @@ mod tests {
                 ("describe_type".to_owned(), "function", 21, 24, None),
             ]
         );
-        let calls: Vec<(String, Option<String>, u32, Option<u32>)> = extract("php", php)
-            .references
-            .into_iter()
-            .map(|r| (r.name, r.qualifier, r.line, r.enclosing))
-            .collect();
         // `$this->` is the enclosing class; comments and strings are not read.
         assert_eq!(
-            calls,
+            calls("php", php),
             [
-                (
-                    "prepareDefaults".to_owned(),
-                    Some("Client".to_owned()),
-                    9,
-                    Some(1)
-                ),
-                (
-                    "sendAsync".to_owned(),
-                    Some("Client".to_owned()),
-                    10,
-                    Some(1)
-                ),
-                ("wait".to_owned(), None, 10, Some(1)),
-                ("array_merge".to_owned(), None, 17, Some(2)),
-                ("gettype".to_owned(), None, 23, Some(3)),
+                "Client.prepareDefaults:9",
+                "Client.sendAsync:10",
+                "wait:10",
+                "array_merge:17",
+                "gettype:23"
             ]
         );
+        let enclosing: Vec<Option<u32>> = extract("php", php)
+            .references
+            .iter()
+            .map(|r| r.enclosing)
+            .collect();
+        assert_eq!(enclosing, [Some(1), Some(1), Some(1), Some(2), Some(3)]);
     }
 
     #[test]
@@ -383,22 +386,14 @@ mod tests {
                 ("JsonReader.of".to_owned(), "method", 13, 13, Some(0)),
             ]
         );
-        let names: Vec<String> = extract("kt", kotlin)
-            .references
-            .into_iter()
-            .map(|r| match r.qualifier {
-                Some(q) => format!("{q}.{}", r.name),
-                None => r.name,
-            })
-            .collect();
         assert_eq!(
-            names,
+            calls("kt", kotlin),
             [
-                "doPeek",
-                "options.strings.indexOf",
-                "peek",
-                "check",
-                "JsonUtf8Reader"
+                "doPeek:4",
+                "options.strings.indexOf:9",
+                "peek:9",
+                "check:9",
+                "JsonUtf8Reader:13"
             ]
         );
     }
@@ -420,15 +415,7 @@ mod tests {
                 ),
             ]
         );
-        let calls: Vec<(String, Option<String>)> = extract("ex", elixir)
-            .references
-            .into_iter()
-            .map(|r| (r.name, r.qualifier))
-            .collect();
-        assert_eq!(
-            calls,
-            [("code".to_owned(), Some("Plug.Conn.Status".to_owned()))]
-        );
+        assert_eq!(calls("ex", elixir), ["Plug.Conn.Status.code:7"]);
     }
 
     #[test]
@@ -442,17 +429,6 @@ mod tests {
                 ("helper".to_owned(), "function", 8, 8, None),
             ]
         );
-        let calls: Vec<(String, Option<String>)> = extract("lua", lua)
-            .references
-            .into_iter()
-            .map(|r| (r.name, r.qualifier))
-            .collect();
-        assert_eq!(
-            calls,
-            [
-                ("tbl_extend".to_owned(), Some("vim".to_owned())),
-                ("start".to_owned(), Some("M".to_owned())),
-            ]
-        );
+        assert_eq!(calls("lua", lua), ["vim.tbl_extend:4", "M.start:5"]);
     }
 }
