@@ -252,6 +252,9 @@ fn end_of(lines: &[CodeLine], at: usize) -> u32 {
 fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec<Reference> {
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
+        if matches!(file_type, "ex" | "exs") && is_typespec(&line.code) {
+            continue;
+        }
         let number = i as u32 + 1;
         // The name a definition line defines is not a call of it.
         let own = definition(&line.code).map(|(_, name)| name.rsplit(['.', ':']).next());
@@ -300,6 +303,22 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
         }
     }
     out
+}
+
+/// Whether an Elixir line is a typespec (`@spec send_resp(t) :: t`), whose `name(` is the
+/// function it describes, not a call.
+fn is_typespec(code: &str) -> bool {
+    let t = code.trim_start();
+    [
+        "@spec ",
+        "@callback ",
+        "@macrocallback ",
+        "@type ",
+        "@typep ",
+        "@opaque ",
+    ]
+    .iter()
+    .any(|attribute| t.starts_with(attribute))
 }
 
 /// The qualified name of the class a definition is in (or is).
@@ -400,22 +419,22 @@ mod tests {
 
     #[test]
     fn elixir_modules_hold_functions_ended_by_end() {
-        let elixir = "defmodule Plug.Conn do\n  @moduledoc \"\"\"\n  The connection: put_status(conn, 404).\n  \"\"\"\n\n  def put_status(%Conn{} = conn, status) do\n    %{conn | status: Plug.Conn.Status.code(status)}\n  end\n\n  defp run_before_send(conn), do: conn # put_status(x)\n\nend\n";
+        let elixir = "defmodule Plug.Conn do\n  @moduledoc \"\"\"\n  The connection: put_status(conn, 404).\n  \"\"\"\n\n  @spec put_status(t, status) :: t\n  def put_status(%Conn{} = conn, status) do\n    %{conn | status: Plug.Conn.Status.code(status)}\n  end\n\n  defp run_before_send(conn), do: conn # put_status(x)\n\nend\n";
         assert_eq!(
             defs("ex", elixir),
             [
-                ("Plug.Conn".to_owned(), "module", 1, 12, None),
-                ("Plug.Conn.put_status".to_owned(), "function", 6, 8, Some(0)),
+                ("Plug.Conn".to_owned(), "module", 1, 13, None),
+                ("Plug.Conn.put_status".to_owned(), "function", 7, 9, Some(0)),
                 (
                     "Plug.Conn.run_before_send".to_owned(),
                     "function",
-                    10,
-                    10,
+                    11,
+                    11,
                     Some(0)
                 ),
             ]
         );
-        assert_eq!(calls("ex", elixir), ["Plug.Conn.Status.code:7"]);
+        assert_eq!(calls("ex", elixir), ["Plug.Conn.Status.code:8"]);
     }
 
     #[test]
