@@ -2124,7 +2124,8 @@ fn is_component(path: &str) -> bool {
     )
 }
 
-/// Java, C#, C++ and Ruby call their own class's methods without `this.`/`self.`.
+/// Java, C#, C++, Ruby, Kotlin, Swift, Scala, Dart and Groovy call their own class's methods
+/// without `this.`/`self.`.
 fn calls_own_methods_bare(family: &str) -> bool {
     matches!(
         family,

@@ -251,15 +251,27 @@ fn end_of(lines: &[CodeLine], at: usize) -> u32 {
 
 fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec<Reference> {
     let mut out = Vec::new();
+    // The definitions open at the line, innermost last (they start in file order, and nest).
+    let mut open: Vec<u32> = Vec::new();
+    let mut next = 0;
     for (i, line) in lines.iter().enumerate() {
+        let number = i as u32 + 1;
+        while next < definitions.len() && definitions[next].start_line <= number {
+            open.push(next as u32);
+            next += 1;
+        }
+        while open
+            .last()
+            .is_some_and(|&d| definitions[d as usize].end_line < number)
+        {
+            open.pop();
+        }
+        let enclosing = open.last().copied();
         if matches!(file_type, "ex" | "exs") && is_typespec(&line.code) {
             continue;
         }
-        let number = i as u32 + 1;
         // The name a definition line defines is not a call of it.
         let own = definition(&line.code).map(|(_, name)| name.rsplit(['.', ':']).next());
-        // The innermost definition around the line, looked up for lines that call something.
-        let mut around: Option<Option<u32>> = None;
         for caps in CALL.captures_iter(&line.code) {
             let Some(name) = caps.get(3).map(|m| m.as_str()) else {
                 continue;
@@ -272,12 +284,6 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 // An annotation: `@Throws(IOException::class)`.
                 continue;
             }
-            let enclosing = *around.get_or_insert_with(|| {
-                definitions
-                    .iter()
-                    .rposition(|d| d.start_line <= number && number <= d.end_line)
-                    .map(|d| d as u32)
-            });
             let separator = caps.get(2).map(|m| m.as_str());
             let arrows = matches!(file_type, "php" | "pl" | "pm");
             let qualifier = match (caps.get(1).map(|m| m.as_str()), separator) {
