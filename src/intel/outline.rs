@@ -4,15 +4,18 @@
 //! A definition is a line the outline chunker names a block by (`fun peek`, `public function
 //! send`, `defp render`, `class Client`); it ends where its indentation does, with the line that
 //! closes it (`}`, `end`). A call is a name followed by `(`, with the path written before it
-//! (`$this->send(`, `Conn.put_status(`). Strings and comments are not read. This is
-//! approximate, as resolving calls by name already is: no types and no imports, so a call
-//! resolves among the definitions of its own language by name, owner and enclosing class.
+//! (`$this->send(`, `Conn.put_status(`). An import names a class or module by its path, read as
+//! the files it may live in ([`imports`]). Strings and comments are not read. This is
+//! approximate, as resolving calls by name already is: no types, so a call resolves among the
+//! definitions of its own language by name, owner, enclosing class and imports.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{Definition, Extraction, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS};
+use super::{
+    Definition, Extraction, Import, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS,
+};
 use crate::chunk::outline::definition;
 
 /// A call: an optional path and separator, then the called name and `(`. [`calls`] reads
@@ -36,8 +39,8 @@ const NOT_CALLS: &[&str] = &[
     "rescue", "receive", "quote", "unquote", "init", "where", "yield", "await", "synchronized",
 ];
 
-/// What `text` (a file of type `file_type` that [`crate::chunk::outline::applies_to`]) defines
-/// and calls. It imports nothing this can resolve.
+/// What `text` (a file of type `file_type` that [`crate::chunk::outline::applies_to`]) defines,
+/// calls and imports.
 pub fn extract(file_type: &str, text: &str) -> Extraction {
     let lines = code_lines(file_type, text);
     let definitions = definitions(file_type, &lines);
@@ -45,7 +48,7 @@ pub fn extract(file_type: &str, text: &str) -> Extraction {
     Extraction {
         definitions,
         references,
-        imports: Vec::new(),
+        imports: imports(file_type, text, &lines),
     }
 }
 
@@ -338,6 +341,147 @@ fn class_of(definitions: &[Definition], mut at: u32) -> Option<&str> {
     }
 }
 
+/// An import of a class by its package path: Kotlin's, Scala's and Groovy's `import a.b.C`
+/// (`as D`, or `a.b.*`), PHP's `use A\B\C;` (`as D`, `use function`), Elixir's
+/// `alias`, `import`, `require` and `use` of a module (`alias A.B.{C, D}` too), Haskell's and
+/// Elm's `import (qualified) A.B`.
+static IMPORT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(import|use|alias|require)\s+(?:function\s+|const\s+|qualified\s+)?\\?([A-Za-z_][\w\\]*(?:\.[A-Za-z_][\w\\]*)*(?:\.\*|\.\{[\w,\s]+\})?)(?:\s+as\s+(\w+)|,\s*as:\s*(\w+))?",
+    )
+    .expect("a valid regex")
+});
+
+/// Lua's `require("a.b")` and `require "a.b"`.
+static LUA_REQUIRE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"\brequire\s*\(?\s*["']([\w./-]+)["']"#).expect("a valid regex"));
+
+/// What a file imports, each with the files it may come from (the keys of
+/// [`super::path_keys`], most specific first): the package path as directories, as Java's
+/// imports are (a Kotlin file also from a Java one); in PHP the namespace less its leading
+/// parts too (PSR-4 maps a vendor's prefix to `src/`); in Elixir the module's path in snake
+/// case (`Plug.Conn` → `plug/conn.ex`); in Lua the module's path, or its `init.lua`.
+fn imports(file_type: &str, text: &str, lines: &[CodeLine]) -> Vec<Import> {
+    let mut out = Vec::new();
+    // Read from the lines of code (an example in a doc comment or an Elixir `@doc` imports
+    // nothing), but for Lua's module name, a string.
+    for ((i, line), code) in text.lines().enumerate().zip(lines) {
+        let number = i as u32 + 1;
+        if file_type == "lua" {
+            if !code.code.contains("require") {
+                continue;
+            }
+            // Up to where a comment starts (the line of code stops there).
+            let line = line.get(..code.code.len()).unwrap_or(line);
+            for caps in LUA_REQUIRE.captures_iter(line) {
+                let spec = &caps[1];
+                let path = spec.replace('.', "/");
+                out.push(Import {
+                    specifier: spec.to_owned(),
+                    name: "*".to_owned(),
+                    line: number,
+                    candidates: vec![format!("{path}.lua"), format!("{path}/init.lua")],
+                });
+            }
+            continue;
+        }
+        let Some(caps) = IMPORT.captures(&code.code) else {
+            continue;
+        };
+        let (keyword, spec) = (&caps[1], &caps[2]);
+        let alias = caps.get(3).or(caps.get(4)).map(|m| m.as_str());
+        let (elixir, php) = (matches!(file_type, "ex" | "exs"), file_type == "php");
+        // Each language's own keywords: `use` in Kotlin is nothing, `import` in PHP neither.
+        let ours = match keyword {
+            "import" => !php,
+            "use" => php || elixir,
+            _ => elixir,
+        };
+        if !ours {
+            continue;
+        }
+        let separator = if php { '\\' } else { '.' };
+        let (base, members) = match spec.split_once(".{") {
+            Some((base, rest)) => (
+                base,
+                rest.trim_end_matches('}')
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|m| !m.is_empty())
+                    .collect(),
+            ),
+            None => (spec, Vec::new()),
+        };
+        let modules: Vec<String> = if members.is_empty() {
+            vec![base.to_owned()]
+        } else {
+            members.iter().map(|m| format!("{base}.{m}")).collect()
+        };
+        for module in modules {
+            let segments: Vec<&str> = module.split(separator).filter(|s| !s.is_empty()).collect();
+            let Some(&last) = segments.last() else {
+                continue;
+            };
+            // `a.b.*`, Scala's `a.b._`.
+            let wildcard = last == "*" || last == "_";
+            // Elixir's `import`/`use` bring in the module's functions; `alias` and `require`
+            // bind its last part. A wildcard names a package, which no file is.
+            let name = match alias {
+                Some(alias) => alias.to_owned(),
+                None if wildcard || (elixir && matches!(keyword, "import" | "use")) => {
+                    "*".to_owned()
+                }
+                None => last.to_owned(),
+            };
+            let candidates = if wildcard {
+                Vec::new()
+            } else if elixir {
+                let path: Vec<String> = segments.iter().map(|s| snake_case(s)).collect();
+                vec![format!("{}.ex", path.join("/"))]
+            } else if php {
+                // PSR-4: a vendor's prefix stands for a directory (`GuzzleHttp\` is `src/`).
+                (0..segments.len())
+                    .map(|from| format!("{}.php", segments[from..].join("/")))
+                    .collect()
+            } else {
+                let path = segments.join("/");
+                let mut candidates = vec![format!("{path}.{file_type}")];
+                if file_type == "kt" || file_type == "kts" {
+                    candidates[0] = format!("{path}.kt");
+                    candidates.push(format!("{path}.java"));
+                }
+                candidates
+            };
+            out.push(Import {
+                specifier: module.clone(),
+                name,
+                line: number,
+                candidates,
+            });
+        }
+    }
+    out
+}
+
+/// An Elixir module's part as its file names it: `ErrorHandler` → `error_handler`.
+fn snake_case(part: &str) -> String {
+    let mut out = String::with_capacity(part.len() + 4);
+    let mut previous_lower = false;
+    for c in part.chars() {
+        if c.is_uppercase() {
+            if previous_lower {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+            previous_lower = false;
+        } else {
+            out.push(c);
+            previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,5 +599,123 @@ mod tests {
             ]
         );
         assert_eq!(calls("lua", lua), ["vim.tbl_extend:4", "M.start:5"]);
+    }
+
+    #[test]
+    fn imports_name_the_files_they_come_from() {
+        let imports = |file_type: &str, text: &str| -> Vec<(String, String, Vec<String>)> {
+            extract(file_type, text)
+                .imports
+                .into_iter()
+                .map(|i| (i.specifier, i.name, i.candidates))
+                .collect()
+        };
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            imports(
+                "kt",
+                "package a\nimport com.squareup.moshi.JsonReader\nimport okio.*\nimport a.b.C as D\n"
+            ),
+            [
+                (
+                    "com.squareup.moshi.JsonReader".to_owned(),
+                    "JsonReader".to_owned(),
+                    owned(&[
+                        "com/squareup/moshi/JsonReader.kt",
+                        "com/squareup/moshi/JsonReader.java"
+                    ])
+                ),
+                ("okio.*".to_owned(), "*".to_owned(), Vec::new()),
+                (
+                    "a.b.C".to_owned(),
+                    "D".to_owned(),
+                    owned(&["a/b/C.kt", "a/b/C.java"])
+                ),
+            ]
+        );
+        assert_eq!(
+            imports(
+                "php",
+                "<?php\nuse GuzzleHttp\\Psr7\\Request;\nuse Psr\\Log\\LoggerInterface as Log;\n"
+            ),
+            [
+                (
+                    "GuzzleHttp\\Psr7\\Request".to_owned(),
+                    "Request".to_owned(),
+                    owned(&[
+                        "GuzzleHttp/Psr7/Request.php",
+                        "Psr7/Request.php",
+                        "Request.php"
+                    ])
+                ),
+                (
+                    "Psr\\Log\\LoggerInterface".to_owned(),
+                    "Log".to_owned(),
+                    owned(&[
+                        "Psr/Log/LoggerInterface.php",
+                        "Log/LoggerInterface.php",
+                        "LoggerInterface.php"
+                    ])
+                ),
+            ]
+        );
+        assert_eq!(
+            imports(
+                "ex",
+                "defmodule A do\n  @moduledoc \"\"\"\n  import Plug.Test\n  \"\"\"\n  alias Plug.Conn.{Status, Utils}\n  import Plug.ErrorHandler\n  alias Plug.Conn, as: C\nend\n"
+            ),
+            [
+                (
+                    "Plug.Conn.Status".to_owned(),
+                    "Status".to_owned(),
+                    owned(&["plug/conn/status.ex"])
+                ),
+                (
+                    "Plug.Conn.Utils".to_owned(),
+                    "Utils".to_owned(),
+                    owned(&["plug/conn/utils.ex"])
+                ),
+                (
+                    "Plug.ErrorHandler".to_owned(),
+                    "*".to_owned(),
+                    owned(&["plug/error_handler.ex"])
+                ),
+                (
+                    "Plug.Conn".to_owned(),
+                    "C".to_owned(),
+                    owned(&["plug/conn.ex"])
+                ),
+            ]
+        );
+        assert_eq!(
+            imports(
+                "lua",
+                "local util = require(\"telescope.utils\")\nlocal M = require 'x' -- require 'y'\n-- require('z')\n"
+            ),
+            [
+                (
+                    "telescope.utils".to_owned(),
+                    "*".to_owned(),
+                    owned(&["telescope/utils.lua", "telescope/utils/init.lua"])
+                ),
+                (
+                    "x".to_owned(),
+                    "*".to_owned(),
+                    owned(&["x.lua", "x/init.lua"])
+                ),
+            ]
+        );
+        assert_eq!(
+            imports("hs", "import qualified Data.Map.Strict as Map\n"),
+            [(
+                "Data.Map.Strict".to_owned(),
+                "Map".to_owned(),
+                owned(&["Data/Map/Strict.hs"])
+            )]
+        );
+        assert_eq!(
+            imports("scala", "import scala.collection._\n"),
+            [("scala.collection._".to_owned(), "*".to_owned(), Vec::new())]
+        );
     }
 }
