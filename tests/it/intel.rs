@@ -1,6 +1,6 @@
 //! Code intelligence over NATS: symbols, callers, callees, graphs, impact and related files on
 //! a small project in Rust, Python, TypeScript and Go, whose every call is known, and smaller
-//! ones in Java, C, Ruby and C#.
+//! ones in Java, C, Ruby and C#, and in PHP, Kotlin and Elixir read from their lines.
 
 use std::time::{Duration, Instant};
 
@@ -1114,5 +1114,74 @@ async fn overloads_extension_methods_inheritance_and_ruby_bare_calls_resolve_as_
             ("lib/task.rb".into(), 3, "same_file".into())
         ]
     );
+    d.stop().await;
+}
+
+#[tokio::test]
+async fn php_kotlin_and_elixir_calls_and_imports_resolve_from_their_lines() {
+    let d = Daemon::start(&[
+        (
+            "src/Client.php",
+            "<?php\nnamespace App;\n\nuse App\\Http\\Transport;\n\nclass Client\n{\n    public function send($request)\n    {\n        return $this->prepare($request);\n    }\n\n    private function prepare($request)\n    {\n        return Transport::deliver($request);\n    }\n}\n",
+        ),
+        (
+            "src/Http/Transport.php",
+            "<?php\nnamespace App\\Http;\n\nclass Transport\n{\n    public static function deliver($request)\n    {\n        return $request;\n    }\n}\n",
+        ),
+        (
+            "src/main/kotlin/shop/Api.kt",
+            "package shop\n\nimport shop.model.Item\n\nclass Api {\n  fun load(): Item = Item.parse(\"x\")\n}\n",
+        ),
+        (
+            "src/main/kotlin/shop/model/Item.kt",
+            "package shop.model\n\nclass Item {\n  companion object {\n    fun parse(s: String): Item = Item()\n  }\n}\n",
+        ),
+        (
+            "lib/shop/cart.ex",
+            "defmodule Shop.Cart do\n  alias Shop.Price\n\n  def total(items), do: Price.sum(items)\nend\n",
+        ),
+        (
+            "lib/shop/price.ex",
+            "defmodule Shop.Price do\n  @doc \"\"\"\n      Shop.Price.sum([1, 2])\n  \"\"\"\n  @spec sum([integer]) :: integer\n  def sum(items) do\n    Enum.sum(items)\n  end\nend\n",
+        ),
+    ])
+    .await;
+    let lines = |reply: &Value| -> Vec<(String, i64)> {
+        callers(reply)
+            .into_iter()
+            .map(|(path, line, _)| (path, line))
+            .collect()
+    };
+    for (symbol, want) in [
+        ("Client.prepare", ("src/Client.php", 10)),
+        ("Transport.deliver", ("src/Client.php", 15)),
+        ("Item.parse", ("src/main/kotlin/shop/Api.kt", 6)),
+        // Not the example in its `@doc`, nor its `@spec`.
+        ("Shop.Price.sum", ("lib/shop/cart.ex", 4)),
+    ] {
+        let r = d
+            .ask("agog.codebase.callers", json!({ "symbol": symbol }))
+            .await;
+        assert_eq!(lines(&r), [(want.0.to_owned(), want.1)], "{symbol}: {r}");
+    }
+    for (path, imported) in [
+        ("src/Client.php", "src/Http/Transport.php"),
+        (
+            "src/main/kotlin/shop/Api.kt",
+            "src/main/kotlin/shop/model/Item.kt",
+        ),
+        ("lib/shop/cart.ex", "lib/shop/price.ex"),
+    ] {
+        let r = d
+            .ask("agog.codebase.related", json!({ "path": path }))
+            .await;
+        let imports: Vec<&str> = r["imports"]
+            .as_array()
+            .unwrap_or_else(|| panic!("imports in {r}"))
+            .iter()
+            .filter_map(|f| f["path"].as_str())
+            .collect();
+        assert_eq!(imports, [imported], "{path}: {r}");
+    }
     d.stop().await;
 }
