@@ -2124,12 +2124,12 @@ fn is_component(path: &str) -> bool {
     )
 }
 
-/// Java, C#, C++, Ruby, Kotlin, Swift, Scala, Dart and Groovy call their own class's methods
-/// without `this.`/`self.`.
+/// Java (and Kotlin), C#, C++, Ruby, Swift, Scala, Dart and Groovy call their own class's
+/// methods without `this.`/`self.`.
 fn calls_own_methods_bare(family: &str) -> bool {
     matches!(
         family,
-        "java" | "csharp" | "c" | "ruby" | "kotlin" | "swift" | "scala" | "dart" | "groovy"
+        "java" | "csharp" | "c" | "ruby" | "swift" | "scala" | "dart" | "groovy"
     )
 }
 
@@ -2233,14 +2233,14 @@ fn family(path: &str) -> &'static str {
         "py" | "pyi" | "ipynb" => "python",
         "rs" => "rust",
         "go" => "go",
-        "java" => "java",
+        // Kotlin and Java call each other in one program (Android's, moshi's): one family.
+        "java" | "kt" | "kts" => "java",
         "cs" => "csharp",
         "c" | "h" | "cc" | "cpp" | "cxx" | "c++" | "hh" | "hpp" | "hxx" | "h++" | "ipp" | "tpp" => {
             "c"
         }
         "rb" | "rake" | "gemspec" => "ruby",
         // Read by their outline (intel/outline.rs): calls resolve within their own language.
-        "kt" | "kts" => "kotlin",
         "php" => "php",
         "swift" => "swift",
         "scala" | "sc" => "scala",

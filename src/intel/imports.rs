@@ -14,8 +14,8 @@
 //! - Rust: `mod x;`, and `use` paths starting with `crate`, `self` or `super` (the longest
 //!   module path that exists wins). Other crates and `#[path]` attributes do not.
 //! - Go: import paths under the module of the nearest `go.mod` (read when a question is asked).
-//! - Java: `import a.b.C` to any file ending with `a/b/C.java` (static imports to their class's
-//!   file). Package wildcards do not; the file's own package resolves as its directory.
+//! - Java: `import a.b.C` to any file ending with `a/b/C.java` or `a/b/C.kt` (static imports to
+//!   their class's file). Package wildcards do not; the file's own package resolves as its directory.
 //! - C#: `using` names namespaces, not files: recorded, not resolved.
 //! - C/C++: `#include "x.h"` beside the file, then any file ending with `x.h`; `<a/x.h>` the
 //!   latter only. A header binds everything (`*`); its definitions' files are found when a
@@ -190,7 +190,11 @@ fn java_imports(text: &str, node: Node<'_>, add: &mut impl FnMut(String, String,
             .rev()
             .take(2)
             .filter(|&n| n >= 2)
-            .map(|n| format!("{}.java", segments[..n].join("/")))
+            // A class of the same program may be written in Kotlin.
+            .flat_map(|n| {
+                let path = segments[..n].join("/");
+                [format!("{path}.java"), format!("{path}.kt")]
+            })
             .collect()
     };
     match (is_static, wildcard) {

@@ -1118,7 +1118,8 @@ async fn overloads_extension_methods_inheritance_and_ruby_bare_calls_resolve_as_
 }
 
 #[tokio::test]
-async fn php_kotlin_and_elixir_calls_and_imports_resolve_from_their_lines() {
+async fn php_kotlin_and_elixir_calls_and_imports_resolve_from_their_lines_and_java_reaches_kotlin()
+{
     let d = Daemon::start(&[
         (
             "src/Client.php",
@@ -1134,7 +1135,12 @@ async fn php_kotlin_and_elixir_calls_and_imports_resolve_from_their_lines() {
         ),
         (
             "src/main/kotlin/shop/model/Item.kt",
-            "package shop.model\n\nclass Item {\n  companion object {\n    fun parse(s: String): Item = Item()\n  }\n}\n",
+            "package shop.model\n\nclass Item {\n  fun price(): Int = 1\n\n  companion object {\n    fun parse(s: String): Item = Item()\n  }\n}\n",
+        ),
+        // Java calling Kotlin: one program.
+        (
+            "src/main/java/shop/Checkout.java",
+            "package shop;\n\nimport shop.model.Item;\n\nclass Checkout {\n  int pay(Item item) {\n    return item.price();\n  }\n}\n",
         ),
         (
             "lib/shop/cart.ex",
@@ -1156,6 +1162,7 @@ async fn php_kotlin_and_elixir_calls_and_imports_resolve_from_their_lines() {
         ("Client.prepare", ("src/Client.php", 10)),
         ("Transport.deliver", ("src/Client.php", 15)),
         ("Item.parse", ("src/main/kotlin/shop/Api.kt", 6)),
+        ("Item.price", ("src/main/java/shop/Checkout.java", 7)),
         // Not the example in its `@doc`, nor its `@spec`.
         ("Shop.Price.sum", ("lib/shop/cart.ex", 4)),
     ] {
@@ -1168,6 +1175,10 @@ async fn php_kotlin_and_elixir_calls_and_imports_resolve_from_their_lines() {
         ("src/Client.php", "src/Http/Transport.php"),
         (
             "src/main/kotlin/shop/Api.kt",
+            "src/main/kotlin/shop/model/Item.kt",
+        ),
+        (
+            "src/main/java/shop/Checkout.java",
             "src/main/kotlin/shop/model/Item.kt",
         ),
         ("lib/shop/cart.ex", "lib/shop/price.ex"),
