@@ -15,7 +15,8 @@
 //!   module path that exists wins). Other crates and `#[path]` attributes do not.
 //! - Go: import paths under the module of the nearest `go.mod` (read when a question is asked).
 //! - Java: `import a.b.C` to any file ending with `a/b/C.java` or `a/b/C.kt` (static imports to
-//!   their class's file). Package wildcards do not; the file's own package resolves as its directory.
+//!   their class's file). Package wildcards do not; the file's own package resolves as its
+//!   directory.
 //! - C#: `using` names namespaces, not files: recorded, not resolved.
 //! - C/C++: `#include "x.h"` beside the file, then any file ending with `x.h`; `<a/x.h>` the
 //!   latter only. A header binds everything (`*`); its definitions' files are found when a
