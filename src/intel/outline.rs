@@ -9,6 +9,7 @@
 //! approximate, as resolving calls by name already is: no types, so a call resolves among the
 //! definitions of its own language by name, owner, enclosing class and imports.
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -252,8 +253,50 @@ fn end_of(lines: &[CodeLine], at: usize) -> u32 {
     last as u32 + 1
 }
 
+/// A name declared with a class type in Kotlin, Swift and Scala: `reader: JsonReader` (a
+/// parameter, a `val`, a property), or bound to a constructor's result, `val reader =
+/// JsonReader(…)`.
+static TYPED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b([a-z_]\w*)\s*:\s*([A-Z]\w*)|\b(?:val|var|let)\s+([a-z_]\w*)\s*=\s*([A-Z]\w*)\s*\(",
+    )
+    .expect("a valid regex")
+});
+
+/// The same in PHP: a parameter `JsonReader $reader`, `$reader = new JsonReader(`.
+static TYPED_PHP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b([A-Z][\w\\]*)\s+\$(\w+)|\$(\w+)\s*=\s*new\s+\\?([A-Z][\w\\]*)")
+        .expect("a valid regex")
+});
+
+/// The names declared with a class type on a line (see [`TYPED_AFTER`], [`TYPED_PHP`]): a
+/// call on one of them is a call on its class (`reader.peek()` → `JsonReader.peek`).
+fn typed_names(file_type: &str, code: &str) -> Vec<(String, String)> {
+    let (pattern, name_first) = match file_type {
+        "kt" | "kts" | "swift" | "scala" | "sc" => (&*TYPED_AFTER, true),
+        "php" => (&*TYPED_PHP, false),
+        _ => return Vec::new(),
+    };
+    pattern
+        .captures_iter(code)
+        .filter_map(|c| {
+            let (name, class) = match (c.get(1), c.get(2)) {
+                (Some(a), Some(b)) if name_first => (a, b),
+                (Some(a), Some(b)) => (b, a),
+                _ => (c.get(3)?, c.get(4)?),
+            };
+            let class = class.as_str();
+            let class = class.rsplit('\\').next().unwrap_or(class);
+            Some((name.as_str().to_owned(), class.to_owned()))
+        })
+        .collect()
+}
+
 fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec<Reference> {
     let mut out = Vec::new();
+    // The names declared with a class type, by the definition they are declared in (`None`:
+    // the file's top level); a definition sees its own and those of the definitions around it.
+    let mut typed: HashMap<Option<u32>, HashMap<String, String>> = HashMap::new();
     // The definitions open at the line, innermost last (they start in file order, and nest).
     let mut open: Vec<u32> = Vec::new();
     let mut next = 0;
@@ -273,6 +316,16 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
         if matches!(file_type, "ex" | "exs") && is_typespec(&line.code) {
             continue;
         }
+        for (name, class) in typed_names(file_type, &line.code) {
+            typed.entry(enclosing).or_default().insert(name, class);
+        }
+        let type_of = |name: &str| -> Option<String> {
+            open.iter()
+                .rev()
+                .map(|&d| Some(d))
+                .chain([None])
+                .find_map(|scope| typed.get(&scope)?.get(name).cloned())
+        };
         // The name a definition line defines is not a call of it.
         let own = definition(&line.code).map(|(_, name)| name.rsplit(['.', ':']).next());
         for caps in CALL.captures_iter(&line.code) {
@@ -296,7 +349,22 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 (Some("$this" | "this" | "self" | "static" | "Self"), _) => enclosing
                     .and_then(|e| class_of(definitions, e))
                     .map(str::to_owned),
-                (Some(q), _) => Some(q.trim_start_matches('$').to_owned()),
+                (Some(q), _) => {
+                    let q = q.trim_start_matches('$');
+                    // `reader.peek()`, `this.reader.peek()`, `$this->reader->peek()`: a name
+                    // declared with a class type is that class.
+                    let bare = ["this.", "self.", "this->"]
+                        .iter()
+                        .find_map(|p| q.strip_prefix(p))
+                        .unwrap_or(q);
+                    let simple = !bare.contains(['.', ':', '-', '?']);
+                    Some(
+                        simple
+                            .then(|| type_of(bare))
+                            .flatten()
+                            .unwrap_or_else(|| q.to_owned()),
+                    )
+                }
                 (None, _) => None,
             };
             out.push(Reference {
@@ -716,6 +784,32 @@ mod tests {
         assert_eq!(
             imports("scala", "import scala.collection._\n"),
             [("scala.collection._".to_owned(), "*".to_owned(), Vec::new())]
+        );
+    }
+
+    #[test]
+    fn a_call_on_a_name_declared_with_a_class_is_a_call_on_the_class() {
+        let kotlin = "class Checkout(private val client: HttpClient) {\n  fun pay(item: Item): Int {\n    val cart = Cart()\n    cart.add(item)\n    this.client.send(item)\n    return item.price()\n  }\n\n  fun other() = item.price()\n}\n";
+        assert_eq!(
+            calls("kt", kotlin),
+            [
+                "Cart:3",
+                "Cart.add:4",
+                "HttpClient.send:5",
+                "Item.price:6",
+                // `item` is `pay`'s parameter, not `other`'s.
+                "item.price:9"
+            ]
+        );
+        let php = "<?php\nclass Client\n{\n    private ClientInterface $client;\n\n    public function send(RequestInterface $request)\n    {\n        $stream = new Stream();\n        $stream->write($request->getBody());\n        return $this->client->send($request);\n    }\n}\n";
+        assert_eq!(
+            calls("php", php),
+            [
+                "Stream:8",
+                "Stream.write:9",
+                "RequestInterface.getBody:9",
+                "ClientInterface.send:10"
+            ]
         );
     }
 }
