@@ -1,13 +1,14 @@
-//! Definitions and calls of code in the languages without a grammar here (Kotlin, PHP, Swift,
-//! Scala, Elixir, Lua, Dart, ...: [`crate::chunk::outline`]), read from its lines.
+//! Definitions, calls and imports of code in the languages without a grammar here (Kotlin, PHP,
+//! Swift, Scala, Elixir, Lua, Dart, ...: [`crate::chunk::outline`]), read from its lines.
 //!
 //! A definition is a line the outline chunker names a block by (`fun peek`, `public function
 //! send`, `defp render`, `class Client`); it ends where its indentation does, with the line that
 //! closes it (`}`, `end`). A call is a name followed by `(`, with the path written before it
 //! (`$this->send(`, `Conn.put_status(`). An import names a class or module by its path, read as
 //! the files it may live in ([`imports`]). Strings and comments are not read. This is
-//! approximate, as resolving calls by name already is: no types, so a call resolves among the
-//! definitions of its own language by name, owner, enclosing class and imports.
+//! approximate, as resolving calls by name already is: the only types are those a receiver is
+//! declared with ([`typed_names`]), and a call resolves among the definitions of its own
+//! language by name, owner, enclosing class and imports.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
