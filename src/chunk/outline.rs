@@ -170,15 +170,25 @@ fn named(block: &str) -> Option<(&'static str, String)> {
         .take(HEAD_LINES)
         .filter(|l| indent(l) == base)
         .find_map(definition)?;
-    let kind = match keyword {
-        "class" | "interface" | "trait" | "object" | "struct" | "enum" | "protocol"
-        | "extension" | "module" | "defmodule" | "defprotocol" | "defimpl" | "defclass"
-        | "defstruct" | "message" | "service" | "contract" | "library" | "type" | "typealias" => {
-            "class"
-        }
-        _ => "function",
+    let kind = match definition_kind(keyword) {
+        "function" => "function",
+        _ => "class",
     };
     Some((kind, name.to_owned()))
+}
+
+/// The kind of definition a keyword of [`DEFINITION`] makes: `class`, `interface`, `struct`,
+/// `enum`, `module`, `type`, or `function` (`fun`, `def`, `sub`, ...).
+pub(crate) fn definition_kind(keyword: &str) -> &'static str {
+    match keyword {
+        "class" | "object" | "defclass" | "extension" | "contract" | "library" => "class",
+        "interface" | "trait" | "protocol" | "defprotocol" => "interface",
+        "struct" | "defstruct" | "message" => "struct",
+        "enum" => "enum",
+        "module" | "defmodule" | "defimpl" | "service" => "module",
+        "type" | "typealias" => "type",
+        _ => "function",
+    }
 }
 
 /// Levels of indentation tried, from a block's own, for the lines that start its parts.

@@ -18,7 +18,7 @@ use regex::Regex;
 use super::{
     Definition, Extraction, Import, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS,
 };
-use crate::chunk::outline::definition;
+use crate::chunk::outline::{definition, definition_kind};
 
 /// A call: an optional path and separator, then the called name and `(`. [`calls`] reads
 /// Lua's `obj:method(` for Lua alone (`:` is a label or a type elsewhere), and `->` for PHP
@@ -177,15 +177,9 @@ fn code_lines(file_type: &str, text: &str) -> Vec<CodeLine> {
 /// The kind a definition's keyword makes: a function inside a class is a method (it is called
 /// on an object), except in Elixir, whose modules hold functions.
 fn kind_of(keyword: &str, in_class: bool, file_type: &str) -> &'static str {
-    match keyword {
-        "class" | "object" | "defclass" | "extension" | "contract" | "library" => "class",
-        "interface" | "trait" | "protocol" | "defprotocol" => "interface",
-        "struct" | "defstruct" | "message" => "struct",
-        "enum" => "enum",
-        "module" | "defmodule" | "defimpl" | "service" => "module",
-        "type" | "typealias" => "type",
-        _ if in_class && !matches!(file_type, "ex" | "exs") => "method",
-        _ => "function",
+    match definition_kind(keyword) {
+        "function" if in_class && !matches!(file_type, "ex" | "exs") => "method",
+        kind => kind,
     }
 }
 
@@ -298,6 +292,7 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
     // The names declared with a class type, by the definition they are declared in (`None`:
     // the file's top level); a definition sees its own and those of the definitions around it.
     let mut typed: HashMap<Option<u32>, HashMap<String, String>> = HashMap::new();
+    let arrows = matches!(file_type, "php" | "pl" | "pm");
     // The definitions open at the line, innermost last (they start in file order, and nest).
     let mut open: Vec<u32> = Vec::new();
     let mut next = 0;
@@ -328,12 +323,16 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 .find_map(|scope| typed.get(&scope)?.get(name).cloned())
         };
         // The name a definition line defines is not a call of it.
-        let own = definition(&line.code).map(|(_, name)| name.rsplit(['.', ':']).next());
+        let own = open
+            .last()
+            .map(|&d| &definitions[d as usize])
+            .filter(|d| d.start_line == number)
+            .map(|d| d.name.as_str());
         for caps in CALL.captures_iter(&line.code) {
             let Some(name) = caps.get(3).map(|m| m.as_str()) else {
                 continue;
             };
-            if NOT_CALLS.contains(&name) || own == Some(Some(name)) {
+            if NOT_CALLS.contains(&name) || own == Some(name) {
                 continue;
             }
             let whole = caps.get(0).map_or(0, |m| m.start());
@@ -342,7 +341,6 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 continue;
             }
             let separator = caps.get(2).map(|m| m.as_str());
-            let arrows = matches!(file_type, "php" | "pl" | "pm");
             let qualifier = match (caps.get(1).map(|m| m.as_str()), separator) {
                 // `label:call(` in Swift, `x ? a :b(`: not a receiver outside Lua.
                 (Some(_), Some(":")) if file_type != "lua" => None,
