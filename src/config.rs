@@ -97,6 +97,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("CODESEARCH_LOCAL_ENGINE", "embed.local_engine"),
     ("CODESEARCH_LOCAL_THREADS", "embed.local_threads"),
     ("CODESEARCH_LOCAL_QUERY_INT8", "embed.local_query_int8"),
+    ("CODESEARCH_LOCAL_QUERY_MAP", "embed.local_query_map"),
     ("CODESEARCH_ONNXRUNTIME", "embed.onnxruntime"),
     ("CODESEARCH_EMBED_CONCURRENCY", "embed.concurrency"),
     (
@@ -523,6 +524,8 @@ pub struct EmbedConfig {
     pub local_threads: usize,
     /// Queries through a copy of the model with 8-bit weights (ONNX Runtime only).
     pub local_query_int8: bool,
+    /// Queries' vectors through the learned map of `embed::query_map`.
+    pub local_query_map: bool,
     /// ONNX Runtime's shared library (`libonnxruntime.so.*`).
     pub onnxruntime: PathBuf,
     pub concurrency: usize,

@@ -10,6 +10,9 @@
 //! in parallel would only fight the first for the same cores). Texts are sorted by length
 //! before batching so that padding, which costs as much as real tokens, stays small.
 //!
+//! Queries' vectors then go through a learned linear map ([`super::query_map`],
+//! `embed.local_query_map`); documents' never do.
+//!
 //! Queries have a model of their own when there is one (the 8-bit copy on ONNX Runtime,
 //! `embed.local_query_int8`), behind its own lock: a search never waits for the indexer's
 //! batch of documents to finish, which cost searches 100 to 260 ms while a repository was
@@ -26,6 +29,7 @@ use futures::future::BoxFuture;
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 use super::onnx::{Checkpoint, OnnxBert};
+use super::query_map::QueryMap;
 use super::{EmbedError, Embedder, InputKind, normalize};
 use crate::config::{EmbedConfig, LocalEngine};
 
@@ -36,6 +40,8 @@ pub struct LocalEmbedder {
     documents: Arc<Mutex<Engine>>,
     /// The queries' own model (`embed.local_query_int8`), when there is one.
     queries: Option<Arc<Mutex<Engine>>>,
+    /// The learned map queries' vectors go through (`embed.local_query_map`), when on.
+    query_map: Option<Arc<QueryMap>>,
     model_id: String,
     dimension: usize,
     batch_size: usize,
@@ -149,12 +155,18 @@ impl LocalEmbedder {
                 config.hidden_size, config.num_hidden_layers, config.vocab_size
             )
         };
-        tracing::info!(model = %model_id, engine = engine_name, dir = %dir.display(), max_tokens, "local embedding model loaded");
+        let query_map = cfg
+            .local_query_map
+            .then(|| QueryMap::for_model(&model_id, config.hidden_size))
+            .flatten()
+            .map(Arc::new);
+        tracing::info!(model = %model_id, engine = engine_name, dir = %dir.display(), max_tokens, query_map = query_map.is_some(), "local embedding model loaded");
         Ok(Self {
             dimension: config.hidden_size,
             tokenizer: Arc::new(tokenizer),
             documents: Arc::new(Mutex::new(engine)),
             queries,
+            query_map,
             model_id,
             batch_size: cfg.local_batch_size,
         })
@@ -255,6 +267,11 @@ impl Embedder for LocalEmbedder {
             Some(queries) if kind == InputKind::Query => Arc::clone(queries),
             _ => Arc::clone(&self.documents),
         };
+        let query_map = self
+            .query_map
+            .as_ref()
+            .filter(|_| kind == InputKind::Query)
+            .map(Arc::clone);
         let texts = texts.to_vec();
         let batch_size = self.batch_size;
         Box::pin(async move {
@@ -265,7 +282,10 @@ impl Embedder for LocalEmbedder {
                 let mut out = vec![Vec::new(); texts.len()];
                 for batch in order.chunks(batch_size) {
                     let refs: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
-                    for (&i, v) in batch.iter().zip(embed_batch(&tokenizer, &engine, &refs)?) {
+                    for (&i, mut v) in batch.iter().zip(embed_batch(&tokenizer, &engine, &refs)?) {
+                        if let Some(map) = &query_map {
+                            map.apply(&mut v);
+                        }
                         out[i] = v;
                     }
                 }

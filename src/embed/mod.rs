@@ -16,6 +16,7 @@ mod hash;
 mod local;
 pub mod ollama;
 mod onnx;
+mod query_map;
 
 use std::sync::Arc;
 

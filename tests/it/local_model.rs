@@ -17,20 +17,24 @@ fn embedder() -> LocalEmbedder {
 }
 
 fn engine(engine: LocalEngine) -> LocalEmbedder {
-    engine_with(
-        engine,
-        Config::defaults().expect("defaults").embed.local_query_int8,
-    )
+    let defaults = Config::defaults().expect("defaults").embed;
+    engine_with(engine, defaults.local_query_int8, defaults.local_query_map)
 }
 
-/// `int8_queries`: queries through the copy of the model with 8-bit weights.
-fn engine_with(engine: LocalEngine, int8_queries: bool) -> LocalEmbedder {
+/// `int8_queries`: queries through the copy of the model with 8-bit weights; `query_map`:
+/// queries' vectors through the learned map (off where a test compares the model's own).
+fn engine_with(engine: LocalEngine, int8_queries: bool, query_map: bool) -> LocalEmbedder {
     let mut cfg = Config::defaults().expect("defaults").embed;
     cfg.model_dir = support::tools().model_dir.clone();
     cfg.onnxruntime = support::tools().onnxruntime.clone();
     cfg.local_engine = engine;
     cfg.local_query_int8 = int8_queries;
+    cfg.local_query_map = query_map;
     LocalEmbedder::load(&cfg).expect("model loads")
+}
+
+async fn vectors(e: &LocalEmbedder, texts: &[String], kind: InputKind) -> Vec<Vec<f32>> {
+    e.embed(texts, kind).await.expect("embeds")
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
@@ -63,7 +67,7 @@ async fn similar_meanings_are_closer_than_unrelated_ones() {
 /// index built by one would be searched wrongly by the other.
 #[tokio::test]
 async fn both_engines_give_the_same_vectors() {
-    let onnx = engine_with(LocalEngine::Onnx, false);
+    let onnx = engine_with(LocalEngine::Onnx, false, false);
     let candle = engine(LocalEngine::Candle);
     let long = "fn parse(input: &str) -> Result<Config, Error> { input.lines().map(str::trim) } "
         .repeat(20);
@@ -103,8 +107,8 @@ async fn both_engines_give_the_same_vectors() {
 #[tokio::test]
 async fn queries_through_8_bit_weights_stay_next_to_the_exact_vectors() {
     assert!(Config::defaults().expect("defaults").embed.local_query_int8);
-    let exact = engine_with(LocalEngine::Onnx, false);
-    let int8 = engine_with(LocalEngine::Onnx, true);
+    let exact = engine_with(LocalEngine::Onnx, false, false);
+    let int8 = engine_with(LocalEngine::Onnx, true, false);
     // The 8-bit copy is the queries' own model: they need not wait for documents.
     assert!(int8.queries_apart());
     assert!(!exact.queries_apart());
@@ -137,6 +141,51 @@ async fn queries_through_8_bit_weights_stay_next_to_the_exact_vectors() {
         lowest < 0.99999,
         "the queries went through the 8-bit weights: {lowest}"
     );
+}
+
+/// Queries' vectors go through the learned map (`embed.local_query_map`, on by default):
+/// moved, but near where the model put them. Documents' never do, so the stored vectors do not
+/// depend on the setting, and candle's queries go through it as ONNX Runtime's do.
+#[tokio::test]
+async fn the_query_map_moves_queries_and_leaves_documents_alone() {
+    assert!(Config::defaults().expect("defaults").embed.local_query_map);
+    let plain = engine_with(LocalEngine::Onnx, false, false);
+    let mapped = engine_with(LocalEngine::Onnx, false, true);
+    let candle = engine_with(LocalEngine::Candle, false, true);
+    let texts: Vec<String> = [
+        "retry the request when the connection is reset",
+        "Fix panic on empty glob pattern",
+        "parse_duration",
+    ]
+    .map(String::from)
+    .to_vec();
+    let (a, b) = (
+        vectors(&plain, &texts, InputKind::Document).await,
+        vectors(&mapped, &texts, InputKind::Document).await,
+    );
+    let (q_plain, q_mapped, q_candle) = (
+        vectors(&plain, &texts, InputKind::Query).await,
+        vectors(&mapped, &texts, InputKind::Query).await,
+        vectors(&candle, &texts, InputKind::Query).await,
+    );
+    for i in 0..texts.len() {
+        assert!(
+            cosine(&a[i], &b[i]) > 0.99999,
+            "text {i}: documents unmoved"
+        );
+        assert!(
+            cosine(&q_plain[i], &a[i]) > 0.99999,
+            "text {i}: no map, no move"
+        );
+        let moved = cosine(&q_mapped[i], &q_plain[i]);
+        assert!(moved > 0.6 && moved < 0.999, "text {i}: moved to {moved}");
+        let norm = q_mapped[i].iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "text {i}: unit length, {norm}");
+        assert!(
+            cosine(&q_candle[i], &q_mapped[i]) > 0.99999,
+            "text {i}: candle too"
+        );
+    }
 }
 
 #[tokio::test]
