@@ -20,6 +20,7 @@ COPY Cargo.toml Cargo.lock build.rs ./
 COPY src src
 COPY migrations migrations
 COPY config config
+COPY assets assets
 COPY benches benches
 COPY tests tests
 RUN cargo build --release --locked --bin codesearch \

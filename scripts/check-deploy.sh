@@ -3,7 +3,8 @@
 #   - docker-compose.yml with Debian's docker-compose (`config`: schema, interpolation, with
 #     and without .env.example);
 #   - the Kubernetes manifests in deploy/kubernetes against the API's schemas, strictly
-#     (kubernetes-validate, from PyPI).
+#     (kubernetes-validate, from PyPI);
+#   - that the Dockerfile's build stage copies every directory the binary embeds files from.
 # Installs either tool when it is missing (apt-get, pip). scripts/test.sh runs it.
 set -euo pipefail
 
@@ -35,4 +36,19 @@ if grep -q ERROR <<<"$out"; then
   echo "$out" >&2
   die "a Kubernetes manifest is invalid"
 fi
+say "checking that the image's build copies every file the binary embeds (Dockerfile)"
+# include_bytes!/include_str! paths are relative to the source file; each one's top directory
+# must be one the build stage copies, or `docker compose build` fails where nothing here would.
+embedded="$(python3 - <<'PY'
+import pathlib, re
+root = pathlib.Path.cwd()
+for rs in root.glob("src/**/*.rs"):
+    for m in re.finditer(r'include_(?:bytes|str)!\(\s*"([^"]+)"\s*\)', rs.read_text()):
+        path = (rs.parent / m.group(1)).resolve().relative_to(root)
+        print(path.parts[0])
+PY
+)"
+for top in $(sort -u <<<"$embedded"); do
+  grep -qE "^COPY ${top} ${top}\$" Dockerfile || die "the Dockerfile's build stage does not COPY $top/, which the binary embeds"
+done
 say "deployment files are valid"
