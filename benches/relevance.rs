@@ -10,7 +10,9 @@
 //! it runs with them too), `large` (commit subjects over two repositories of thousands of
 //! files, only ever scored), `large-subjects` (240 more over the same two, none of
 //! `large`'s commits, only ever scored; it runs with `large`) and `outline` (commit subjects
-//! over PHP, Kotlin and Elixir repositories, only ever scored). All the sets run share one
+//! over PHP, Kotlin and Elixir repositories, only ever scored) and `train` (commit subjects
+//! over twelve other repositories, which `scripts/train-query-map.py` learns the query map
+//! from: its figures are the map's training data, not a test of it). All the sets run share one
 //! workspace, so its BM25 statistics, and the figures, depend on which sets are run together.
 //! With `long`, the context pre-fetch is scored too: each long query as a task, the share of
 //! its changed files, and of its changed definitions (read from the commit in the repository's
@@ -19,10 +21,10 @@
 //!
 //! The corpora are indexed incrementally into the database given by `DATABASE_URL` (one
 //! repository per corpus), so a second run re-uses the vectors and takes seconds. They go to
-//! the workspace `CODESEARCH_WORKSPACE` names (default `default`): `large` and `outline` run in
-//! ones of their own (`CODESEARCH_WORKSPACE=large RELEVANCE_SETS=large`), so that their corpora
-//! leave the other sets' statistics alone; the bench warns when the workspace holds
-//! repositories no set of the run searches. The embedder is the configured one (`CODESEARCH_EMBEDDER`,
+//! the workspace `CODESEARCH_WORKSPACE` names (default `default`): `large`, `outline` and
+//! `train` run in ones of their own (`CODESEARCH_WORKSPACE=large RELEVANCE_SETS=large`), so
+//! that their corpora leave the other sets' statistics alone; the bench warns when the
+//! workspace holds repositories no set of the run searches. The embedder is the configured one (`CODESEARCH_EMBEDDER`,
 //! default `auto`: the local model here). The database is the bench's alone: a daemon started
 //! on it (`DATABASE_URL=…/codesearch_relevance codesearch serve`) indexes its working directory
 //! into the same workspace and changes every figure.
