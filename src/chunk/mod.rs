@@ -66,10 +66,11 @@ use tree_sitter::Tree;
 /// and no tag read where a template's expression compares or names a generic type, `n<Max`,
 /// `Array<Item>`, since version 29 code in languages without a grammar cut where its
 /// indentation says a definition starts, and named after it, since version 30 their definitions
-/// and calls extracted from their lines, for code intelligence); part of
+/// and calls extracted from their lines, for code intelligence, since version 31 Markdown
+/// headings read without their badges, images, tags and link targets); part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
-pub const CHUNKER_VERSION: i32 = 30;
+pub const CHUNKER_VERSION: i32 = 31;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
