@@ -20,9 +20,14 @@ use super::sections::Sections;
 static HTML_IMAGE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)<img\b[^>]*?\balt\s*=\s*["']([^"']*)["'][^>]*>"#).expect("a valid regex")
 });
-/// Any other HTML tag, opening or closing.
-static HTML_TAG: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"</?[A-Za-z][^>]*>").expect("a valid regex"));
+/// Another HTML tag of the kind headings carry, opening or closing. Named ones only, so that a
+/// type's parameters (`Vec<T>`) and a component's tag (`<Button>`) stay.
+static HTML_TAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)</?(?:a|img|picture|source|br|hr|p|div|span|sup|sub|code|kbd|b|i|u|s|em|strong|small|big|font|center|details|summary|h[1-6])\b[^>]*>",
+    )
+    .expect("a valid regex")
+});
 /// An image, linked or not (a badge): dropped.
 static MD_IMAGE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\[!\[[^\]]*\]\([^)]*\)\]\([^)]*\)|!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])")
@@ -178,6 +183,10 @@ mod tests {
             (
                 "Using [`Router.With`][with] and <code>Use</code>",
                 "Using `Router.With` and Use",
+            ),
+            (
+                "`impl<T> From<Vec<T>>` for <Button>",
+                "`impl<T> From<Vec<T>>` for <Button>",
             ),
             ("![logo](logo.svg)", "![logo](logo.svg)"),
             ("Install > Docker [beta]", "Install > Docker [beta]"),
