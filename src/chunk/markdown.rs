@@ -5,7 +5,8 @@
 //! fenced code blocks are text, not headings. Front matter (`---` at the top) is its own span.
 //!
 //! A heading names its section as it reads, not as it is written ([`plain_title`]): a
-//! README's `# Logrus <img …> [![Build Status](https://…)](https://…)` is `Logrus`. Every
+//! README's `# Logrus <img alt=":walrus:" …> [![Build Status](https://…)](https://…)` is
+//! `Logrus :walrus:`. Every
 //! section's symbol starts with its document's title, and the symbol comes first in what is
 //! embedded, so badge URLs there would take the model's 128 tokens from the section's own text.
 
