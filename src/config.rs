@@ -151,6 +151,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "CODESEARCH_SEARCH_DEFINITION_WEIGHT",
         "search.definition_weight",
     ),
+    (
+        "CODESEARCH_SEARCH_FILE_VECTOR_TEMPERATURE",
+        "search.file_vector_temperature",
+    ),
     ("CODESEARCH_SEARCH_TEST_WEIGHT", "search.test_weight"),
     (
         "CODESEARCH_SEARCH_CHANGELOG_WEIGHT",
@@ -546,6 +550,7 @@ pub struct SearchConfig {
     pub lexical_weight: f64,
     pub file_weight: f64,
     pub definition_weight: f64,
+    pub file_vector_temperature: f64,
     pub test_weight: f64,
     pub changelog_weight: f64,
     pub project_file_weight: f64,
@@ -716,6 +721,10 @@ impl Config {
         }
         if ix.min_chunk_chars > ix.max_chunk_chars {
             return bad("index.min_chunk_chars must not exceed index.max_chunk_chars");
+        }
+        let t = self.search.file_vector_temperature;
+        if !(t == 0.0 || (0.005..=1.0).contains(&t)) {
+            return bad("search.file_vector_temperature must be 0 or between 0.005 and 1");
         }
         if self.search.hnsw_ef_search > 1000 {
             return bad("search.hnsw_ef_search must be between 0 (automatic) and 1000");

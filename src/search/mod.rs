@@ -24,7 +24,7 @@
 
 mod request;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -483,28 +483,15 @@ impl SearchService {
                 Ok(v) => v.clone().flatten(),
                 Err(_) => None,
             };
-            // A file the file-level list found is scored by its nearest chunk, whichever
-            // chunk it is shown by (convex fusion; see `Convex::score`).
-            let file_keys = match req.mode {
-                SearchMode::Hybrid if inner.cfg.fusion == Fusion::Convex => {
-                    files_that_could_make_the_page(&files, 2 * (req.offset + req.limit))
-                }
-                _ => Vec::new(),
+            let similarities = match &vector {
+                Some(e) if !found.is_empty() => inner.store.similarities(&found, e, model).await?,
+                _ => HashMap::new(),
             };
-            let (similarities, file_similarities) = match vector {
-                Some(e) if !found.is_empty() => tokio::try_join!(
-                    inner.store.similarities(&found, &e, model),
-                    inner
-                        .store
-                        .file_similarities(&file_keys, &e, model, &scope, &req.filters)
-                )?,
-                _ => (HashMap::new(), HashMap::new()),
-            };
-            Ok::<_, StoreError>((chunks, files, definitions, similarities, file_similarities))
+            Ok::<_, StoreError>((chunks, files, definitions, similarities, vector))
         };
         let ((embedding, query_embedding_ms, vector), lexical) =
             tokio::join!(vector_side, lexical_side);
-        let (mut chunks, mut files, mut definitions, similarities, file_similarities) = lexical?;
+        let (mut chunks, mut files, mut definitions, similarities, usable) = lexical?;
         let mut mode = req.mode;
         let mut warning = None;
         match embedding {
@@ -522,6 +509,35 @@ impl SearchService {
             Some(Err(e)) => return Err(e.into()),
         }
         let vector = vector?;
+        // Convex fusion scores each candidate file on the vector side by its own chunks (see
+        // `Convex::score`): the files the file-level list could put on the page, and with a
+        // file vector temperature the vector list's files too.
+        let file_similarities = match usable {
+            Some(e) if mode == SearchMode::Hybrid && inner.cfg.fusion == Fusion::Convex => {
+                let mut keys = files_that_could_make_the_page(&files, 2 * (req.offset + req.limit));
+                if inner.cfg.file_vector_temperature > 0.0 {
+                    let mut seen: HashSet<FileKey> = keys.iter().cloned().collect();
+                    for h in &vector {
+                        let key = (h.repository.clone(), h.file_path.clone());
+                        if seen.insert(key.clone()) {
+                            keys.push(key);
+                        }
+                    }
+                }
+                inner
+                    .store
+                    .file_similarities(
+                        &keys,
+                        &e,
+                        model,
+                        &scope,
+                        &req.filters,
+                        inner.cfg.file_vector_temperature,
+                    )
+                    .await?
+            }
+            _ => HashMap::new(),
+        };
         for h in chunks
             .iter_mut()
             .chain(files.iter_mut())
@@ -990,7 +1006,8 @@ struct Lists {
     files: Vec<Hit>,
     /// Chunks defining identifiers the query names, with how well they match.
     definitions: Vec<(Hit, f64)>,
-    /// The similarity of the nearest chunk of each file in `files` (convex fusion only).
+    /// Each candidate file's vector score over its chunks (convex fusion only; see
+    /// `Store::file_similarities`).
     file_similarities: HashMap<FileKey, f64>,
 }
 
@@ -1086,7 +1103,11 @@ fn fuse(lists: Lists, mode: SearchMode, cfg: &SearchConfig) -> Vec<ScoredHit> {
         ],
     };
     let rrf = |rank: Option<usize>, w: f64| rank.map_or(0.0, |r| w / (cfg.rrf_k + r as f64));
-    let convex = Convex::new(&merged, lists.file_similarities);
+    let convex = Convex::new(
+        &merged,
+        lists.file_similarities,
+        cfg.file_vector_temperature > 0.0,
+    );
     for h in &mut merged {
         if mode == SearchMode::Vector {
             h.score = h.hit.similarity.unwrap_or(-1.0);
@@ -1117,11 +1138,16 @@ fn fuse(lists: Lists, mode: SearchMode, cfg: &SearchConfig) -> Vec<ScoredHit> {
             .total_cmp(&a.score)
             // A tie inside one file (its best vector chunk against the chunk that matched the
             // query's words, each ranked first in its list) goes to the words: for a query
-            // naming an identifier, that chunk is the one asked for.
+            // naming an identifier, that chunk is the one asked for. Then (chunks scored by
+            // their file's vector score) to the chunk nearest the query.
             .then_with(|| {
                 b.file_lexical_rank
                     .is_some()
                     .cmp(&a.file_lexical_rank.is_some())
+            })
+            .then_with(|| {
+                let own = |h: &ScoredHit| h.hit.similarity.unwrap_or(-1.0);
+                own(b).total_cmp(&own(a))
             })
             .then_with(|| a.hit.file_path.cmp(&b.hit.file_path))
             .then_with(|| a.hit.chunk_index.cmp(&b.hit.chunk_index))
@@ -1413,11 +1439,13 @@ fn weigh_kinds(hits: &mut [ScoredHit], kinds: &KindWeights, words: &str) {
 
 /// The scales of convex fusion: each list's scores mapped to [0, 1] within the candidates.
 struct Convex {
-    /// Lowest and highest cosine similarity among the candidates (and the files' nearest
-    /// chunks).
+    /// Lowest and highest vector score among the candidates (and the files' scores).
     similarity: (f64, f64),
-    /// The similarity of the nearest chunk of each file the file-level list found.
+    /// Each candidate file's vector score over its chunks.
     file_similarities: HashMap<FileKey, f64>,
+    /// Whether every chunk takes its file's vector score (`search.file_vector_temperature`
+    /// above 0), not only the chunk that represents the file in the file-level list.
+    whole_files: bool,
     /// Highest chunk BM25.
     chunk_lexical: f64,
     /// Each file's BM25, and the highest.
@@ -1426,7 +1454,11 @@ struct Convex {
 }
 
 impl Convex {
-    fn new(hits: &[ScoredHit], file_similarities: HashMap<FileKey, f64>) -> Self {
+    fn new(
+        hits: &[ScoredHit],
+        file_similarities: HashMap<FileKey, f64>,
+        whole_files: bool,
+    ) -> Self {
         let mut similarity = (f64::INFINITY, f64::NEG_INFINITY);
         for s in file_similarities.values() {
             similarity = (similarity.0.min(*s), similarity.1.max(*s));
@@ -1445,36 +1477,58 @@ impl Convex {
                 files.insert((h.hit.repository.clone(), h.hit.file_path.clone()), f);
             }
         }
-        Self {
+        let mut convex = Self {
             similarity,
             file_similarities,
+            whole_files,
             chunk_lexical,
             files,
             file_lexical,
+        };
+        if whole_files {
+            // Scaled over the scores the candidates are ranked by.
+            convex.similarity = hits
+                .iter()
+                .filter_map(|h| convex.vector_score(h))
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
+                    (lo.min(s), hi.max(s))
+                });
         }
+        convex
     }
 
-    /// `Σ weight × scaled score` over the vector, chunk BM25 and file BM25 scores, plus the
-    /// definition match (already in [0, 1]); a score the chunk does not have counts 0.
-    ///
-    /// The chunk that represents a file in the file-level list takes the vector score of the
-    /// file's nearest chunk when that is higher: the file is ranked by the chunk most like the
+    /// A candidate's vector score, before scaling. With `whole_files`, its file's score over
+    /// all the file's chunks (its own similarity if the file was not scored). Else its own
+    /// similarity, and for the chunk that represents a file in the file-level list the file's
+    /// nearest chunk's when that is higher: the file is ranked by the chunk most like the
     /// query and by its words, and shown by the chunk that matched the words (which wins a
     /// tie inside the file). A long document whose best-matching section is not the one most
     /// like the question would otherwise rank on the weaker of the two.
-    fn score(&self, h: &ScoredHit, [w_vector, w_chunk, w_file, w_definition]: [f64; 4]) -> f64 {
-        let (lo, hi) = self.similarity;
+    fn vector_score(&self, h: &ScoredHit) -> Option<f64> {
         let key = (h.hit.repository.clone(), h.hit.file_path.clone());
         let own = h.hit.similarity;
+        if self.whole_files {
+            return self.file_similarities.get(&key).copied().or(own);
+        }
         let file = h
             .file_lexical_rank
             .and_then(|_| self.file_similarities.get(&key))
             .copied();
-        let similarity = match (own, file) {
+        match (own, file) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         }
-        .map_or(0.0, |s| if hi > lo { (s - lo) / (hi - lo) } else { 1.0 });
+    }
+
+    /// `Σ weight × scaled score` over the vector (see [`Convex::vector_score`]), chunk BM25
+    /// and file BM25 scores, plus the definition match (already in [0, 1]); a score the chunk
+    /// does not have counts 0.
+    fn score(&self, h: &ScoredHit, [w_vector, w_chunk, w_file, w_definition]: [f64; 4]) -> f64 {
+        let (lo, hi) = self.similarity;
+        let key = (h.hit.repository.clone(), h.hit.file_path.clone());
+        let similarity = self
+            .vector_score(h)
+            .map_or(0.0, |s| if hi > lo { (s - lo) / (hi - lo) } else { 1.0 });
         let scaled = |score: Option<f64>, best: f64| match score {
             Some(s) if best > 0.0 => s / best,
             _ => 0.0,
@@ -2005,6 +2059,49 @@ mod tests {
             "shown by the chunk that matched the words"
         );
         assert_eq!(fused[1], "module.py#0");
+    }
+
+    #[test]
+    fn with_a_temperature_a_file_ranks_by_all_its_chunks_and_shows_its_nearest() {
+        let mut cfg = Config::defaults().expect("defaults").search;
+        assert!(cfg.file_vector_temperature > 0.0);
+        let with = |path: &str, chunk: i32, similarity: f64| Hit {
+            similarity: Some(similarity),
+            ..hit(path, chunk, &format!("{path}#{chunk}"))
+        };
+        // One passage in single.rs is the nearest; many.rs has two nearly as near, and its
+        // pooled score (read from the store) is above single.rs's.
+        let lists = || Lists {
+            vector: vec![
+                with("single.rs", 0, 0.80),
+                with("many.rs", 1, 0.78),
+                with("many.rs", 0, 0.77),
+                with("far.rs", 0, 0.30),
+            ],
+            file_similarities: HashMap::from([
+                (("r".into(), "single.rs".into()), 0.80),
+                (("r".into(), "many.rs".into()), 0.83),
+                (("r".into(), "far.rs".into()), 0.31),
+            ]),
+            ..Lists::default()
+        };
+        let order = |cfg: &SearchConfig| {
+            fuse(lists(), SearchMode::Hybrid, cfg)
+                .iter()
+                .map(|h| h.hit.content.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            order(&cfg),
+            ["many.rs#1", "many.rs#0", "single.rs#0", "far.rs#0"],
+            "the file by its pooled score, its chunks nearest first"
+        );
+        cfg.file_vector_temperature = 0.0;
+        assert_eq!(
+            order(&cfg),
+            ["single.rs#0", "many.rs#1", "many.rs#0", "far.rs#0"],
+            "each chunk by its own similarity"
+        );
     }
 
     #[test]

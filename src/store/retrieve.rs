@@ -909,11 +909,13 @@ impl Store {
         Ok(rows.into_iter().collect())
     }
 
-    /// The cosine similarity to `embedding` of each of `files`' nearest chunk (a vector of
-    /// `model`, passing the filters), on the narrow copies (migration 0018), in half
-    /// precision: the file's own vector score, whichever of its chunks the lexical side chose
-    /// to show. A file's copies sit together, under one key: about 0.5 ms for 40 files of
-    /// 500 chunks in all (docs/BENCHMARKS.md).
+    /// Each of `files`' vector score against `embedding`, over its chunks (vectors of
+    /// `model` passing the filters) on the narrow copies (migration 0018), in half precision:
+    /// with `temperature` 0 the cosine similarity of its nearest chunk, else
+    /// `t × ln Σ exp(similarity / t)` over all its chunks (computed from the nearest, so that
+    /// no exponential overflows). A file's own score, whichever of its chunks a list found.
+    /// A file's copies sit together, under one key: about 0.5 ms for 40 files of 500 chunks
+    /// in all (docs/BENCHMARKS.md).
     pub async fn file_similarities(
         &self,
         files: &[(String, String)],
@@ -921,15 +923,35 @@ impl Store {
         model: &str,
         scope: &Scope,
         filters: &Filters,
+        temperature: f64,
     ) -> Result<HashMap<(String, String), f64>, StoreError> {
         if files.is_empty() {
             return Ok(HashMap::new());
         }
         let (repositories, paths): (Vec<&str>, Vec<&str>) =
             files.iter().map(|(r, p)| (r.as_str(), p.as_str())).unzip();
-        let mut qb = QueryBuilder::new("SELECT f.i, max(1 - (v.embedding <=> ");
-        qb.push_bind(pgvector::Vector::from(embedding.to_vec()))
-            .push("::halfvec)) FROM unnest(")
+        let mut qb = QueryBuilder::new("");
+        if temperature > 0.0 {
+            qb.push("SELECT i, max(nearest) + ")
+                .push_bind(temperature)
+                .push("::float8 * ln(sum(exp((s - nearest) / ")
+                .push_bind(temperature)
+                .push(
+                    "::float8))) FROM (SELECT i, s, max(s) OVER (PARTITION BY i) AS nearest
+                     FROM (",
+                );
+        }
+        qb.push("SELECT f.i, ");
+        if temperature <= 0.0 {
+            qb.push("max(");
+        }
+        qb.push("1 - (v.embedding <=> ")
+            .push_bind(pgvector::Vector::from(embedding.to_vec()))
+            .push("::halfvec)");
+        if temperature <= 0.0 {
+            qb.push(")");
+        }
+        qb.push(" AS s FROM unnest(")
             .push_bind(repositories)
             .push("::text[], ")
             .push_bind(paths)
@@ -947,7 +969,11 @@ impl Store {
             ..filters.clone()
         };
         push_filters(&mut qb, scope, &rest);
-        qb.push(" GROUP BY f.i");
+        qb.push(if temperature > 0.0 {
+            ") AS chunk) AS scored GROUP BY i"
+        } else {
+            " GROUP BY f.i"
+        });
         let rows: Vec<(i64, f64)> = qb
             .build_query_as()
             .fetch_all(&self.pool)

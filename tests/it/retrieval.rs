@@ -772,7 +772,7 @@ async fn a_hung_embedder_costs_a_search_its_deadline_not_ollamas_timeout() {
 }
 
 #[tokio::test]
-async fn a_files_similarity_is_its_nearest_chunks() {
+async fn a_files_similarity_is_its_nearest_chunk_or_all_its_chunks_pooled() {
     let file = billing_module();
     let f = Fixture::new(&[
         ("billing.py", file.as_str()),
@@ -826,6 +826,7 @@ async fn a_files_similarity_is_its_nearest_chunks() {
             embedder.model_id(),
             &scope,
             &every_chunk.filters,
+            0.0,
         )
         .await
         .expect("file similarities");
@@ -837,6 +838,37 @@ async fn a_files_similarity_is_its_nearest_chunks() {
             (got - nearest(path)).abs() < 2e-3,
             "{path}: {got} vs {}",
             nearest(path)
+        );
+    }
+    // With a temperature, every chunk of the file counts: t × ln Σ exp(similarity / t).
+    let t = 0.05;
+    let pooled = |path: &str| {
+        let sum: f64 = hits
+            .iter()
+            .filter(|h| h.hit.file_path == path)
+            .filter_map(|h| h.hit.similarity)
+            .map(|s| (s / t).exp())
+            .sum();
+        t * sum.ln()
+    };
+    let found = f
+        .store
+        .file_similarities(
+            &files(&["billing.py", "other.ts"]),
+            &embedding,
+            embedder.model_id(),
+            &scope,
+            &every_chunk.filters,
+            t,
+        )
+        .await
+        .expect("pooled file similarities");
+    for path in ["billing.py", "other.ts"] {
+        let got = found[&("app".to_owned(), path.to_owned())];
+        assert!(
+            (got - pooled(path)).abs() < 2e-3,
+            "{path}: {got} vs {}",
+            pooled(path)
         );
     }
     // The filters hold: a language filter leaves only the TypeScript file.
@@ -852,6 +884,7 @@ async fn a_files_similarity_is_its_nearest_chunks() {
             embedder.model_id(),
             &scope,
             &typescript.filters,
+            0.0,
         )
         .await
         .expect("file similarities");
