@@ -7,7 +7,9 @@ use codesearch::config::{Config, SearchMode};
 use codesearch::embed::{Embedder, HashEmbedder, OllamaEmbedder};
 use codesearch::pipeline::Indexer;
 use codesearch::search::{RawSearch, ScoredHit, SearchOutcome, SearchRequest, SearchService};
-use codesearch::store::{FileQuery, FileStats, FileTerm, Filters, LexicalQuery, Store, TermWeight};
+use codesearch::store::{
+    FileQuery, FileStats, FileTerm, Filters, LexicalQuery, POOLED_CHUNKS, Store, TermWeight,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{self, TestDb, test_db};
@@ -774,8 +776,13 @@ async fn a_hung_embedder_costs_a_search_its_deadline_not_ollamas_timeout() {
 #[tokio::test]
 async fn a_files_similarity_is_its_nearest_chunk_or_all_its_chunks_pooled() {
     let file = billing_module();
+    // More functions than the pooled score counts.
+    let ledger: String = (0..POOLED_CHUNKS + 4)
+        .map(|i| python_function(&format!("post_{i}"), &format!("Post ledger entry {i}.")))
+        .collect();
     let f = Fixture::new(&[
         ("billing.py", file.as_str()),
+        ("ledger.py", ledger.as_str()),
         (
             "other.ts",
             "export function unrelated() {\n  return 1;\n}\n",
@@ -840,21 +847,33 @@ async fn a_files_similarity_is_its_nearest_chunk_or_all_its_chunks_pooled() {
             nearest(path)
         );
     }
-    // With a temperature, every chunk of the file counts: t × ln Σ exp(similarity / t).
+    // With a temperature, the file's nearest chunks count: t × ln Σ exp(similarity / t).
     let t = 0.05;
     let pooled = |path: &str| {
-        let sum: f64 = hits
+        let mut similarities: Vec<f64> = hits
             .iter()
             .filter(|h| h.hit.file_path == path)
             .filter_map(|h| h.hit.similarity)
+            .collect();
+        similarities.sort_by(|a, b| b.total_cmp(a));
+        let sum: f64 = similarities
+            .iter()
+            .take(POOLED_CHUNKS as usize)
             .map(|s| (s / t).exp())
             .sum();
         t * sum.ln()
     };
+    assert_eq!(
+        hits.iter()
+            .filter(|h| h.hit.file_path == "ledger.py")
+            .count() as i64,
+        POOLED_CHUNKS + 4,
+        "one chunk per function"
+    );
     let found = f
         .store
         .file_similarities(
-            &files(&["billing.py", "other.ts"]),
+            &files(&["billing.py", "ledger.py", "other.ts"]),
             &embedding,
             embedder.model_id(),
             &scope,
@@ -863,7 +882,7 @@ async fn a_files_similarity_is_its_nearest_chunk_or_all_its_chunks_pooled() {
         )
         .await
         .expect("pooled file similarities");
-    for path in ["billing.py", "other.ts"] {
+    for path in ["billing.py", "ledger.py", "other.ts"] {
         let got = found[&("app".to_owned(), path.to_owned())];
         assert!(
             (got - pooled(path)).abs() < 2e-3,
