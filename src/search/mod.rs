@@ -386,6 +386,7 @@ impl SearchService {
                 }
             }
         };
+        let convex = req.mode == SearchMode::Hybrid && inner.cfg.fusion == Fusion::Convex;
         let named = named_keys(&req.query);
         let definitions = async {
             if req.mode == SearchMode::Vector
@@ -427,7 +428,7 @@ impl SearchService {
                 _ => None,
             };
             let _ = vector_ready.send(Some(usable.clone()));
-            let vector = match usable {
+            let vector = match usable.clone() {
                 Some(e) if matches!(req.mode, SearchMode::Hybrid | SearchMode::Vector) => {
                     async {
                         let table_chunks = inner
@@ -465,7 +466,31 @@ impl SearchService {
                 }
                 _ => Ok(Vec::new()),
             };
-            (embedding, query_embedding_ms, vector)
+            // With a file vector temperature, the vector list's files are scored over their
+            // chunks here, while the lexical side may still run (see `Convex::score`).
+            let pooled = match (&vector, usable) {
+                (Ok(hits), Some(e)) if convex && inner.cfg.file_vector_temperature > 0.0 => {
+                    let mut seen = HashSet::new();
+                    let keys: Vec<FileKey> = hits
+                        .iter()
+                        .map(|h| (h.repository.clone(), h.file_path.clone()))
+                        .filter(|k| seen.insert(k.clone()))
+                        .collect();
+                    inner
+                        .store
+                        .file_similarities(
+                            &keys,
+                            &e,
+                            model,
+                            &scope,
+                            &req.filters,
+                            inner.cfg.file_vector_temperature,
+                        )
+                        .await
+                }
+                _ => Ok(HashMap::new()),
+            };
+            (embedding, query_embedding_ms, vector, pooled)
         };
         let lexical_side = async {
             let (lexical, definitions) = tokio::join!(lexical, definitions);
@@ -483,15 +508,33 @@ impl SearchService {
                 Ok(v) => v.clone().flatten(),
                 Err(_) => None,
             };
-            let similarities = match &vector {
-                Some(e) if !found.is_empty() => inner.store.similarities(&found, e, model).await?,
-                _ => HashMap::new(),
+            // A file the file-level list could put on the page is scored over its chunks,
+            // whichever chunk it is shown by (convex fusion; see `Convex::score`).
+            let file_keys = if convex {
+                files_that_could_make_the_page(&files, 2 * (req.offset + req.limit))
+            } else {
+                Vec::new()
             };
-            Ok::<_, StoreError>((chunks, files, definitions, similarities, vector))
+            let (similarities, file_similarities) = match vector {
+                Some(e) if !found.is_empty() => tokio::try_join!(
+                    inner.store.similarities(&found, &e, model),
+                    inner.store.file_similarities(
+                        &file_keys,
+                        &e,
+                        model,
+                        &scope,
+                        &req.filters,
+                        inner.cfg.file_vector_temperature,
+                    )
+                )?,
+                _ => (HashMap::new(), HashMap::new()),
+            };
+            Ok::<_, StoreError>((chunks, files, definitions, similarities, file_similarities))
         };
-        let ((embedding, query_embedding_ms, vector), lexical) =
+        let ((embedding, query_embedding_ms, vector, pooled), lexical) =
             tokio::join!(vector_side, lexical_side);
-        let (mut chunks, mut files, mut definitions, similarities, usable) = lexical?;
+        let (mut chunks, mut files, mut definitions, similarities, mut file_similarities) =
+            lexical?;
         let mut mode = req.mode;
         let mut warning = None;
         match embedding {
@@ -509,35 +552,7 @@ impl SearchService {
             Some(Err(e)) => return Err(e.into()),
         }
         let vector = vector?;
-        // Convex fusion scores each candidate file on the vector side by its own chunks (see
-        // `Convex::score`): the files the file-level list could put on the page, and with a
-        // file vector temperature the vector list's files too.
-        let file_similarities = match usable {
-            Some(e) if mode == SearchMode::Hybrid && inner.cfg.fusion == Fusion::Convex => {
-                let mut keys = files_that_could_make_the_page(&files, 2 * (req.offset + req.limit));
-                if inner.cfg.file_vector_temperature > 0.0 {
-                    let mut seen: HashSet<FileKey> = keys.iter().cloned().collect();
-                    for h in &vector {
-                        let key = (h.repository.clone(), h.file_path.clone());
-                        if seen.insert(key.clone()) {
-                            keys.push(key);
-                        }
-                    }
-                }
-                inner
-                    .store
-                    .file_similarities(
-                        &keys,
-                        &e,
-                        model,
-                        &scope,
-                        &req.filters,
-                        inner.cfg.file_vector_temperature,
-                    )
-                    .await?
-            }
-            _ => HashMap::new(),
-        };
+        file_similarities.extend(pooled?);
         for h in chunks
             .iter_mut()
             .chain(files.iter_mut())

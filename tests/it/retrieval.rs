@@ -858,7 +858,7 @@ async fn a_files_similarity_is_its_nearest_chunk_or_all_its_chunks_pooled() {
         similarities.sort_by(|a, b| b.total_cmp(a));
         let sum: f64 = similarities
             .iter()
-            .take(POOLED_CHUNKS as usize)
+            .take(POOLED_CHUNKS)
             .map(|s| (s / t).exp())
             .sum();
         t * sum.ln()
@@ -866,7 +866,7 @@ async fn a_files_similarity_is_its_nearest_chunk_or_all_its_chunks_pooled() {
     assert_eq!(
         hits.iter()
             .filter(|h| h.hit.file_path == "ledger.py")
-            .count() as i64,
+            .count(),
         POOLED_CHUNKS + 4,
         "one chunk per function"
     );
