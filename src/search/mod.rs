@@ -24,7 +24,7 @@
 
 mod request;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -39,7 +39,7 @@ use crate::embed::{EmbedError, Embedder, InputKind};
 use crate::lock;
 use crate::store::{
     CollectionStats, DefinitionQuery, FileQuery, FileStats, FileTerm, Hit, LexicalQuery, Scope,
-    Store, StoreError, TermWeight, VectorQuery,
+    Store, StoreError, TermWeight, VectorQuery, pooled,
 };
 use crate::text::{named_keys, words};
 
@@ -466,31 +466,7 @@ impl SearchService {
                 }
                 _ => Ok(Vec::new()),
             };
-            // With a file vector temperature, the vector list's files are scored over their
-            // chunks here, while the lexical side may still run (see `Convex::score`).
-            let pooled = match (&vector, usable) {
-                (Ok(hits), Some(e)) if convex && inner.cfg.file_vector_temperature > 0.0 => {
-                    let mut seen = HashSet::new();
-                    let keys: Vec<FileKey> = hits
-                        .iter()
-                        .map(|h| (h.repository.clone(), h.file_path.clone()))
-                        .filter(|k| seen.insert(k.clone()))
-                        .collect();
-                    inner
-                        .store
-                        .file_similarities(
-                            &keys,
-                            &e,
-                            model,
-                            &scope,
-                            &req.filters,
-                            inner.cfg.file_vector_temperature,
-                        )
-                        .await
-                }
-                _ => Ok(HashMap::new()),
-            };
-            (embedding, query_embedding_ms, vector, pooled)
+            (embedding, query_embedding_ms, vector)
         };
         let lexical_side = async {
             let (lexical, definitions) = tokio::join!(lexical, definitions);
@@ -531,7 +507,7 @@ impl SearchService {
             };
             Ok::<_, StoreError>((chunks, files, definitions, similarities, file_similarities))
         };
-        let ((embedding, query_embedding_ms, vector, pooled), lexical) =
+        let ((embedding, query_embedding_ms, vector), lexical) =
             tokio::join!(vector_side, lexical_side);
         let (mut chunks, mut files, mut definitions, similarities, mut file_similarities) =
             lexical?;
@@ -552,7 +528,13 @@ impl SearchService {
             Some(Err(e)) => return Err(e.into()),
         }
         let vector = vector?;
-        file_similarities.extend(pooled?);
+        if convex && inner.cfg.file_vector_temperature > 0.0 {
+            pool_vector_files(
+                &vector,
+                &mut file_similarities,
+                inner.cfg.file_vector_temperature,
+            );
+        }
         for h in chunks
             .iter_mut()
             .chain(files.iter_mut())
@@ -1048,6 +1030,30 @@ fn files_that_could_make_the_page(files: &[Hit], cap: usize) -> Vec<FileKey> {
         .collect()
 }
 
+/// Gives each file the vector list found that has no score in `scores` (the file query reads
+/// every chunk of the files the lexical side could put on the page) its chunks' similarities
+/// in that list, pooled ([`pooled`]). A file's chunks there are its nearest ones, as far as
+/// the list reaches. Reading every chunk of these files too cost 2 to 4 ms more per search at
+/// 100k chunks (docs/BENCHMARKS.md).
+fn pool_vector_files(vector: &[Hit], scores: &mut HashMap<FileKey, f64>, temperature: f64) {
+    let mut found: HashMap<FileKey, Vec<f64>> = HashMap::new();
+    for h in vector {
+        if let Some(s) = h.similarity {
+            found
+                .entry((h.repository.clone(), h.file_path.clone()))
+                .or_default()
+                .push(s);
+        }
+    }
+    for (key, similarities) in found {
+        if let std::collections::hash_map::Entry::Vacant(e) = scores.entry(key)
+            && let Some(score) = pooled(similarities, temperature)
+        {
+            e.insert(score);
+        }
+    }
+}
+
 /// Merges the ranked lists into one, best first.
 ///
 /// Vector mode: the cosine similarity. Otherwise (with `fusion = "rrf"`) reciprocal rank
@@ -1458,9 +1464,10 @@ struct Convex {
     similarity: (f64, f64),
     /// Each candidate file's vector score over its chunks.
     file_similarities: HashMap<FileKey, f64>,
-    /// Whether every chunk takes its file's vector score (`search.file_vector_temperature`
-    /// above 0), not only the chunk that represents the file in the file-level list.
-    whole_files: bool,
+    /// Whether every chunk takes its file's pooled vector score
+    /// (`search.file_vector_temperature` above 0), not only the chunk that represents the file
+    /// in the file-level list.
+    by_file: bool,
     /// Highest chunk BM25.
     chunk_lexical: f64,
     /// Each file's BM25, and the highest.
@@ -1469,11 +1476,7 @@ struct Convex {
 }
 
 impl Convex {
-    fn new(
-        hits: &[ScoredHit],
-        file_similarities: HashMap<FileKey, f64>,
-        whole_files: bool,
-    ) -> Self {
+    fn new(hits: &[ScoredHit], file_similarities: HashMap<FileKey, f64>, by_file: bool) -> Self {
         let mut similarity = (f64::INFINITY, f64::NEG_INFINITY);
         for s in file_similarities.values() {
             similarity = (similarity.0.min(*s), similarity.1.max(*s));
@@ -1495,12 +1498,12 @@ impl Convex {
         let mut convex = Self {
             similarity,
             file_similarities,
-            whole_files,
+            by_file,
             chunk_lexical,
             files,
             file_lexical,
         };
-        if whole_files {
+        if by_file {
             // Scaled over the scores the candidates are ranked by.
             convex.similarity = hits
                 .iter()
@@ -1512,8 +1515,8 @@ impl Convex {
         convex
     }
 
-    /// A candidate's vector score, before scaling. With `whole_files`, its file's score over
-    /// all the file's chunks (its own similarity if the file was not scored). Else its own
+    /// A candidate's vector score, before scaling. With `by_file`, its file's pooled score
+    /// (its own similarity if the file was not scored). Else its own
     /// similarity, and for the chunk that represents a file in the file-level list the file's
     /// nearest chunk's when that is higher: the file is ranked by the chunk most like the
     /// query and by its words, and shown by the chunk that matched the words (which wins a
@@ -1522,7 +1525,7 @@ impl Convex {
     fn vector_score(&self, h: &ScoredHit) -> Option<f64> {
         let key = (h.hit.repository.clone(), h.hit.file_path.clone());
         let own = h.hit.similarity;
-        if self.whole_files {
+        if self.by_file {
             return self.file_similarities.get(&key).copied().or(own);
         }
         let file = h
@@ -2117,6 +2120,33 @@ mod tests {
             ["single.rs#0", "many.rs#1", "many.rs#0", "far.rs#0"],
             "each chunk by its own similarity"
         );
+    }
+
+    #[test]
+    fn a_file_only_the_vector_list_found_is_pooled_over_its_chunks_there() {
+        let with = |path: &str, chunk: i32, similarity: f64| Hit {
+            similarity: Some(similarity),
+            ..hit(path, chunk, path)
+        };
+        let vector = [
+            with("a.rs", 0, 0.80),
+            with("b.rs", 0, 0.78),
+            with("b.rs", 1, 0.77),
+            with("c.rs", 0, 0.60),
+        ];
+        let key = |p: &str| ("r".to_owned(), p.to_owned());
+        // c.rs was read whole by the file query: its score stays.
+        let mut scores = HashMap::from([(key("c.rs"), 0.65)]);
+        pool_vector_files(&vector, &mut scores, 0.05);
+        assert_eq!(scores.len(), 3);
+        assert!((scores[&key("a.rs")] - 0.80).abs() < 1e-12);
+        let b = 0.05 * ((0.78f64 / 0.05).exp() + (0.77f64 / 0.05).exp()).ln();
+        assert!((scores[&key("b.rs")] - b).abs() < 1e-12);
+        assert!(
+            scores[&key("b.rs")] > scores[&key("a.rs")],
+            "two near chunks add up"
+        );
+        assert_eq!(scores[&key("c.rs")], 0.65);
     }
 
     #[test]

@@ -39,7 +39,7 @@ pub use self::repos::{Claimed, Origin, RepoClaim, RepoRecord, RepoState};
 pub use self::retrieve::{
     ChunkLines, DEFINITIONS_PER_KEY, DefinitionQuery, FILE_POSTINGS_PER_TERM, FileQuery, FileTerm,
     Filters, Hit, IndexedFile, LEXICAL_CANDIDATES, LexicalQuery, POOLED_CHUNKS, TermWeight,
-    VectorQuery, ef_search_for,
+    VectorQuery, ef_search_for, pooled,
 };
 pub use self::scope::Scope;
 pub use self::sessions::Session;

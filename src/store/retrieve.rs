@@ -971,7 +971,7 @@ impl Store {
 /// A file's vector score from its chunks' similarities: with `temperature` t above 0,
 /// `t × ln Σ exp(similarity / t)` over its [`POOLED_CHUNKS`] nearest (computed from the
 /// nearest, so that no exponential overflows), else the nearest's. None for no chunk.
-fn pooled(mut similarities: Vec<f64>, temperature: f64) -> Option<f64> {
+pub fn pooled(mut similarities: Vec<f64>, temperature: f64) -> Option<f64> {
     similarities.sort_by(|a, b| b.total_cmp(a));
     let nearest = *similarities.first()?;
     if temperature <= 0.0 {
