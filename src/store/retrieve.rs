@@ -909,13 +909,13 @@ impl Store {
         Ok(rows.into_iter().collect())
     }
 
-    /// Each of `files`' vector score against `embedding`, over its chunks (vectors of
-    /// `model` passing the filters) on the narrow copies (migration 0018), in half precision:
-    /// with `temperature` 0 the cosine similarity of its nearest chunk, else [`pooled`] over
-    /// its chunks'. A file's own score, whichever of its chunks a list found. A file's copies
-    /// sit together, under one key: about 0.5 ms for 40 files of 500 chunks in all
-    /// (docs/BENCHMARKS.md). Each chunk's similarity is computed once and pooled here: a
-    /// window over them in SQL evaluated the distance again for its sort, three times the cost.
+    /// Each of `files`' vector score against `embedding`, from its chunks' cosine
+    /// similarities (vectors of `model` passing the filters) on the narrow copies (migration
+    /// 0018), in half precision: the nearest's with `temperature` 0, else [`pooled`]. A file's
+    /// own score, whichever of its chunks a list found. A file's copies sit together, under
+    /// one key: about 0.5 ms for 40 files of 500 chunks in all (docs/BENCHMARKS.md). Each
+    /// similarity is computed once and pooled here: a window over them in SQL evaluated the
+    /// distance again for its sort, three times the cost.
     pub async fn file_similarities(
         &self,
         files: &[(String, String)],
