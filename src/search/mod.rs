@@ -428,7 +428,7 @@ impl SearchService {
                 _ => None,
             };
             let _ = vector_ready.send(Some(usable.clone()));
-            let vector = match usable.clone() {
+            let vector = match usable {
                 Some(e) if matches!(req.mode, SearchMode::Hybrid | SearchMode::Vector) => {
                     async {
                         let table_chunks = inner
