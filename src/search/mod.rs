@@ -1477,16 +1477,9 @@ struct Convex {
 
 impl Convex {
     fn new(hits: &[ScoredHit], file_similarities: HashMap<FileKey, f64>, by_file: bool) -> Self {
-        let mut similarity = (f64::INFINITY, f64::NEG_INFINITY);
-        for s in file_similarities.values() {
-            similarity = (similarity.0.min(*s), similarity.1.max(*s));
-        }
         let (mut chunk_lexical, mut file_lexical) = (0.0f64, 0.0f64);
         let mut files = HashMap::new();
         for h in hits {
-            if let Some(s) = h.hit.similarity {
-                similarity = (similarity.0.min(s), similarity.1.max(s));
-            }
             if h.lexical_rank.is_some() {
                 chunk_lexical = chunk_lexical.max(h.hit.lexical.unwrap_or(0.0));
             }
@@ -1496,22 +1489,31 @@ impl Convex {
             }
         }
         let mut convex = Self {
-            similarity,
+            similarity: (0.0, 0.0),
             file_similarities,
             by_file,
             chunk_lexical,
             files,
             file_lexical,
         };
-        if by_file {
-            // Scaled over the scores the candidates are ranked by.
-            convex.similarity = hits
-                .iter()
-                .filter_map(|h| convex.vector_score(h))
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
-                    (lo.min(s), hi.max(s))
-                });
-        }
+        let range = |values: &mut dyn Iterator<Item = f64>| {
+            values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
+                (lo.min(s), hi.max(s))
+            })
+        };
+        convex.similarity = if by_file {
+            // Over the scores the candidates are ranked by.
+            range(&mut hits.iter().filter_map(|h| convex.vector_score(h)))
+        } else {
+            // Over the candidates' own similarities and the files' nearest chunks'.
+            range(
+                &mut convex
+                    .file_similarities
+                    .values()
+                    .copied()
+                    .chain(hits.iter().filter_map(|h| h.hit.similarity)),
+            )
+        };
         convex
     }
 
