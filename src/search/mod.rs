@@ -387,6 +387,15 @@ impl SearchService {
             }
         };
         let convex = req.mode == SearchMode::Hybrid && inner.cfg.fusion == Fusion::Convex;
+        // Pooling a file's chunks on the vector side reads the vector list twice as deep: the
+        // files it finds are pooled over more of their chunks, and the list fused stays
+        // `depth` long (see `pool_vector_files`).
+        let pools = convex && inner.cfg.file_vector_temperature > 0.0;
+        let vector_depth = if pools {
+            depth * POOLING_DEPTH_FACTOR
+        } else {
+            depth
+        };
         let named = named_keys(&req.query);
         let definitions = async {
             if req.mode == SearchMode::Vector
@@ -455,7 +464,7 @@ impl SearchService {
                                 scope: &scope,
                                 filters: &req.filters,
                                 min_similarity: req.min_similarity.unwrap_or(-1.0),
-                                limit: depth,
+                                limit: vector_depth,
                                 ef_search: inner.cfg.hnsw_ef_search,
                                 table_chunks,
                                 scope_chunks,
@@ -527,10 +536,11 @@ impl SearchService {
             }
             Some(Err(e)) => return Err(e.into()),
         }
-        let vector = vector?;
-        if convex && inner.cfg.file_vector_temperature > 0.0 {
+        let mut vector = vector?;
+        if pools {
             pool_vector_files(
-                &vector,
+                &mut vector,
+                depth as usize,
                 &mut file_similarities,
                 inner.cfg.file_vector_temperature,
             );
@@ -1030,14 +1040,27 @@ fn files_that_could_make_the_page(files: &[Hit], cap: usize) -> Vec<FileKey> {
         .collect()
 }
 
+/// How many times deeper than the lists fused the vector list is read when files are pooled
+/// on the vector side (`search.file_vector_temperature` above 0): its hits beyond the fused
+/// depth count toward their files' scores only. At 100k chunks, 80 hits instead of 40 cost
+/// about 0.2 ms, within the walk's candidate list (docs/BENCHMARKS.md).
+const POOLING_DEPTH_FACTOR: i64 = 2;
+
 /// Gives each file the vector list found that has no score in `scores` (the file query reads
 /// every chunk of the files the lexical side could put on the page) its chunks' similarities
-/// in that list, pooled ([`pooled`]). A file's chunks there are its nearest ones, as far as
-/// the list reaches. Reading every chunk of these files too cost 2 to 4 ms more per search at
-/// 100k chunks (docs/BENCHMARKS.md).
-fn pool_vector_files(vector: &[Hit], scores: &mut HashMap<FileKey, f64>, temperature: f64) {
+/// in that list, pooled ([`pooled`]): the list read [`POOLING_DEPTH_FACTOR`] times as deep as
+/// the one fused. A file's chunks there are its nearest ones, as far as the list reaches.
+/// Reading every chunk of these files too cost 2 to 4 ms more per search at 100k chunks, and
+/// 1 to 1.5 ms in the vector search's own statement (docs/BENCHMARKS.md). Then only the
+/// first `fused` hits stay in `vector`, for fusion.
+fn pool_vector_files(
+    vector: &mut Vec<Hit>,
+    fused: usize,
+    scores: &mut HashMap<FileKey, f64>,
+    temperature: f64,
+) {
     let mut found: HashMap<FileKey, Vec<f64>> = HashMap::new();
-    for h in vector {
+    for h in vector.iter() {
         if let Some(s) = h.similarity {
             found
                 .entry((h.repository.clone(), h.file_path.clone()))
@@ -1052,6 +1075,7 @@ fn pool_vector_files(vector: &[Hit], scores: &mut HashMap<FileKey, f64>, tempera
             e.insert(score);
         }
     }
+    vector.truncate(fused);
 }
 
 /// Merges the ranked lists into one, best first.
@@ -2130,7 +2154,7 @@ mod tests {
             similarity: Some(similarity),
             ..hit(path, chunk, path)
         };
-        let vector = [
+        let mut vector = vec![
             with("a.rs", 0, 0.80),
             with("b.rs", 0, 0.78),
             with("b.rs", 1, 0.77),
@@ -2139,7 +2163,13 @@ mod tests {
         let key = |p: &str| ("r".to_owned(), p.to_owned());
         // c.rs was read whole by the file query: its score stays.
         let mut scores = HashMap::from([(key("c.rs"), 0.65)]);
-        pool_vector_files(&vector, &mut scores, 0.05);
+        // Two hits are fused; the list was read deeper for the pooling.
+        pool_vector_files(&mut vector, 2, &mut scores, 0.05);
+        let kept: Vec<(&str, i32)> = vector
+            .iter()
+            .map(|h| (h.file_path.as_str(), h.chunk_index))
+            .collect();
+        assert_eq!(kept, [("a.rs", 0), ("b.rs", 0)]);
         assert_eq!(scores.len(), 3);
         assert!((scores[&key("a.rs")] - 0.80).abs() < 1e-12);
         let b = 0.05 * ((0.78f64 / 0.05).exp() + (0.77f64 / 0.05).exp()).ln();
