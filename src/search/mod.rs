@@ -388,11 +388,12 @@ impl SearchService {
         };
         let convex = req.mode == SearchMode::Hybrid && inner.cfg.fusion == Fusion::Convex;
         // Pooling a file's chunks on the vector side reads the vector list twice as deep (up
-        // to the deepest page's depth): the files it finds are pooled over more of their
-        // chunks, and the list fused stays `depth` long (see `pool_vector_files`).
+        // to the deepest page's depth, which `depth` never exceeds): the files it finds are
+        // pooled over more of their chunks, and the list fused stays `depth` long (see
+        // `pool_vector_files`).
         let pools = convex && inner.cfg.file_vector_temperature > 0.0;
         let vector_depth = if pools {
-            (depth * POOLING_DEPTH_FACTOR).min((MAX_DEPTH as i64).max(depth))
+            (depth * POOLING_DEPTH_FACTOR).min(MAX_DEPTH as i64)
         } else {
             depth
         };
