@@ -629,6 +629,12 @@ fn print_report(r: &IndexReport) {
         r.reused,
         (secs - embed_secs).max(0.0),
     );
+    if r.reclassified > 0 {
+        println!(
+            "  {} given another module or component type by index.module_rules or index.component_rules",
+            count(r.reclassified, "unchanged file", "unchanged files")
+        );
+    }
     if r.interrupted {
         println!("  interrupted: the files in hand were finished; run it again to index the rest");
     }

@@ -102,6 +102,9 @@ pub struct IndexReport {
     pub files_seen: usize,
     pub indexed: usize,
     pub unchanged: usize,
+    /// Unchanged files given another module or component type by the rules (counted in
+    /// `unchanged` too).
+    pub reclassified: usize,
     pub skipped: BTreeMap<&'static str, usize>,
     /// Files a full walk passed over because their type is not indexed, by extension (or name).
     pub unlisted: crate::scan::Unlisted,
@@ -157,6 +160,7 @@ impl IndexReport {
             repository = %self.repository,
             indexed = self.indexed,
             unchanged = self.unchanged,
+            reclassified = self.reclassified,
             skipped = self.skipped_total(),
             unlisted_types = self.unlisted.values().sum::<usize>(),
             removed = self.removed,
@@ -186,6 +190,12 @@ struct Prepared {
 enum Scanned {
     Prepared(Box<Prepared>),
     Unchanged,
+    /// Unchanged, but the rules now give its path another module or component type.
+    Reclassified {
+        rel_path: String,
+        module: Option<String>,
+        component_type: Option<String>,
+    },
     Skipped {
         rel_path: String,
         reason: SkipReason,
@@ -438,10 +448,21 @@ impl Indexer {
                                 && p.chunker_version == CHUNKER_VERSION
                                 && p.embedding_model == model
                         });
-                        if unchanged {
-                            Scanned::Unchanged
-                        } else {
-                            Scanned::Prepared(Box::new(prepare(file, &opts)))
+                        match previous {
+                            Some(p)
+                                if unchanged
+                                    && p.error.is_none()
+                                    && (p.module != file.module
+                                        || p.component_type != file.component_type) =>
+                            {
+                                Scanned::Reclassified {
+                                    rel_path: candidate.rel_path,
+                                    module: file.module,
+                                    component_type: file.component_type,
+                                }
+                            }
+                            _ if unchanged => Scanned::Unchanged,
+                            _ => Scanned::Prepared(Box::new(prepare(file, &opts))),
                         }
                     }
                 };
@@ -544,6 +565,30 @@ impl Indexer {
                     if let Some(bar) = progress {
                         bar.inc(1);
                     }
+                }
+                Some(Scanned::Reclassified {
+                    rel_path,
+                    module,
+                    component_type,
+                }) => {
+                    report.unchanged += 1;
+                    if let Some(bar) = progress {
+                        bar.inc(1);
+                    }
+                    if let Err(e) = self
+                        .store
+                        .reclassify_file(
+                            &repository,
+                            &rel_path,
+                            module.as_deref(),
+                            component_type.as_deref(),
+                        )
+                        .await
+                    {
+                        result = Err(e.into());
+                        break;
+                    }
+                    report.reclassified += 1;
                 }
                 Some(Scanned::Skipped {
                     rel_path,

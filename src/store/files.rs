@@ -39,6 +39,8 @@ fn file_state(r: sqlx::postgres::PgRow) -> (String, FileState) {
             chunker_version: r.get("chunker_version"),
             embedding_model: r.get("embedding_model"),
             error: r.get("error"),
+            module: r.get("module"),
+            component_type: r.get("component_type"),
         },
     )
 }
@@ -50,6 +52,10 @@ pub struct FileState {
     pub chunker_version: i32,
     pub embedding_model: String,
     pub error: Option<String>,
+    /// What `index.module_rules` and `index.component_rules` said of its path when it was
+    /// written.
+    pub module: Option<String>,
+    pub component_type: Option<String>,
 }
 
 /// One chunk as stored.
@@ -127,7 +133,8 @@ impl Store {
         repository: &str,
     ) -> Result<HashMap<String, FileState>, StoreError> {
         let rows = sqlx::query(
-            "SELECT file_path, file_hash, chunker_version, embedding_model, error
+            "SELECT file_path, file_hash, chunker_version, embedding_model, error, module,
+                    component_type
              FROM indexed_files WHERE repository = $1",
         )
         .bind(repository)
@@ -145,7 +152,8 @@ impl Store {
     ) -> Result<HashMap<String, FileState>, StoreError> {
         let prefixes: Vec<String> = paths.iter().map(|p| format!("{p}/")).collect();
         let rows = sqlx::query(
-            "SELECT file_path, file_hash, chunker_version, embedding_model, error
+            "SELECT file_path, file_hash, chunker_version, embedding_model, error, module,
+                    component_type
              FROM indexed_files
              WHERE repository = $1
                AND (file_path = ANY($2)
@@ -221,6 +229,41 @@ impl Store {
         self.write_file(f, None).await?;
         self.trim_vector_cache_if_due().await;
         Ok(())
+    }
+
+    /// Records a file's module and component type anew, its content unchanged: the rules
+    /// (`index.module_rules`, `index.component_rules`) now say otherwise of its path. Its
+    /// chunks (and their narrow copies, by trigger) and its recorded state change together,
+    /// and cached results of its repository are dropped.
+    pub async fn reclassify_file(
+        &self,
+        repository: &str,
+        file_path: &str,
+        module: Option<&str>,
+        component_type: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(q("starting a transaction"))?;
+        for table in ["codebase_index", "indexed_files"] {
+            sqlx::query(&format!(
+                "UPDATE {table} SET module = $3, component_type = $4
+                 WHERE repository = $1 AND file_path = $2"
+            ))
+            .bind(repository)
+            .bind(file_path)
+            .bind(module)
+            .bind(component_type)
+            .execute(&mut *tx)
+            .await
+            .map_err(q("recording a file's module and component type"))?;
+        }
+        bump_generation(&mut tx, repository).await?;
+        tx.commit()
+            .await
+            .map_err(q("committing a file's module and component type"))
     }
 
     /// Records that a file cannot be indexed (binary, too large, ...) and drops its chunks,

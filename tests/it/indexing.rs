@@ -1781,3 +1781,80 @@ async fn narrow_vector_copies_follow_every_write() {
     assert!(store.remove_repository(&name).await.expect("remove"));
     assert_eq!(copies().await, 0);
 }
+
+#[tokio::test]
+async fn changed_rules_reclassify_unchanged_files_without_reading_them_again() {
+    let (repo, store, indexer) = setup(&[
+        ("backend/src/invoice/invoice.service.ts", SERVICE),
+        ("frontend/app.py", "def main():\n    print('hi')\n"),
+    ])
+    .await;
+    let cancel = CancellationToken::new();
+    let first = indexer
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("index");
+    assert_eq!((first.indexed, first.reclassified), (2, 0));
+
+    // The rules change: the service now belongs to module "billing" as a "domain" file.
+    let mut index = codesearch::config::Config::defaults()
+        .expect("defaults")
+        .index;
+    index.module_rules.insert(
+        0,
+        codesearch::config::ModuleRule {
+            prefix: "backend/src/invoice/".into(),
+            module: "billing".into(),
+        },
+    );
+    index.component_rules.insert(
+        0,
+        codesearch::config::ComponentRule {
+            pattern: "**/*.service.*".into(),
+            component: "domain".into(),
+        },
+    );
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(384));
+    let changed = Indexer::new(store.clone(), embedder, index).expect("indexer");
+    let second = changed
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("index");
+    assert_eq!(
+        (
+            second.indexed,
+            second.unchanged,
+            second.reclassified,
+            second.embedded
+        ),
+        (0, 2, 1, 0),
+        "{second:?}"
+    );
+    let path = "backend/src/invoice/invoice.service.ts";
+    for table in ["codebase_index", "chunk_vectors", "indexed_files"] {
+        let column = if table == "chunk_vectors" {
+            "file_key = chunk_file_key(repository, $1)"
+        } else {
+            "file_path = $1"
+        };
+        let (module, component): (Option<String>, Option<String>) = sqlx::query_as(&format!(
+            "SELECT DISTINCT module, component_type FROM {table} WHERE {column}"
+        ))
+        .bind(path)
+        .fetch_one(store.pool())
+        .await
+        .expect(table);
+        assert_eq!(
+            (module.as_deref(), component.as_deref()),
+            (Some("billing"), Some("domain")),
+            "{table}"
+        );
+    }
+
+    // Recorded: the next pass has nothing to do.
+    let third = changed
+        .index_root(repo.path(), None, &cancel)
+        .await
+        .expect("index");
+    assert_eq!((third.unchanged, third.reclassified), (2, 0));
+}
