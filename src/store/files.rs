@@ -247,10 +247,12 @@ impl Store {
             .begin()
             .await
             .map_err(q("starting a transaction"))?;
-        for table in ["codebase_index", "indexed_files"] {
+        for update in [
+            "UPDATE codebase_index SET module = $3, component_type = $4",
+            "UPDATE indexed_files SET module = $3, component_type = $4, attributes_recorded = true",
+        ] {
             sqlx::query(&format!(
-                "UPDATE {table} SET module = $3, component_type = $4
-                 WHERE repository = $1 AND file_path = $2"
+                "{update} WHERE repository = $1 AND file_path = $2"
             ))
             .bind(repository)
             .bind(file_path)
