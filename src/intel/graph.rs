@@ -2356,14 +2356,24 @@ fn qualifies(d: &DefinitionRow, wanted: &[String]) -> bool {
 }
 
 /// Test code by its path: `tests/`, `test_*.py`, `*_test.go`, `*.test.ts`, `*.spec.js`,
-/// `*_spec.rb`, `StackTest.java`, `Acme.Tests/`, ...
+/// `*_spec.rb`, `StackTest.java`, `Acme.Tests/`, `e2e/`, `*.e2e-spec.ts`, `*.test-d.ts`, ...
 pub fn is_test_path(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
     let stem = file.split('.').next().unwrap_or(file);
     path.split('/').any(|d| {
         matches!(
             d,
-            "tests" | "test" | "__tests__" | "spec" | "testing" | "testdata" | "Tests" | "Test"
+            "tests"
+                | "test"
+                | "__tests__"
+                | "__mocks__"
+                | "spec"
+                | "testing"
+                | "testdata"
+                | "e2e"
+                | "test-d"
+                | "Tests"
+                | "Test"
         ) || d.ends_with(".Tests")
             || d.ends_with(".Test")
     }) || stem.starts_with("test_")
@@ -2374,6 +2384,9 @@ pub fn is_test_path(path: &str) -> bool {
         || (stem.len() > 4 && (stem.ends_with("Test") || stem.ends_with("Tests")))
         || file.contains(".test.")
         || file.contains(".spec.")
+        // `order.e2e-spec.ts` (NestJS, Angular), `index.test-d.ts` (tsd).
+        || file.contains(".e2e-spec.")
+        || file.contains(".test-d.")
 }
 
 /// A test function or a member of a test module: `test_parse`, `tests::parses`, `TestParse`.
@@ -2443,6 +2456,8 @@ mod tests {
             "src/a.test.ts",
             "test_x.py",
             "x/__tests__/y.js",
+            "packages/core/e2e/order.e2e-spec.ts",
+            "test-d/index.test-d.ts",
         ] {
             assert!(is_test_path(p), "{p}");
         }

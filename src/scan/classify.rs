@@ -76,6 +76,33 @@ mod tests {
     }
 
     #[test]
+    fn tests_by_the_conventions_of_several_ecosystems() {
+        let cfg = Config::defaults().expect("defaults");
+        let c = Classifier::new(&cfg.index).expect("globs compile");
+        for path in [
+            "src/user.service.spec.ts",
+            "src/components/Button.test.tsx",
+            "packages/core/e2e/order.e2e-spec.ts",
+            "test-d/index.test-d.ts",
+            "src/__mocks__/fs.js",
+            "cmd/testdata/expected.md",
+            "spec/models/user_spec.rb",
+            "pkg/server_test.go",
+            "tests/test_app.py",
+        ] {
+            assert_eq!(c.classify(path).1.as_deref(), Some("test"), "{path}");
+        }
+        for (path, component) in [
+            ("src/user.service.ts", Some("service")),
+            ("docs/testing.md", Some("docs")),
+            ("resources/resource_spec.go", None),
+            ("src/latest.ts", None),
+        ] {
+            assert_eq!(c.classify(path).1.as_deref(), component, "{path}");
+        }
+    }
+
+    #[test]
     fn module_rules_win_over_first_dir() {
         let mut cfg = Config::defaults().expect("defaults").index;
         cfg.module_rules = vec![ModuleRule {
