@@ -247,6 +247,12 @@ impl Store {
             .begin()
             .await
             .map_err(q("starting a transaction"))?;
+        // As for a file's write: a crash loses the last commits whole, and the next pass
+        // finds those files still to do.
+        sqlx::query("SET LOCAL synchronous_commit = off")
+            .execute(&mut *tx)
+            .await
+            .map_err(q("setting synchronous_commit"))?;
         for update in [
             "UPDATE codebase_index SET module = $3, component_type = $4",
             "UPDATE indexed_files SET module = $3, component_type = $4, attributes_recorded = true",
