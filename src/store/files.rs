@@ -242,17 +242,7 @@ impl Store {
         module: Option<&str>,
         component_type: Option<&str>,
     ) -> Result<(), StoreError> {
-        let mut tx = self
-            .pool
-            .begin()
-            .await
-            .map_err(q("starting a transaction"))?;
-        // As for a file's write: a crash loses the last commits whole, and the next pass
-        // finds those files still to do.
-        sqlx::query("SET LOCAL synchronous_commit = off")
-            .execute(&mut *tx)
-            .await
-            .map_err(q("setting synchronous_commit"))?;
+        let mut tx = self.begin_derived().await?;
         for update in [
             "UPDATE codebase_index SET module = $3, component_type = $4",
             "UPDATE indexed_files SET module = $3, component_type = $4, attributes_recorded = true",
@@ -309,21 +299,28 @@ impl Store {
         self.write_file(&skipped, Some(error)).await
     }
 
-    /// The one writer of a file: delete its rows, insert its chunks, upsert its state.
-    async fn write_file(&self, f: &FileWrite<'_>, error: Option<&str>) -> Result<(), StoreError> {
+    /// A transaction for rows derived from a file on disk. A crash may lose the last few
+    /// commits whole (never part of one): the file's recorded state is then the previous one,
+    /// and the next reconcile does its work again. Not waiting for the WAL flush makes a cold
+    /// index markedly faster.
+    async fn begin_derived(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
         let mut tx = self
             .pool
             .begin()
             .await
             .map_err(q("starting a transaction"))?;
-        // Everything written here is derived from a file on disk, in one transaction. A crash
-        // may lose the last few commits whole (never part of one): the file's recorded state
-        // is then the previous one, and the next reconcile indexes it again. Not waiting for
-        // the WAL flush makes a cold index markedly faster.
         sqlx::query("SET LOCAL synchronous_commit = off")
             .execute(&mut *tx)
             .await
             .map_err(q("starting a transaction"))?;
+        Ok(tx)
+    }
+
+    /// The one writer of a file: delete its rows, insert its chunks, upsert its state.
+    async fn write_file(&self, f: &FileWrite<'_>, error: Option<&str>) -> Result<(), StoreError> {
+        let mut tx = self.begin_derived().await?;
         // The old chunks' vectors that the new ones do not carry over go to the cache: all of
         // them when the model changed (back to it, nothing is embedded again).
         let sql = self.evicting(
