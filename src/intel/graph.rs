@@ -2379,7 +2379,8 @@ pub fn is_test_path(path: &str) -> bool {
     }) || stem.starts_with("test_")
         || stem.ends_with("_test")
         || stem.ends_with("_tests")
-        || stem.ends_with("_spec")
+        // RSpec's `parser_spec.rb`; elsewhere `_spec` is a name (Go's `resource_spec.go`).
+        || (stem.ends_with("_spec") && file.ends_with(".rb"))
         // Java and C#: `StackTest.java`, `StackTests.cs`.
         || (stem.len() > 4 && (stem.ends_with("Test") || stem.ends_with("Tests")))
         || file.contains(".test.")
@@ -2458,10 +2459,17 @@ mod tests {
             "x/__tests__/y.js",
             "packages/core/e2e/order.e2e-spec.ts",
             "test-d/index.test-d.ts",
+            "spec/lib/parser_spec.rb",
+            "lib/parser_spec.rb",
         ] {
             assert!(is_test_path(p), "{p}");
         }
-        for p in ["src/testament.rs", "src/contest.py", "latest/x.go"] {
+        for p in [
+            "src/testament.rs",
+            "src/contest.py",
+            "latest/x.go",
+            "resources/page/resource_spec.go",
+        ] {
             assert!(!is_test_path(p), "{p}");
         }
         assert!(is_test_symbol("tests::parses", "parses"));
