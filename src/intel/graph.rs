@@ -282,7 +282,8 @@ pub struct Impact {
 pub struct ImpactFile {
     pub repository: String,
     pub path: String,
-    /// A test file, or callers that are all tests.
+    /// A test file (component type "test" by `index.component_rules`), or callers that are
+    /// all test functions.
     pub test: bool,
     pub symbols: Vec<GraphNode>,
 }
@@ -667,14 +668,17 @@ impl IntelService {
                 .push(node);
         }
         let callers = by_file.values().map(Vec::len).sum();
+        let keys: Vec<(String, String)> = by_file.keys().cloned().collect();
+        let tests = self.store().test_files(&keys).await?;
         let mut files: Vec<ImpactFile> = by_file
             .into_iter()
-            .map(|((repository, path), mut symbols)| {
+            .map(|(key, mut symbols)| {
                 symbols.sort_by_key(|n| (n.depth, n.symbol.start_line));
-                let test = is_test_path(&path)
+                let test = tests.contains(&key)
                     || symbols
                         .iter()
                         .all(|n| is_test_symbol(&n.symbol.qualified, &n.symbol.name));
+                let (repository, path) = key;
                 ImpactFile {
                     repository,
                     path,
@@ -2355,41 +2359,6 @@ fn qualifies(d: &DefinitionRow, wanted: &[String]) -> bool {
             .all(|(a, b)| *a == b.as_str())
 }
 
-/// Test code by its path: `tests/`, `test_*.py`, `*_test.go`, `*.test.ts`, `*.spec.js`,
-/// `*_spec.rb`, `StackTest.java`, `Acme.Tests/`, `e2e/`, `*.e2e-spec.ts`, `*.test-d.ts`, ...
-pub fn is_test_path(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    let stem = file.split('.').next().unwrap_or(file);
-    path.split('/').any(|d| {
-        matches!(
-            d,
-            "tests"
-                | "test"
-                | "__tests__"
-                | "__mocks__"
-                | "spec"
-                | "testing"
-                | "testdata"
-                | "e2e"
-                | "test-d"
-                | "Tests"
-                | "Test"
-        ) || d.ends_with(".Tests")
-            || d.ends_with(".Test")
-    }) || stem.starts_with("test_")
-        || stem.ends_with("_test")
-        || stem.ends_with("_tests")
-        // RSpec's `parser_spec.rb`; elsewhere `_spec` is a name (Go's `resource_spec.go`).
-        || (stem.ends_with("_spec") && file.ends_with(".rb"))
-        // Java and C#: `StackTest.java`, `StackTests.cs`.
-        || (stem.len() > 4 && (stem.ends_with("Test") || stem.ends_with("Tests")))
-        || file.contains(".test.")
-        || file.contains(".spec.")
-        // `order.e2e-spec.ts` (NestJS, Angular), `index.test-d.ts` (tsd).
-        || file.contains(".e2e-spec.")
-        || file.contains(".test-d.")
-}
-
 /// A test function or a member of a test module: `test_parse`, `tests::parses`, `TestParse`.
 fn is_test_symbol(qualified: &str, name: &str) -> bool {
     name.starts_with("test_")
@@ -2450,28 +2419,7 @@ mod tests {
     }
 
     #[test]
-    fn test_code_is_recognised_by_path_and_name() {
-        for p in [
-            "tests/it.rs",
-            "pkg/foo_test.go",
-            "src/a.test.ts",
-            "test_x.py",
-            "x/__tests__/y.js",
-            "packages/core/e2e/order.e2e-spec.ts",
-            "test-d/index.test-d.ts",
-            "spec/lib/parser_spec.rb",
-            "lib/parser_spec.rb",
-        ] {
-            assert!(is_test_path(p), "{p}");
-        }
-        for p in [
-            "src/testament.rs",
-            "src/contest.py",
-            "latest/x.go",
-            "resources/page/resource_spec.go",
-        ] {
-            assert!(!is_test_path(p), "{p}");
-        }
+    fn test_functions_are_recognised_by_name() {
         assert!(is_test_symbol("tests::parses", "parses"));
         assert!(!is_test_symbol("Parser::parse", "parse"));
     }

@@ -89,6 +89,19 @@ mod tests {
             "spec/models/user_spec.rb",
             "pkg/server_test.go",
             "tests/test_app.py",
+            "tests/it.rs",
+            "src/chunk/tests.rs",
+            "src/parse_tests.rs",
+            "x/__tests__/y.js",
+            "spec/lib/parser_spec.rb",
+            "lib/parser_spec.rb",
+            "spec/ky.js",
+            "internal/testing/helpers.go",
+            "src/test/java/org/acme/StackTest.java",
+            "src/main/java/org/acme/StackTest.java",
+            "Acme.Tests/StackTests.cs",
+            "Sources/Tests/ParserTests.swift",
+            "tests/Unit/RouterTest.php",
         ] {
             assert_eq!(c.classify(path).1.as_deref(), Some("test"), "{path}");
         }
@@ -96,7 +109,13 @@ mod tests {
             ("src/user.service.ts", Some("service")),
             ("docs/testing.md", Some("docs")),
             ("resources/resource_spec.go", None),
+            ("resources/page/resource_spec.go", None),
             ("src/latest.ts", None),
+            ("src/testament.rs", None),
+            ("src/contest.py", None),
+            ("latest/x.go", None),
+            ("src/attestation.java", None),
+            ("src/Contest.java", None),
         ] {
             assert_eq!(c.classify(path).1.as_deref(), component, "{path}");
         }

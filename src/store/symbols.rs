@@ -1,7 +1,7 @@
 //! Code intelligence rows: each file's definitions, call sites and imports (written with the
 //! file), and the lookups that resolution ([`crate::intel::graph`]) is built from.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use sqlx::postgres::PgRow;
@@ -763,6 +763,31 @@ impl Store {
         Ok(rows
             .iter()
             .map(|r| (r.get("dir"), r.get("file_path")))
+            .collect())
+    }
+
+    /// Which of these (repository, path) files `index.component_rules` made tests (component
+    /// type "test"), so that `impact` and search call the same files tests.
+    pub async fn test_files(
+        &self,
+        files: &[(String, String)],
+    ) -> Result<HashSet<(String, String)>, StoreError> {
+        let (repos, paths): (Vec<&str>, Vec<&str>) =
+            files.iter().map(|(r, p)| (r.as_str(), p.as_str())).unzip();
+        let rows = sqlx::query(
+            "SELECT f.repository, f.file_path
+             FROM unnest($1::text[], $2::text[]) AS k(repository, file_path)
+             JOIN indexed_files f USING (repository, file_path)
+             WHERE f.component_type = 'test'",
+        )
+        .bind(&repos)
+        .bind(&paths)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("looking up test files"))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get("repository"), r.get("file_path")))
             .collect())
     }
 

@@ -37,6 +37,11 @@ const FILES: &[(&str, &str)] = &[
         "tests/test_views.py",
         "from app.views import show\n\n\ndef test_show():\n    assert show(1)\n",
     ),
+    // A helper of the tests: a test by its path (`index.component_rules`), not by its name.
+    (
+        "tests/conftest.py",
+        "from app.views import show\n\n\ndef shown_user():\n    return show(2)\n",
+    ),
     // TypeScript: a class method called through `this`, an imported function.
     (
         "web/api.ts",
@@ -188,7 +193,10 @@ async fn callers_callees_and_imports_match_the_source() {
         p
     };
     assert_eq!(paths(&r["imports"]), ["app/audit.py", "app/models.py"]);
-    assert_eq!(paths(&r["importedBy"]), ["tests/test_views.py"]);
+    assert_eq!(
+        paths(&r["importedBy"]),
+        ["tests/conftest.py", "tests/test_views.py"]
+    );
     let r = d
         .ask(
             "agog.codebase.related",
@@ -201,7 +209,7 @@ async fn callers_callees_and_imports_match_the_source() {
         .await;
     assert_eq!(paths(&r["importedBy"]), ["src/lib.rs"]);
 
-    // Impact: transitive callers by file, the test marked.
+    // Impact: transitive callers by file, the tests marked (the helper by its path).
     let r = d
         .ask("agog.codebase.impact", json!({ "symbol": "find_user" }))
         .await;
@@ -220,6 +228,7 @@ async fn callers_callees_and_imports_match_the_source() {
         files,
         [
             ("app/views.py".to_owned(), false),
+            ("tests/conftest.py".to_owned(), true),
             ("tests/test_views.py".to_owned(), true)
         ]
     );
