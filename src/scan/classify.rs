@@ -96,6 +96,7 @@ mod tests {
             "spec/lib/parser_spec.rb",
             "lib/parser_spec.rb",
             "spec/ky.js",
+            "spec/spec_helper.rb",
             "internal/testing/helpers.go",
             "src/test/java/org/acme/StackTest.java",
             "src/main/java/org/acme/StackTest.java",
@@ -115,6 +116,8 @@ mod tests {
             ("src/contest.py", None),
             ("latest/x.go", None),
             ("src/attestation.java", None),
+            // A specification, not its tests.
+            ("spec/Section 1 -- Overview.md", Some("docs")),
             ("src/Contest.java", None),
         ] {
             assert_eq!(c.classify(path).1.as_deref(), component, "{path}");
