@@ -25,7 +25,7 @@ pub fn analyze(rel_path: &str, text: &str, opts: &ChunkOptions) -> Analysis {
         (None, _) if language == Language::Text => {
             let file_type = crate::scan::file_type_of(rel_path);
             if chunk::outline::applies_to(&file_type) {
-                intel::outline::extract(&file_type, text)
+                intel::outline::extract(&file_type, text, rel_path)
             } else {
                 Extraction::default()
             }

@@ -67,10 +67,11 @@ use tree_sitter::Tree;
 /// `Array<Item>`, since version 29 code in languages without a grammar cut where its
 /// indentation says a definition starts, and named after it, since version 30 their definitions
 /// and calls extracted from their lines, for code intelligence, since version 31 Markdown
-/// headings read without their badges, images, tags and link targets); part of
+/// headings read without their badges, images, tags and link targets, since version 32 Dart's
+/// functions, methods and getters named by their declarations, `Type name(`); part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
-pub const CHUNKER_VERSION: i32 = 31;
+pub const CHUNKER_VERSION: i32 = 32;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -350,7 +351,7 @@ pub fn chunk_parsed(
         Language::ReStructuredText => rst::layout(text),
         Language::AsciiDoc => asciidoc::layout(text),
         Language::Org => org::layout(text),
-        Language::Text if outline::applies_to(&ext) => outline::layout(text, opts.max_chars),
+        Language::Text if outline::applies_to(&ext) => outline::layout(text, opts.max_chars, &ext),
         Language::Text => Layout::whole(text),
     };
     let layout = if ext == "ipynb" {

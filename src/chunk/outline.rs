@@ -85,6 +85,87 @@ pub(crate) fn definition(line: &str) -> Option<(&str, &str)> {
     Some((keyword.as_str(), unquoted(name.as_str())))
 }
 
+/// Dart declares a function, method, getter or setter by its type, with no keyword:
+/// `Widget build(BuildContext context) {`, `Future<void> main() async {`, `int get count =>`,
+/// `static Map<String, dynamic> toJson(User u) =>`; and a mixin with `mixin`. Constructors
+/// (`CounterCubit() : super(0);`) are their class's.
+static DART_DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:static|external|abstract|covariant)\s+)*([A-Za-z_$][\w$]*)(?:<[^()]*?>)?\??\s+(?:(?:get|set)\s+)?([A-Za-z_$][\w$]*)\s*(?:<[^()]*?>)?\s*(?:\(|=>|\{|async\b)",
+    )
+    .expect("a valid regex")
+});
+
+/// Words that start a Dart statement or expression rather than a declaration's type, or that
+/// cannot name one: `return foo(x);`, `await for (…) {`, `else if (…) {`, `final x = f();`.
+const DART_NOT_DECLARATIONS: &[&str] = &[
+    "return",
+    "await",
+    "yield",
+    "throw",
+    "new",
+    "const",
+    "final",
+    "var",
+    "late",
+    "case",
+    "else",
+    "if",
+    "for",
+    "while",
+    "switch",
+    "do",
+    "try",
+    "catch",
+    "on",
+    "in",
+    "is",
+    "as",
+    "assert",
+    "super",
+    "this",
+    "import",
+    "export",
+    "part",
+    "library",
+    "typedef",
+    "extends",
+    "implements",
+    "with",
+    "default",
+    "break",
+    "continue",
+    "required",
+    "when",
+    "factory",
+    "operator",
+    "sync",
+];
+
+/// [`definition`] in a file of type `file_type`: in Dart also the declarations
+/// [`DART_DEFINITION`] reads, as functions (methods in a class), and `mixin`s, as classes.
+pub(crate) fn definition_in<'a>(file_type: &str, line: &'a str) -> Option<(&'a str, &'a str)> {
+    if let Some(found) = definition(line) {
+        return Some(found);
+    }
+    if file_type != "dart" {
+        return None;
+    }
+    if let Some(rest) = line.trim_start().strip_prefix("mixin ") {
+        let name = rest.trim_start();
+        let end = name
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .unwrap_or(name.len());
+        return (end > 0 && &name[..end] != "class").then(|| ("class", &name[..end]));
+    }
+    let caps = DART_DEFINITION.captures(line)?;
+    let (ty, name) = (caps.get(1)?.as_str(), caps.get(2)?.as_str());
+    if DART_NOT_DECLARATIONS.contains(&ty) || DART_NOT_DECLARATIONS.contains(&name) {
+        return None;
+    }
+    Some(("function", name))
+}
+
 /// A definition's name as [`DEFINITION`] captured it, without backticks or a trailing `:`/`.`.
 fn unquoted(name: &str) -> &str {
     match name.strip_prefix('`').and_then(|n| n.strip_suffix('`')) {
@@ -104,7 +185,7 @@ struct Line {
 
 /// The layout of `text`: blocks of lines at most `max_chars` long where its indentation allows,
 /// each named after the definition it starts with.
-pub(crate) fn layout(text: &str, max_chars: usize) -> Layout {
+pub(crate) fn layout(text: &str, max_chars: usize, file_type: &str) -> Layout {
     let mut lines: Vec<Line> = Vec::new();
     let mut pos = 0;
     for piece in text.split_inclusive('\n') {
@@ -129,11 +210,11 @@ pub(crate) fn layout(text: &str, max_chars: usize) -> Layout {
         pos += piece.len();
     }
     let mut blocks = Vec::new();
-    cut(text, &lines, max_chars, &mut blocks);
+    cut(text, &lines, max_chars, file_type, &mut blocks);
     let spans = blocks
         .into_iter()
         .map(|(start, end)| {
-            let (kind, symbol) = match named(&text[start..end]) {
+            let (kind, symbol) = match named(&text[start..end], file_type) {
                 Some((kind, name)) => (kind, Some(name)),
                 None => ("code", None),
             };
@@ -162,14 +243,14 @@ const HEAD_LINES: usize = 30;
 /// of its first [`HEAD_LINES`] lines at the indentation of its first line that [`DEFINITION`]
 /// matches. Definitions nested deeper are not the block's, nor is the code of the container
 /// whose closing line ends it.
-fn named(block: &str) -> Option<(&'static str, String)> {
+fn named(block: &str, file_type: &str) -> Option<(&'static str, String)> {
     let indent = |l: &str| l.len() - l.trim_start().len();
     let base = block.lines().find(|l| !l.trim().is_empty()).map(indent)?;
     let (keyword, name) = block
         .lines()
         .take(HEAD_LINES)
         .filter(|l| indent(l) == base)
-        .find_map(definition)?;
+        .find_map(|l| definition_in(file_type, l))?;
     let kind = match definition_kind(keyword) {
         "function" => "function",
         _ => "class",
@@ -200,7 +281,13 @@ const LEVELS: usize = 3;
 /// again. When no line starts a part there (a class: its header, a deeper body, its `}`), the
 /// next deeper level is tried (its members), unless the block is a function, which is left
 /// whole, as is what cannot be cut: the size split cuts it, its pieces keeping its name.
-fn cut(text: &str, lines: &[Line], max_chars: usize, out: &mut Vec<(usize, usize)>) {
+fn cut(
+    text: &str,
+    lines: &[Line],
+    max_chars: usize,
+    file_type: &str,
+    out: &mut Vec<(usize, usize)>,
+) {
     let (Some(first), Some(last)) = (
         lines.iter().position(|l| !l.blank),
         lines.iter().rposition(|l| !l.blank),
@@ -226,7 +313,9 @@ fn cut(text: &str, lines: &[Line], max_chars: usize, out: &mut Vec<(usize, usize
     levels.dedup();
     for (depth, &level) in levels.iter().take(LEVELS).enumerate() {
         // One block at its own level: a function is not opened up.
-        if depth == 1 && named(&text[start..end]).is_some_and(|(kind, _)| kind == "function") {
+        if depth == 1
+            && named(&text[start..end], file_type).is_some_and(|(kind, _)| kind == "function")
+        {
             break;
         }
         let mut starts = vec![0];
@@ -245,7 +334,7 @@ fn cut(text: &str, lines: &[Line], max_chars: usize, out: &mut Vec<(usize, usize
         if starts.len() > 1 {
             starts.push(lines.len());
             for pair in starts.windows(2) {
-                cut(text, &lines[pair[0]..pair[1]], max_chars, out);
+                cut(text, &lines[pair[0]..pair[1]], max_chars, file_type, out);
             }
             return;
         }
@@ -258,7 +347,7 @@ mod tests {
     use super::*;
 
     fn blocks(text: &str, max: usize) -> Vec<(Option<String>, &'static str, String)> {
-        layout(text, max)
+        layout(text, max, "kt")
             .spans
             .into_iter()
             .map(|s| {
@@ -336,6 +425,31 @@ mod tests {
         ] {
             assert_eq!(definition(line).map(|(_, n)| n), Some(name), "{line}");
         }
+        for (line, name) in [
+            ("  Widget build(BuildContext context) {", Some("build")),
+            ("Future<void> main() async {", Some("main")),
+            ("  @override Stream<int> get ticks async* {", Some("ticks")),
+            (
+                "  static Map<String, dynamic> toJson(User u) =>",
+                Some("toJson"),
+            ),
+            ("  set value(int v) {", Some("value")),
+            ("mixin Counting on Object {", Some("Counting")),
+            ("    return BlocBuilder<CounterCubit, int>(", None),
+            ("    await for (final s in states) {", None),
+            ("    } else if (done) {", None),
+            ("    final cubit = CounterCubit();", None),
+            ("  CounterCubit() : super(0);", None),
+            (
+                "  factory User.fromJson(Map<String, dynamic> json) =>",
+                None,
+            ),
+            ("    expect(find.text('1'), findsOneWidget);", None),
+        ] {
+            assert_eq!(definition_in("dart", line).map(|(_, n)| n), name, "{line}");
+        }
+        // A declaration by its type is Dart's alone.
+        assert!(definition_in("kt", "  Widget build(BuildContext context) {").is_none());
         assert!(definition("    return $defaults;").is_none());
         assert!(definition("    $fn = static function (int $code) use ($x) {").is_none());
         assert_eq!(

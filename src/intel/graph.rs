@@ -1159,7 +1159,7 @@ impl<'s> Resolver<'s> {
         let targets = self.resolve_imports(&rows).await?;
         let mut imported: HashSet<(String, String)> = HashSet::new();
         for (row, t) in rows.into_iter().zip(targets) {
-            if family(&row.file_path) == "ecma" {
+            if has_reexports(&row.file_path) {
                 imported.extend(t.iter().map(|t| (row.repository.clone(), t.clone())));
             }
             self.imports.entry(row.file_id).or_default().push((row, t));
@@ -1167,7 +1167,7 @@ impl<'s> Resolver<'s> {
         self.load_reexports(imported).await
     }
 
-    /// Reads the re-exports of the JavaScript and TypeScript modules at `frontier`
+    /// Reads the re-exports of the JavaScript, TypeScript and Dart modules at `frontier`
     /// ((repository, path) pairs that imports name), and of the modules those re-export from,
     /// [`REEXPORT_DEPTH`] levels down.
     async fn load_reexports(
@@ -1175,7 +1175,7 @@ impl<'s> Resolver<'s> {
         mut frontier: HashSet<(String, String)>,
     ) -> Result<(), StoreError> {
         for _ in 0..REEXPORT_DEPTH {
-            frontier.retain(|k| !self.reexports.contains_key(k) && family(&k.1) == "ecma");
+            frontier.retain(|k| !self.reexports.contains_key(k) && has_reexports(&k.1));
             if frontier.is_empty() {
                 break;
             }
@@ -1922,11 +1922,16 @@ impl<'s> Resolver<'s> {
                 .get(&r.file_id)
                 .map(Vec::as_slice)
                 .unwrap_or(&[]);
-            let star: Vec<&String> = imports
+            let mut star: Vec<String> = imports
                 .iter()
                 .filter(|(row, _)| row.name == "*")
-                .flat_map(|(_, t)| t)
+                .flat_map(|(_, t)| t.iter().cloned())
                 .collect();
+            // Dart's library file (`flutter_bloc.dart`) exports its `src/` files.
+            if family(&r.file_path) == "dart" {
+                let through = self.reexported(&r.repository, &star);
+                star.extend(through);
+            }
             // A C or C++ header declares what a source file of the same name defines:
             // `#include "str.h"` reaches `str.c`'s definitions.
             let implemented: Vec<&str> = if family(&r.file_path) == "c" {
@@ -1942,7 +1947,7 @@ impl<'s> Resolver<'s> {
                 .copied()
                 .filter(|d| {
                     d.repository == r.repository
-                        && (star.contains(&&d.file_path)
+                        && (star.contains(&d.file_path)
                             || (!is_header(&d.file_path)
                                 && implemented.contains(&file_stem(&d.file_path))))
                 })
@@ -2254,6 +2259,12 @@ fn family(path: &str) -> &'static str {
         "groovy" | "gradle" => "groovy",
         _ => "other",
     }
+}
+
+/// Whether a module's `export … from` (JavaScript, TypeScript) or `export '…'` (Dart) re-export
+/// what other files define, which a name imported from it is followed into.
+fn has_reexports(path: &str) -> bool {
+    matches!(family(path), "ecma" | "dart")
 }
 
 /// The name a call of `d` is recorded under: a macro's is `name!`, as written.

@@ -18,7 +18,7 @@ use regex::Regex;
 use super::{
     Definition, Extraction, Import, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS,
 };
-use crate::chunk::outline::{definition, definition_kind};
+use crate::chunk::outline::{definition_in, definition_kind};
 
 /// A call: an optional path and separator, then the called name and `(`. [`calls`] reads
 /// Lua's `obj:method(` for Lua alone (`:` is a label or a type elsewhere), and `->` for PHP
@@ -41,16 +41,16 @@ const NOT_CALLS: &[&str] = &[
     "rescue", "receive", "quote", "unquote", "init", "where", "yield", "await", "synchronized",
 ];
 
-/// What `text` (a file of type `file_type` that [`crate::chunk::outline::applies_to`]) defines,
-/// calls and imports.
-pub fn extract(file_type: &str, text: &str) -> Extraction {
+/// What `text` (the file at `rel_path`, of type `file_type` that
+/// [`crate::chunk::outline::applies_to`]) defines, calls and imports.
+pub fn extract(file_type: &str, text: &str, rel_path: &str) -> Extraction {
     let lines = code_lines(file_type, text);
     let definitions = definitions(file_type, &lines);
     let references = calls(file_type, &lines, &definitions);
     Extraction {
         definitions,
         references,
-        imports: imports(file_type, text, &lines),
+        imports: imports(file_type, text, &lines, rel_path),
     }
 }
 
@@ -191,7 +191,7 @@ fn definitions(file_type: &str, lines: &[CodeLine]) -> Vec<Definition> {
         if line.blank() || out.len() >= MAX_DEFINITIONS {
             continue;
         }
-        let Some((keyword, name)) = definition(&line.code) else {
+        let Some((keyword, name)) = definition_in(file_type, &line.code) else {
             continue;
         };
         let number = i as u32 + 1;
@@ -264,12 +264,22 @@ static TYPED_PHP: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid regex")
 });
 
+/// The same in Dart: `CounterCubit cubit` (a parameter, a field, a local), `final cubit =
+/// CounterCubit(`.
+static TYPED_DART: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b([A-Z]\w*)(?:<[^<>()]*>)?\??\s+([a-z_]\w*)\s*[=;,)]|\b(?:final|var|late)\s+([a-z_]\w*)\s*=\s*(?:const\s+|new\s+)?([A-Z]\w*)\s*[(<]",
+    )
+    .expect("a valid regex")
+});
+
 /// The names declared with a class type on a line (see [`TYPED_AFTER`], [`TYPED_PHP`]): a
 /// call on one of them is a call on its class (`reader.peek()` → `JsonReader.peek`).
 fn typed_names(file_type: &str, code: &str) -> Vec<(String, String)> {
     let (pattern, name_first) = match file_type {
         "kt" | "kts" | "swift" | "scala" | "sc" => (&*TYPED_AFTER, true),
         "php" => (&*TYPED_PHP, false),
+        "dart" => (&*TYPED_DART, false),
         _ => return Vec::new(),
     };
     pattern
@@ -328,10 +338,28 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
             .map(|&d| &definitions[d as usize])
             .filter(|d| d.start_line == number)
             .map(|d| d.name.as_str());
+        // A Dart constructor (`CounterCubit() : super(0);`, `const Point.origin();`) declares
+        // what its class makes; it calls nothing by its own name.
+        let mut constructor = file_type == "dart"
+            && enclosing
+                .map(|e| &definitions[e as usize])
+                .is_some_and(|d| {
+                    let t = line.code.trim_start();
+                    let t = ["const ", "factory ", "external "]
+                        .iter()
+                        .find_map(|p| t.strip_prefix(p))
+                        .unwrap_or(t);
+                    d.kind == "class"
+                        && t.strip_prefix(d.name.as_str())
+                            .is_some_and(|rest| rest.starts_with(['(', '.']))
+                });
         for caps in CALL.captures_iter(&line.code) {
             let Some(name) = caps.get(3).map(|m| m.as_str()) else {
                 continue;
             };
+            if std::mem::take(&mut constructor) {
+                continue;
+            }
             if NOT_CALLS.contains(&name) || own == Some(name) {
                 continue;
             }
@@ -423,17 +451,50 @@ static IMPORT: LazyLock<Regex> = LazyLock::new(|| {
 static LUA_REQUIRE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"\brequire\s*\(?\s*["']([\w./-]+)["']"#).expect("a valid regex"));
 
+/// Dart's `import`, `export` and `part` of a file by its URI, up to the `as` of an import:
+/// `import 'package:bloc/bloc.dart' as b;`, `export 'src/bloc_builder.dart' show X;`.
+static DART_DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^\s*(import|export|part)\s+['"]([^'"]+)['"](?:[^;]*?\bas\s+(\w+))?"#)
+        .expect("a valid regex")
+});
+
 /// What a file imports, each with the files it may come from (the keys of
 /// [`super::path_keys`], most specific first): the package path as directories, as Java's
 /// imports are (a Kotlin file also from a Java one); in PHP the namespace less its leading
 /// parts too (PSR-4 maps a vendor's prefix to `src/`); in Elixir the module's path in snake
-/// case (`Plug.Conn` → `plug/conn.ex`); in Lua the module's path, or its `init.lua`.
-fn imports(file_type: &str, text: &str, lines: &[CodeLine]) -> Vec<Import> {
+/// case (`Plug.Conn` → `plug/conn.ex`); in Lua the module's path, or its `init.lua`; in Dart
+/// the file its URI names (see [`dart_candidates`]).
+fn imports(file_type: &str, text: &str, lines: &[CodeLine], rel_path: &str) -> Vec<Import> {
     let mut out = Vec::new();
     // Read from the lines of code (an example in a doc comment or an Elixir `@doc` imports
-    // nothing), but for Lua's module name, a string.
+    // nothing), but for Lua's module name and Dart's URI, a string.
     for ((i, line), code) in text.lines().enumerate().zip(lines) {
         let number = i as u32 + 1;
+        if file_type == "dart" {
+            let keyword = code.code.split_whitespace().next().unwrap_or_default();
+            if !matches!(keyword, "import" | "export" | "part") {
+                continue;
+            }
+            // `part of 'x.dart';` names the library this file belongs to: no import.
+            let Some(caps) = DART_DIRECTIVE.captures(line) else {
+                continue;
+            };
+            let uri = &caps[2];
+            out.push(Import {
+                specifier: uri.to_owned(),
+                // An export binds no name here (a barrel's, followed as TypeScript's are); a
+                // part shares its library's names, as an import without a prefix brings in
+                // every public name of the file.
+                name: match (&caps[1], caps.get(3)) {
+                    ("export", _) => String::new(),
+                    ("import", Some(prefix)) => prefix.as_str().to_owned(),
+                    _ => "*".to_owned(),
+                },
+                line: number,
+                candidates: dart_candidates(rel_path, uri),
+            });
+            continue;
+        }
         if file_type == "lua" {
             if !code.code.contains("require") {
                 continue;
@@ -530,6 +591,28 @@ fn imports(file_type: &str, text: &str, lines: &[CodeLine]) -> Vec<Import> {
     out
 }
 
+/// The files a Dart URI may name: a relative one from the importing file's directory; a
+/// `package:name/path.dart` from the `lib/` of that package, first in a directory named for it
+/// (`packages/bloc/lib/…` of a repository of several packages), then at the repository's root
+/// (a repository that is the package). `dart:` libraries and packages from outside the
+/// repository resolve to no file here.
+fn dart_candidates(rel_path: &str, uri: &str) -> Vec<String> {
+    if let Some(rest) = uri.strip_prefix("package:") {
+        return match rest.split_once('/') {
+            Some((package, path)) if !package.is_empty() && !path.is_empty() => {
+                vec![format!("{package}/lib/{path}"), format!("/lib/{path}")]
+            }
+            _ => Vec::new(),
+        };
+    }
+    if uri.contains(':') {
+        return Vec::new(); // `dart:async`, `http://…`
+    }
+    super::imports::resolve(super::imports::dir_of(rel_path), uri)
+        .map(|path| vec![format!("/{path}")])
+        .unwrap_or_default()
+}
+
 /// An Elixir module's part as its file names it: `ErrorHandler` → `error_handler`.
 fn snake_case(part: &str) -> String {
     let mut out = String::with_capacity(part.len() + 4);
@@ -554,7 +637,7 @@ mod tests {
     use super::*;
 
     fn defs(file_type: &str, text: &str) -> Vec<(String, &'static str, u32, u32, Option<u32>)> {
-        extract(file_type, text)
+        extract(file_type, text, "x")
             .definitions
             .into_iter()
             .map(|d| (d.qualified, d.kind, d.start_line, d.end_line, d.parent))
@@ -563,7 +646,7 @@ mod tests {
 
     /// Each call as `qualifier.name:line` (or `name:line`).
     fn calls(file_type: &str, text: &str) -> Vec<String> {
-        extract(file_type, text)
+        extract(file_type, text, "x")
             .references
             .into_iter()
             .map(|r| match r.qualifier {
@@ -602,7 +685,7 @@ mod tests {
                 "gettype:23"
             ]
         );
-        let enclosing: Vec<Option<u32>> = extract("php", php)
+        let enclosing: Vec<Option<u32>> = extract("php", php, "x.php")
             .references
             .iter()
             .map(|r| r.enclosing)
@@ -669,9 +752,39 @@ mod tests {
     }
 
     #[test]
+    fn dart_functions_methods_and_getters_are_declared_by_their_types() {
+        let dart = "mixin Counting on Object {}\n\nclass CounterCubit extends Cubit<int> with Counting {\n  CounterCubit() : super(0);\n\n  @override\n  void increment() => emit(state + 1);\n\n  int get doubled => helper(state) * 2;\n\n  static Map<String, List<int>> toJson(CounterCubit c) {\n    return {'n': [c.state]};\n  }\n}\n\nFuture<void> main() async {\n  final cubit = CounterCubit();\n  cubit.increment();\n  if (ready(cubit)) {\n    return print(startValue());\n  }\n}\n\nint startValue() {\n  return 0;\n}\n";
+        assert_eq!(
+            defs("dart", dart),
+            [
+                ("Counting".to_owned(), "class", 1, 1, None),
+                ("CounterCubit".to_owned(), "class", 3, 14, None),
+                ("CounterCubit.increment".to_owned(), "method", 7, 7, Some(1)),
+                ("CounterCubit.doubled".to_owned(), "method", 9, 9, Some(1)),
+                ("CounterCubit.toJson".to_owned(), "method", 11, 13, Some(1)),
+                ("main".to_owned(), "function", 16, 22, None),
+                ("startValue".to_owned(), "function", 24, 26, None),
+            ]
+        );
+        // Not the constructor's own name, nor a definition's; a call on a name declared by its
+        // class is a call on the class.
+        assert_eq!(
+            calls("dart", dart),
+            [
+                "emit:7",
+                "helper:9",
+                "CounterCubit:17",
+                "CounterCubit.increment:18",
+                "ready:19",
+                "startValue:20",
+            ]
+        );
+    }
+
+    #[test]
     fn imports_name_the_files_they_come_from() {
         let imports = |file_type: &str, text: &str| -> Vec<(String, String, Vec<String>)> {
-            extract(file_type, text)
+            extract(file_type, text, "lib/src/x")
                 .imports
                 .into_iter()
                 .map(|i| (i.specifier, i.name, i.candidates))
@@ -779,6 +892,42 @@ mod tests {
                 "Map".to_owned(),
                 owned(&["Data/Map/Strict.hs"])
             )]
+        );
+        // Dart, from `lib/src/x`: a package's `lib/`, a path from this file's directory; an
+        // export binds no name, a part every name, `part of` and `dart:` nothing here.
+        assert_eq!(
+            imports(
+                "dart",
+                "library x;\n\nimport 'dart:async';\nimport 'package:bloc/bloc.dart' as b;\nimport \"../model.dart\" show Model;\n// import 'gone.dart';\nexport 'package:provider/provider.dart'\n    show ReadContext;\nexport 'builder.dart';\npart 'x.g.dart';\npart of 'lib.dart';\n"
+            ),
+            [
+                ("dart:async".to_owned(), "*".to_owned(), Vec::new()),
+                (
+                    "package:bloc/bloc.dart".to_owned(),
+                    "b".to_owned(),
+                    owned(&["bloc/lib/bloc.dart", "/lib/bloc.dart"])
+                ),
+                (
+                    "../model.dart".to_owned(),
+                    "*".to_owned(),
+                    owned(&["/lib/model.dart"])
+                ),
+                (
+                    "package:provider/provider.dart".to_owned(),
+                    String::new(),
+                    owned(&["provider/lib/provider.dart", "/lib/provider.dart"])
+                ),
+                (
+                    "builder.dart".to_owned(),
+                    String::new(),
+                    owned(&["/lib/src/builder.dart"])
+                ),
+                (
+                    "x.g.dart".to_owned(),
+                    "*".to_owned(),
+                    owned(&["/lib/src/x.g.dart"])
+                ),
+            ]
         );
         assert_eq!(
             imports("scala", "import scala.collection._\n"),

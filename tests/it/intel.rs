@@ -1127,6 +1127,90 @@ async fn overloads_extension_methods_inheritance_and_ruby_bare_calls_resolve_as_
 }
 
 #[tokio::test]
+async fn dart_packages_resolve_through_their_library_files_exports() {
+    let d = Daemon::start(&[
+        // A repository of packages: an app that imports a package of its own.
+        (
+            "packages/counter/lib/counter.dart",
+            "library counter;\n\nexport 'src/counter_cubit.dart';\n",
+        ),
+        (
+            "packages/counter/lib/src/counter_cubit.dart",
+            "class CounterCubit {\n  CounterCubit();\n\n  int increment(int n) {\n    return n + 1;\n  }\n}\n\nint startValue() {\n  return 0;\n}\n",
+        ),
+        (
+            "examples/app/lib/main.dart",
+            "import 'package:counter/counter.dart';\nimport 'package:flutter/material.dart';\nimport 'util.dart' as util;\n\nvoid main() {\n  final cubit = CounterCubit();\n  cubit.increment(startValue());\n  util.startValue();\n}\n",
+        ),
+        // The same name as the package's, in the app.
+        (
+            "examples/app/lib/util.dart",
+            "int startValue() {\n  return 1;\n}\n",
+        ),
+    ])
+    .await;
+    let lines = |reply: &Value| -> Vec<(String, i64)> {
+        callers(reply)
+            .into_iter()
+            .map(|(path, line, _)| (path, line))
+            .collect()
+    };
+    for (symbol, path, want) in [
+        (
+            "startValue",
+            "packages/counter/lib/src/counter_cubit.dart",
+            7,
+        ),
+        ("startValue", "examples/app/lib/util.dart", 8),
+        (
+            "CounterCubit.increment",
+            "packages/counter/lib/src/counter_cubit.dart",
+            7,
+        ),
+        (
+            "CounterCubit",
+            "packages/counter/lib/src/counter_cubit.dart",
+            6,
+        ),
+    ] {
+        let r = d
+            .ask(
+                "agog.codebase.callers",
+                json!({ "symbol": symbol, "path": path }),
+            )
+            .await;
+        assert_eq!(
+            lines(&r),
+            [("examples/app/lib/main.dart".to_owned(), want)],
+            "{symbol} of {path}: {r}"
+        );
+    }
+    let r = d
+        .ask(
+            "agog.codebase.related",
+            json!({ "path": "examples/app/lib/main.dart" }),
+        )
+        .await;
+    let mut imports: Vec<&str> = r["imports"]
+        .as_array()
+        .unwrap_or_else(|| panic!("imports in {r}"))
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    imports.sort_unstable();
+    // Flutter is a package from outside the repository.
+    assert_eq!(
+        imports,
+        [
+            "examples/app/lib/util.dart",
+            "packages/counter/lib/counter.dart"
+        ],
+        "{r}"
+    );
+    d.stop().await;
+}
+
+#[tokio::test]
 async fn php_kotlin_and_elixir_calls_and_imports_resolve_from_their_lines_and_java_reaches_kotlin()
 {
     let d = Daemon::start(&[
