@@ -96,6 +96,16 @@ static DART_DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
     .expect("a valid regex")
 });
 
+/// A Dart declaration whose return type is a function type, from that type's `Function(…)`:
+/// `void Function() overridePrint(void Function() body) {` declares `overridePrint`, where
+/// [`DART_DEFINITION`] reads `Function` (a field `void Function()? onTap,` declares nothing).
+static DART_AFTER_FUNCTION_TYPE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\bFunction\s*\([^()]*\)\??\s+(?:(?:get|set)\s+)?([A-Za-z_$][\w$]*)\s*(?:<[^()]*?>)?\s*(?:\(|=>|\{|async\b)",
+    )
+    .expect("a valid regex")
+});
+
 /// Words that start a Dart statement or expression rather than a declaration's type, or that
 /// cannot name one: `return foo(x);`, `await for (…) {`, `else if (…) {`, `final x = f();`.
 const DART_NOT_DECLARATIONS: &[&str] = &[
@@ -159,7 +169,10 @@ pub(crate) fn definition_in<'a>(file_type: &str, line: &'a str) -> Option<(&'a s
         return (end > 0 && &name[..end] != "class").then(|| ("class", &name[..end]));
     }
     let caps = DART_DEFINITION.captures(line)?;
-    let (ty, name) = (caps.get(1)?.as_str(), caps.get(2)?.as_str());
+    let (ty, mut name) = (caps.get(1)?.as_str(), caps.get(2)?.as_str());
+    if name == "Function" {
+        name = DART_AFTER_FUNCTION_TYPE.captures(line)?.get(1)?.as_str();
+    }
     if DART_NOT_DECLARATIONS.contains(&ty) || DART_NOT_DECLARATIONS.contains(&name) {
         return None;
     }
@@ -445,6 +458,12 @@ mod tests {
                 None,
             ),
             ("    expect(find.text('1'), findsOneWidget);", None),
+            (
+                "void Function() overridePrint(void Function() body) {",
+                Some("overridePrint"),
+            ),
+            ("    TodosOverviewStatus Function()? status,", None),
+            ("  final void Function(Object error)? onError;", None),
         ] {
             assert_eq!(definition_in("dart", line).map(|(_, n)| n), name, "{line}");
         }

@@ -1,7 +1,8 @@
 //! What a class inherits from, read from its signature as stored (`class JsonTextReader :
 //! JsonReader, IJsonLineInfo`, `class A<T> extends B<T> implements C`, `class Scope <
-//! LinkedList`, `class View(Base, metaclass=M)`), so that a method called on a subclass, or
-//! without `this.` inside one, reaches the base class that defines it.
+//! LinkedList`, `class View(Base, metaclass=M)`, Dart's `class A extends B with M`), so that a
+//! method called on a subclass, or without `this.` inside one, reaches the base class that
+//! defines it.
 
 use super::arity::split_top_level;
 
@@ -13,6 +14,10 @@ pub fn bases_in(signature: &str, family: &str) -> Vec<String> {
         "java" | "ecma" => signature
             .split_once(" extends ")
             .map(|(_, rest)| rest.replace(" implements ", ", ")),
+        // `class CounterCubit extends Cubit<int> with Counting implements Sink<int>`
+        "dart" => signature
+            .split_once(" extends ")
+            .map(|(_, rest)| rest.replace(" with ", ", ").replace(" implements ", ", ")),
         "csharp" | "c" => colon_list(signature).map(str::to_owned),
         // `class TestRakeDsl < Rake::TestCase # :nodoc:`
         "ruby" => signature
@@ -73,6 +78,11 @@ mod tests {
     #[test]
     fn bases_from_class_signatures() {
         let cases: &[(&str, &str, &[&str])] = &[
+            (
+                "class CounterCubit extends Cubit<int> with Counting implements Sink<int>",
+                "dart",
+                &["Cubit", "Counting", "Sink"],
+            ),
             (
                 "public class JsonTextReader : JsonReader, IJsonLineInfo",
                 "csharp",

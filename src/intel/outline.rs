@@ -30,6 +30,17 @@ static CALL: LazyLock<Regex> = LazyLock::new(|| {
     .expect("a valid regex")
 });
 
+/// [`CALL`] with type arguments between the name and `(`, in the languages that write them so:
+/// Dart's `BlocBuilder<CounterCubit, int>(`, Kotlin's `listOf<Item>(`, Swift's `Array<Int>(`.
+/// Nothing but names, `,`, `.`, `?` and spaces inside, so a comparison (`i < n && m > f(x)`)
+/// stays one.
+static CALL_GENERIC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:([A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)*)(->|::|\?\.|\.|:))?\b([A-Za-z_][\w]*[!?]?)\s*(?:<[\w\s,.?<>]*>)?\s*\(",
+    )
+    .expect("a valid regex")
+});
+
 /// Words followed by `(` that are not calls.
 #[rustfmt::skip]
 const NOT_CALLS: &[&str] = &[
@@ -353,7 +364,11 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                         && t.strip_prefix(d.name.as_str())
                             .is_some_and(|rest| rest.starts_with(['(', '.']))
                 });
-        for caps in CALL.captures_iter(&line.code) {
+        let pattern = match file_type {
+            "dart" | "kt" | "kts" | "swift" => &*CALL_GENERIC,
+            _ => &*CALL,
+        };
+        for caps in pattern.captures_iter(&line.code) {
             let Some(name) = caps.get(3).map(|m| m.as_str()) else {
                 continue;
             };
@@ -753,7 +768,7 @@ mod tests {
 
     #[test]
     fn dart_functions_methods_and_getters_are_declared_by_their_types() {
-        let dart = "mixin Counting on Object {}\n\nclass CounterCubit extends Cubit<int> with Counting {\n  CounterCubit() : super(0);\n\n  @override\n  void increment() => emit(state + 1);\n\n  int get doubled => helper(state) * 2;\n\n  static Map<String, List<int>> toJson(CounterCubit c) {\n    return {'n': [c.state]};\n  }\n}\n\nFuture<void> main() async {\n  final cubit = CounterCubit();\n  cubit.increment();\n  if (ready(cubit)) {\n    return print(startValue());\n  }\n}\n\nint startValue() {\n  return 0;\n}\n";
+        let dart = "mixin Counting on Object {}\n\nclass CounterCubit extends Cubit<int> with Counting {\n  CounterCubit() : super(0);\n\n  @override\n  void increment() => emit(state + 1);\n\n  int get doubled => helper(state) * 2;\n\n  static Map<String, List<int>> toJson(CounterCubit c) {\n    return {'n': [c.state]};\n  }\n}\n\nFuture<void> main() async {\n  final cubit = CounterCubit();\n  cubit.increment();\n  if (ready(cubit) && n < m && k > limit(2)) {\n    return print(startValue<int>());\n  }\n}\n\nint startValue() {\n  return 0;\n}\n";
         assert_eq!(
             defs("dart", dart),
             [
@@ -776,6 +791,7 @@ mod tests {
                 "CounterCubit:17",
                 "CounterCubit.increment:18",
                 "ready:19",
+                "limit:19",
                 "startValue:20",
             ]
         );
