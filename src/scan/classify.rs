@@ -103,6 +103,8 @@ mod tests {
             "Acme.Tests/StackTests.cs",
             "Sources/Tests/ParserTests.swift",
             "tests/Unit/RouterTest.php",
+            "src/ArenaTest.cc",
+            "AFNetworkingTests/AFHTTPSessionManagerTests.m",
         ] {
             assert_eq!(c.classify(path).1.as_deref(), Some("test"), "{path}");
         }
