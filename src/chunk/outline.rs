@@ -106,6 +106,16 @@ static DART_AFTER_FUNCTION_TYPE: LazyLock<Regex> = LazyLock::new(|| {
     .expect("a valid regex")
 });
 
+/// A Dart class with Dart 3's modifiers (`base class`, `interface class`, `sealed class`,
+/// `abstract mixin class`, `final class`), and an extension type (`extension type UserId(int
+/// id)`).
+static DART_CLASS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?:(?:(?:abstract|sealed|base|final|interface|mixin)\s+)+class|extension\s+type(?:\s+const)?)\s+([A-Za-z_$][\w$]*)",
+    )
+    .expect("a valid regex")
+});
+
 /// Words that start a Dart statement or expression rather than a declaration's type, or that
 /// cannot name one: `return foo(x);`, `await for (…) {`, `else if (…) {`, `final x = f();`.
 const DART_NOT_DECLARATIONS: &[&str] = &[
@@ -155,11 +165,19 @@ const DART_NOT_DECLARATIONS: &[&str] = &[
 /// [`definition`] in a file of type `file_type`: in Dart also the declarations
 /// [`DART_DEFINITION`] reads, as functions (methods in a class), and `mixin`s, as classes.
 pub(crate) fn definition_in<'a>(file_type: &str, line: &'a str) -> Option<(&'a str, &'a str)> {
+    if file_type != "dart" {
+        return definition(line);
+    }
+    // Dart 3's class modifiers, which [`DEFINITION`] would read as `interface class`.
+    if let Some(caps) = DART_CLASS.captures(line) {
+        return Some(("class", caps.get(1)?.as_str()));
+    }
+    // An extension without a name (`extension on String {`) names nothing.
+    if line.trim_start().starts_with("extension on ") {
+        return None;
+    }
     if let Some(found) = definition(line) {
         return Some(found);
-    }
-    if file_type != "dart" {
-        return None;
     }
     if let Some(rest) = line.trim_start().strip_prefix("mixin ") {
         let name = rest.trim_start();
@@ -448,6 +466,12 @@ mod tests {
             ),
             ("  set value(int v) {", Some("value")),
             ("mixin Counting on Object {", Some("Counting")),
+            ("interface class Repository {", Some("Repository")),
+            ("abstract base class Shape extends Object {", Some("Shape")),
+            ("sealed class Result<T> {", Some("Result")),
+            ("extension type const UserId(int id) {", Some("UserId")),
+            ("extension StringX on String {", Some("StringX")),
+            ("extension on String {", None),
             ("    return BlocBuilder<CounterCubit, int>(", None),
             ("    await for (final s in states) {", None),
             ("    } else if (done) {", None),
