@@ -85,14 +85,19 @@ pub(crate) fn definition(line: &str) -> Option<(&str, &str)> {
     Some((keyword.as_str(), unquoted(name.as_str())))
 }
 
+/// What follows a Dart declaration's type: `get`/`set`, the name, type parameters, then its
+/// parameters or body (`(`, `=>`, `{`, `async`).
+const DART_NAME_THEN_BODY: &str =
+    r"\s+(?:(?:get|set)\s+)?([A-Za-z_$][\w$]*)\s*(?:<[^()]*?>)?\s*(?:\(|=>|\{|async\b)";
+
 /// Dart declares a function, method, getter or setter by its type, with no keyword:
 /// `Widget build(BuildContext context) {`, `Future<void> main() async {`, `int get count =>`,
-/// `static Map<String, dynamic> toJson(User u) =>`; and a mixin with `mixin`. Constructors
-/// (`CounterCubit() : super(0);`) are their class's.
+/// `static Map<String, dynamic> toJson(User u) =>`. Constructors (`CounterCubit() :
+/// super(0);`) are their class's.
 static DART_DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:static|external|abstract|covariant)\s+)*([A-Za-z_$][\w$]*)(?:<[^()]*?>)?\??\s+(?:(?:get|set)\s+)?([A-Za-z_$][\w$]*)\s*(?:<[^()]*?>)?\s*(?:\(|=>|\{|async\b)",
-    )
+    Regex::new(&format!(
+        r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:static|external|abstract|covariant)\s+)*([A-Za-z_$][\w$]*)(?:<[^()]*?>)?\??{DART_NAME_THEN_BODY}"
+    ))
     .expect("a valid regex")
 });
 
@@ -100,18 +105,15 @@ static DART_DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
 /// `void Function() overridePrint(void Function() body) {` declares `overridePrint`, where
 /// [`DART_DEFINITION`] reads `Function` (a field `void Function()? onTap,` declares nothing).
 static DART_AFTER_FUNCTION_TYPE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"\bFunction\s*\([^()]*\)\??\s+(?:(?:get|set)\s+)?([A-Za-z_$][\w$]*)\s*(?:<[^()]*?>)?\s*(?:\(|=>|\{|async\b)",
-    )
-    .expect("a valid regex")
+    Regex::new(&format!(r"\bFunction\s*\([^()]*\)\??{DART_NAME_THEN_BODY}")).expect("a valid regex")
 });
 
 /// A Dart class with Dart 3's modifiers (`base class`, `interface class`, `sealed class`,
-/// `abstract mixin class`, `final class`), and an extension type (`extension type UserId(int
-/// id)`).
+/// `abstract mixin class`, `final class`), a mixin (`mixin Counting on Object`) and an
+/// extension type (`extension type UserId(int id)`).
 static DART_CLASS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^\s*(?:(?:(?:abstract|sealed|base|final|interface|mixin)\s+)+class|extension\s+type(?:\s+const)?)\s+([A-Za-z_$][\w$]*)",
+        r"^\s*(?:(?:(?:abstract|sealed|base|final|interface|mixin)\s+)+class|extension\s+type(?:\s+const)?|mixin)\s+([A-Za-z_$][\w$]*)",
     )
     .expect("a valid regex")
 });
@@ -126,13 +128,13 @@ const DART_NOT_DECLARATIONS: &[&str] = &[
     "with", "default", "break", "continue", "required", "when", "factory", "operator", "sync",
 ];
 
-/// [`definition`] in a file of type `file_type`: in Dart also the declarations
-/// [`DART_DEFINITION`] reads, as functions (methods in a class), and `mixin`s, as classes.
+/// [`definition`] in a file of type `file_type`: in Dart also the classes [`DART_CLASS`] reads,
+/// and the declarations [`DART_DEFINITION`] reads, as functions (methods in a class).
 pub(crate) fn definition_in<'a>(file_type: &str, line: &'a str) -> Option<(&'a str, &'a str)> {
     if file_type != "dart" {
         return definition(line);
     }
-    // Dart 3's class modifiers, which [`DEFINITION`] would read as `interface class`.
+    // Dart 3's class modifiers, which [`DEFINITION`] would read as `interface class`; mixins.
     if let Some(caps) = DART_CLASS.captures(line) {
         return Some(("class", caps.get(1)?.as_str()));
     }
@@ -142,13 +144,6 @@ pub(crate) fn definition_in<'a>(file_type: &str, line: &'a str) -> Option<(&'a s
     }
     if let Some(found) = definition(line) {
         return Some(found);
-    }
-    if let Some(rest) = line.trim_start().strip_prefix("mixin ") {
-        let name = rest.trim_start();
-        let end = name
-            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-            .unwrap_or(name.len());
-        return (end > 0 && &name[..end] != "class").then(|| ("class", &name[..end]));
     }
     let caps = DART_DEFINITION.captures(line)?;
     let (ty, mut name) = (caps.get(1)?.as_str(), caps.get(2)?.as_str());

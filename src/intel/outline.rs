@@ -20,26 +20,23 @@ use super::{
 };
 use crate::chunk::outline::{definition_in, definition_kind};
 
-/// A call: an optional path and separator, then the called name and `(`. [`calls`] reads
-/// Lua's `obj:method(` for Lua alone (`:` is a label or a type elsewhere), and `->` for PHP
-/// and Perl alone (a lambda's or a clause's arrow elsewhere).
-static CALL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?:([A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)*)(->|::|\?\.|\.|:))?\b([A-Za-z_][\w]*[!?]?)\s*\(",
-    )
+/// A call: an optional path and separator, then the called name, `type_arguments` (a pattern,
+/// or none) and `(`. [`calls`] reads Lua's `obj:method(` for Lua alone (`:` is a label or a
+/// type elsewhere), and `->` for PHP and Perl alone (a lambda's or a clause's arrow elsewhere).
+fn call_pattern(type_arguments: &str) -> Regex {
+    Regex::new(&format!(
+        r"(?:([A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)*)(->|::|\?\.|\.|:))?\b([A-Za-z_][\w]*[!?]?)\s*{type_arguments}\("
+    ))
     .expect("a valid regex")
-});
+}
+
+static CALL: LazyLock<Regex> = LazyLock::new(|| call_pattern(""));
 
 /// [`CALL`] with type arguments between the name and `(`, in the languages that write them so:
 /// Dart's `BlocBuilder<CounterCubit, int>(`, Kotlin's `listOf<Item>(`, Swift's `Array<Int>(`.
 /// Nothing but names, `,`, `.`, `?` and spaces inside, so a comparison (`i < n && m > f(x)`)
 /// stays one.
-static CALL_GENERIC: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?:([A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)*)(->|::|\?\.|\.|:))?\b([A-Za-z_][\w]*[!?]?)\s*(?:<[\w\s,.?<>]*>)?\s*\(",
-    )
-    .expect("a valid regex")
-});
+static CALL_GENERIC: LazyLock<Regex> = LazyLock::new(|| call_pattern(r"(?:<[\w\s,.?<>]*>)?\s*"));
 
 /// Words followed by `(` that are not calls.
 #[rustfmt::skip]

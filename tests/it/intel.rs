@@ -84,6 +84,24 @@ fn callers(reply: &Value) -> Vec<(String, i64, String)> {
     out
 }
 
+/// [`callers`] without their resolution: (path, line), sorted.
+fn caller_lines(reply: &Value) -> Vec<(String, i64)> {
+    callers(reply)
+        .into_iter()
+        .map(|(path, line, _)| (path, line))
+        .collect()
+}
+
+/// The paths of a `related` reply's imports, in its order.
+fn imported_paths(reply: &Value) -> Vec<&str> {
+    reply["imports"]
+        .as_array()
+        .unwrap_or_else(|| panic!("imports in {reply}"))
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect()
+}
+
 #[tokio::test]
 async fn callers_callees_and_imports_match_the_source() {
     let d = Daemon::start(FILES).await;
@@ -1149,12 +1167,6 @@ async fn dart_packages_resolve_through_their_library_files_exports() {
         ),
     ])
     .await;
-    let lines = |reply: &Value| -> Vec<(String, i64)> {
-        callers(reply)
-            .into_iter()
-            .map(|(path, line, _)| (path, line))
-            .collect()
-    };
     for (symbol, path, want) in [
         (
             "startValue",
@@ -1180,7 +1192,7 @@ async fn dart_packages_resolve_through_their_library_files_exports() {
             )
             .await;
         assert_eq!(
-            lines(&r),
+            caller_lines(&r),
             [("examples/app/lib/main.dart".to_owned(), want)],
             "{symbol} of {path}: {r}"
         );
@@ -1191,12 +1203,7 @@ async fn dart_packages_resolve_through_their_library_files_exports() {
             json!({ "path": "examples/app/lib/main.dart" }),
         )
         .await;
-    let mut imports: Vec<&str> = r["imports"]
-        .as_array()
-        .unwrap_or_else(|| panic!("imports in {r}"))
-        .iter()
-        .filter_map(|f| f["path"].as_str())
-        .collect();
+    let mut imports = imported_paths(&r);
     imports.sort_unstable();
     // Flutter is a package from outside the repository.
     assert_eq!(
@@ -1245,12 +1252,6 @@ async fn php_kotlin_and_elixir_calls_and_imports_resolve_from_their_lines_and_ja
         ),
     ])
     .await;
-    let lines = |reply: &Value| -> Vec<(String, i64)> {
-        callers(reply)
-            .into_iter()
-            .map(|(path, line, _)| (path, line))
-            .collect()
-    };
     for (symbol, want) in [
         ("Client.prepare", ("src/Client.php", 10)),
         ("Transport.deliver", ("src/Client.php", 15)),
@@ -1262,7 +1263,11 @@ async fn php_kotlin_and_elixir_calls_and_imports_resolve_from_their_lines_and_ja
         let r = d
             .ask("agog.codebase.callers", json!({ "symbol": symbol }))
             .await;
-        assert_eq!(lines(&r), [(want.0.to_owned(), want.1)], "{symbol}: {r}");
+        assert_eq!(
+            caller_lines(&r),
+            [(want.0.to_owned(), want.1)],
+            "{symbol}: {r}"
+        );
     }
     for (path, imported) in [
         ("src/Client.php", "src/Http/Transport.php"),
@@ -1279,13 +1284,7 @@ async fn php_kotlin_and_elixir_calls_and_imports_resolve_from_their_lines_and_ja
         let r = d
             .ask("agog.codebase.related", json!({ "path": path }))
             .await;
-        let imports: Vec<&str> = r["imports"]
-            .as_array()
-            .unwrap_or_else(|| panic!("imports in {r}"))
-            .iter()
-            .filter_map(|f| f["path"].as_str())
-            .collect();
-        assert_eq!(imports, [imported], "{path}: {r}");
+        assert_eq!(imported_paths(&r), [imported], "{path}: {r}");
     }
     d.stop().await;
 }
