@@ -354,8 +354,49 @@ impl Indexer {
             .run(repo, candidates, walk_skips, states, progress, cancel)
             .await?;
         report.unlisted = unlisted;
+        if !cancel.is_cancelled() {
+            self.record_history(repo).await;
+        }
         report.total_time = started.elapsed();
         Ok(report)
+    }
+
+    /// Counts how often each file of the repository changed in its latest
+    /// `index.history_commits` commits and records it, the prior of `search.history_weight`. A
+    /// root outside git has none; a failure is logged and costs only the prior (the counts
+    /// recorded before stay).
+    async fn record_history(&self, repo: &Repository) {
+        let max_commits = repo.rules().history_commits;
+        if max_commits == 0 {
+            return;
+        }
+        let root = repo.root.clone();
+        let read =
+            tokio::task::spawn_blocking(move || scan::history::read(&root, "HEAD", max_commits))
+                .await;
+        let commits = match read {
+            Ok(Ok(Some(commits))) => commits,
+            Ok(Ok(None)) => {
+                tracing::debug!(repository = %repo.name, "not in a git repository: no change history");
+                Vec::new()
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(repository = %repo.name, error = %e,
+                    "cannot read the change history; searches go without it");
+                return;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "reading the change history panicked");
+                return;
+            }
+        };
+        let changes = scan::history::count(&commits);
+        match self.store.set_file_changes(&repo.name, &changes).await {
+            Ok(written) => tracing::debug!(repository = %repo.name, commits = commits.len(),
+                files = changes.len(), written, "change history recorded"),
+            Err(e) => tracing::warn!(repository = %repo.name, error = %e,
+                "cannot record the change history; the next reconcile retries"),
+        }
     }
 
     /// Brings the given paths of a repository (relative, `/`-separated; files or directories,

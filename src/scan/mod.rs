@@ -7,6 +7,7 @@
 //! is reported as such. Nothing here touches the database.
 
 mod classify;
+pub mod history;
 pub mod notebook;
 mod walk;
 

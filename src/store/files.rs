@@ -513,6 +513,45 @@ impl Store {
         Ok(())
     }
 
+    /// Records how many recent commits changed each file of `repository` (`changes`, by path;
+    /// see [`crate::scan::history`]); its other files get 0. Only the rows whose count differs
+    /// are written, in one statement; returns how many were.
+    pub async fn set_file_changes(
+        &self,
+        repository: &str,
+        changes: &HashMap<String, f32>,
+    ) -> Result<u64, StoreError> {
+        let (paths, counts): (Vec<&str>, Vec<f32>) =
+            changes.iter().map(|(p, c)| (p.as_str(), *c)).unzip();
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(q("starting a transaction"))?;
+        let done = sqlx::query(
+            "UPDATE indexed_files f SET changes = n.changes
+               FROM (SELECT g.file_path, coalesce(v.changes, 0) AS changes
+                       FROM indexed_files g
+                       LEFT JOIN unnest($2::text[], $3::real[]) AS v(file_path, changes)
+                         USING (file_path)
+                      WHERE g.repository = $1) n
+              WHERE f.repository = $1 AND f.file_path = n.file_path AND f.changes <> n.changes",
+        )
+        .bind(repository)
+        .bind(&paths)
+        .bind(&counts)
+        .execute(&mut *tx)
+        .await
+        .map_err(q("recording the files' changes"))?;
+        if done.rows_affected() > 0 {
+            bump_generation(&mut tx, repository).await?;
+        }
+        tx.commit()
+            .await
+            .map_err(q("committing the files' changes"))?;
+        Ok(done.rows_affected())
+    }
+
     /// Removes files that no longer exist, chunks and state together.
     pub async fn delete_files(
         &self,

@@ -909,6 +909,34 @@ impl Store {
         Ok(rows.into_iter().collect())
     }
 
+    /// How many recent commits changed each of `files` (repository, path), for those that any
+    /// did (see [`crate::scan::history`]): one lookup by the files' primary key.
+    pub async fn file_changes(
+        &self,
+        files: &[(String, String)],
+    ) -> Result<HashMap<(String, String), f64>, StoreError> {
+        if files.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let (repositories, paths): (Vec<&str>, Vec<&str>) =
+            files.iter().map(|(r, p)| (r.as_str(), p.as_str())).unzip();
+        let rows: Vec<(String, String, f32)> = sqlx::query_as(
+            "SELECT f.repository, f.file_path, f.changes
+               FROM unnest($1::text[], $2::text[]) AS k(r, p)
+               JOIN indexed_files f ON f.repository = k.r AND f.file_path = k.p
+              WHERE f.changes > 0",
+        )
+        .bind(&repositories)
+        .bind(&paths)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading the files' changes"))?;
+        Ok(rows
+            .into_iter()
+            .map(|(r, p, c)| ((r, p), f64::from(c)))
+            .collect())
+    }
+
     /// Each of `files`' vector score against `embedding`, from its chunks' cosine
     /// similarities (vectors of `model` passing the filters) on the narrow copies (migration
     /// 0018), in half precision: the nearest's with `temperature` 0, else [`pooled`]. A file's

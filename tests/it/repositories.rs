@@ -640,25 +640,11 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
         "pub fn issue_refund_now(amount: u64) -> u64 { amount }\n",
     )]);
     for args in [
-        vec!["init", "-q"],
-        vec!["add", "."],
-        vec![
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "init",
-        ],
+        &["init", "-q"][..],
+        &["add", "."],
+        &["commit", "-q", "-m", "init"],
     ] {
-        let ok = std::process::Command::new("git")
-            .args(&args)
-            .current_dir(origin.path())
-            .status()
-            .expect("git");
-        assert!(ok.success(), "git {args:?}");
+        support::git(origin.path(), args);
     }
 
     let base = support::config(&db, &nats.url);

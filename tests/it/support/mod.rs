@@ -534,6 +534,21 @@ pub fn repo<S: AsRef<str>>(files: &[(S, S)]) -> tempfile::TempDir {
     dir
 }
 
+/// Runs `git args` in `dir` as a test author; panics with git's message when it fails.
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 pub fn write(root: &Path, rel: &str, content: &str) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
