@@ -77,6 +77,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ),
     ("CODESEARCH_MIN_CHUNK_CHARS", "index.min_chunk_chars"),
     ("CODESEARCH_PARSE_TIMEOUT_MS", "index.parse_timeout_ms"),
+    ("CODESEARCH_HISTORY_COMMITS", "index.history_commits"),
     (
         "CODESEARCH_MODULE_FROM_FIRST_DIR",
         "index.module_from_first_dir",
@@ -155,6 +156,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "CODESEARCH_SEARCH_FILE_VECTOR_TEMPERATURE",
         "search.file_vector_temperature",
     ),
+    ("CODESEARCH_SEARCH_HISTORY_WEIGHT", "search.history_weight"),
     ("CODESEARCH_SEARCH_TEST_WEIGHT", "search.test_weight"),
     (
         "CODESEARCH_SEARCH_CHANGELOG_WEIGHT",
@@ -461,6 +463,7 @@ pub struct IndexConfig {
     pub chunk_overlap_chars: usize,
     pub min_chunk_chars: usize,
     pub parse_timeout_ms: u64,
+    pub history_commits: usize,
     pub module_from_first_dir: bool,
     pub module_rules: Vec<ModuleRule>,
     pub component_rules: Vec<ComponentRule>,
@@ -551,6 +554,7 @@ pub struct SearchConfig {
     pub file_weight: f64,
     pub definition_weight: f64,
     pub file_vector_temperature: f64,
+    pub history_weight: f64,
     pub test_weight: f64,
     pub changelog_weight: f64,
     pub project_file_weight: f64,
@@ -728,6 +732,10 @@ impl Config {
         }
         if self.search.hnsw_ef_search > 1000 {
             return bad("search.hnsw_ef_search must be between 0 (automatic) and 1000");
+        }
+        let w = self.search.history_weight;
+        if !(w.is_finite() && w >= 0.0) {
+            return bad("search.history_weight must be 0 or more");
         }
         if self.search.default_limit == 0 || self.search.default_limit > self.search.max_limit {
             return bad("search.default_limit must be between 1 and search.max_limit");
@@ -1026,6 +1034,13 @@ mod tests {
             err.to_string().contains("CODESEARCH_MAX_FILE_BYTES"),
             "{err}"
         );
+        let err = Config::load(
+            None,
+            |v| (v == "CODESEARCH_SEARCH_HISTORY_WEIGHT").then(|| "-0.2".to_owned()),
+            &[],
+        )
+        .expect_err("a negative prior rejected");
+        assert!(err.to_string().contains("search.history_weight"), "{err}");
     }
 
     #[test]

@@ -24,7 +24,7 @@
 
 mod request;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -553,12 +553,26 @@ impl SearchService {
         {
             h.similarity = similarities.get(&h.id).copied();
         }
+        let changes = if convex && mode == SearchMode::Hybrid && inner.cfg.history_weight > 0.0 {
+            let keys: HashSet<FileKey> = vector
+                .iter()
+                .chain(&chunks)
+                .chain(&files)
+                .chain(definitions.iter().map(|(h, _)| h))
+                .map(|h| (h.repository.clone(), h.file_path.clone()))
+                .collect();
+            let keys: Vec<FileKey> = keys.into_iter().collect();
+            inner.store.file_changes(&keys).await?
+        } else {
+            HashMap::new()
+        };
         let lists = Lists {
             vector,
             chunks,
             files,
             definitions,
             file_similarities,
+            changes,
         };
         let mut hits = fuse(lists, mode, &inner.cfg);
         if mode != SearchMode::Vector {
@@ -1017,6 +1031,9 @@ struct Lists {
     /// Each candidate file's vector score over its chunks (convex fusion only; see
     /// `Store::file_similarities`).
     file_similarities: HashMap<FileKey, f64>,
+    /// How many recent commits changed each candidate file that any did (hybrid mode, convex
+    /// fusion, `search.history_weight` above 0; see `Store::file_changes`).
+    changes: HashMap<FileKey, f64>,
 }
 
 /// A file: its repository and path.
@@ -1153,7 +1170,8 @@ fn fuse(lists: Lists, mode: SearchMode, cfg: &SearchConfig) -> Vec<ScoredHit> {
         &merged,
         lists.file_similarities,
         cfg.file_vector_temperature > 0.0,
-    );
+    )
+    .with_history(lists.changes, cfg.history_weight);
     for h in &mut merged {
         if mode == SearchMode::Vector {
             h.score = h.hit.similarity.unwrap_or(-1.0);
@@ -1498,6 +1516,11 @@ struct Convex {
     /// Each file's BM25, and the highest.
     files: HashMap<(String, String), f64>,
     file_lexical: f64,
+    /// Each candidate file's `ln(1 + changes)` (see [`Convex::with_history`]), the highest,
+    /// and the weight of their ratio.
+    history: HashMap<FileKey, f64>,
+    history_max: f64,
+    history_weight: f64,
 }
 
 impl Convex {
@@ -1520,6 +1543,9 @@ impl Convex {
             chunk_lexical,
             files,
             file_lexical,
+            history: HashMap::new(),
+            history_max: 0.0,
+            history_weight: 0.0,
         };
         let range = |values: &mut dyn Iterator<Item = f64>| {
             values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
@@ -1540,6 +1566,19 @@ impl Convex {
             )
         };
         convex
+    }
+
+    /// Adds each file's change history to its score: `weight × ln(1 + c) / ln(1 + c_max)`, c
+    /// the recent commits that changed the file (`changes`, by file) and c_max the most any
+    /// candidate has. Files no commit changed, and every file when none did, add nothing.
+    fn with_history(mut self, changes: HashMap<FileKey, f64>, weight: f64) -> Self {
+        self.history = changes
+            .into_iter()
+            .map(|(k, c)| (k, c.max(0.0).ln_1p()))
+            .collect();
+        self.history_max = self.history.values().copied().fold(0.0, f64::max);
+        self.history_weight = weight;
+        self
     }
 
     /// A candidate's vector score, before scaling. With `by_file`, its file's pooled score
@@ -1580,10 +1619,12 @@ impl Convex {
         };
         let chunk = scaled(h.lexical_rank.and(h.hit.lexical), self.chunk_lexical);
         let file = scaled(self.files.get(&key).copied(), self.file_lexical);
+        let history = scaled(self.history.get(&key).copied(), self.history_max);
         w_vector * similarity
             + w_chunk * chunk
             + w_file * file
             + w_definition * h.definition.unwrap_or(0.0)
+            + self.history_weight * history
     }
 }
 

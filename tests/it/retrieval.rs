@@ -1225,3 +1225,79 @@ async fn a_page_ranks_above_its_translations_unless_the_query_is_in_their_langua
         );
     }
 }
+
+#[tokio::test]
+async fn files_recent_commits_changed_gain_the_history_weight() {
+    let module = |name: &str| {
+        format!(
+            "def {name}(invoice):\n    \"\"\"Round the invoice total to whole cents.\"\"\"\n    \
+             return round(invoice.total, 2)\n"
+        )
+    };
+    let f = Fixture::new(&[
+        ("billing/once.py".to_owned(), module("once")),
+        ("billing/thrice.py".to_owned(), module("thrice")),
+    ])
+    .await;
+    let root = f.repo.path();
+    let keys: Vec<(String, String)> = ["billing/once.py", "billing/thrice.py"]
+        .iter()
+        .map(|p| ("app".to_owned(), (*p).to_owned()))
+        .collect();
+    let search = |weight: f64| {
+        let mut cfg = f.cfg.search.clone();
+        cfg.history_weight = weight;
+        cfg.result_cache_entries = 0;
+        let service = SearchService::new(f.store.clone(), Arc::new(HashEmbedder::new(384)), cfg);
+        let req = SearchRequest::new(
+            RawSearch::query("round the invoice total to cents"),
+            &f.cfg.search,
+        )
+        .expect("valid request");
+        async move {
+            let out = service.search(&req).await.expect("search");
+            let score = |path: &str| {
+                out.hits
+                    .iter()
+                    .find(|h| h.hit.file_path == path)
+                    .map(|h| h.score)
+                    .expect("both files found")
+            };
+            (score("billing/once.py"), score("billing/thrice.py"))
+        }
+    };
+    // Outside git: no counts, nothing added.
+    assert!(f.store.file_changes(&keys).await.expect("read").is_empty());
+    let plain = search(0.0).await;
+    assert_eq!(search(0.5).await, plain);
+
+    support::git(root, &["init", "-q"]);
+    support::git(root, &["add", "-A"]);
+    support::git(root, &["commit", "-q", "-m", "first"]);
+    for n in 2..=3 {
+        support::write(root, "billing/thrice.py", &module(&format!("thrice{n}")));
+        support::git(root, &["commit", "-q", "-am", "again"]);
+    }
+    support::write(root, "billing/thrice.py", &module("thrice"));
+    f.index().await;
+    let changes = f.store.file_changes(&keys).await.expect("read");
+    assert_eq!(changes.get(&keys[0]), Some(&1.0));
+    assert_eq!(changes.get(&keys[1]), Some(&3.0));
+    // `weight × ln(1 + c) / ln(1 + c_max)`: the whole weight for the file changed most, half of
+    // it (ln 2 / ln 4) for the other; the same text ranks by its history.
+    let (once, thrice) = search(0.5).await;
+    assert!(
+        (once - plain.0 - 0.25).abs() < 1e-9,
+        "{once} against {plain:?}"
+    );
+    assert!(
+        (thrice - plain.1 - 0.5).abs() < 1e-9,
+        "{thrice} against {plain:?}"
+    );
+    assert_eq!(search(0.0).await, plain);
+
+    // The history gone (the root is not a repository any more): the counts go back to 0.
+    std::fs::remove_dir_all(root.join(".git")).expect("rm .git");
+    f.index().await;
+    assert!(f.store.file_changes(&keys).await.expect("read").is_empty());
+}
