@@ -19,6 +19,12 @@
 //! history), in the block, and the same definitions among search's ten results, for the long
 //! queries and the commit subjects.
 //!
+//! A query from a commit (`source = "commit …"`) is searched with the change counts of the
+//! `index.history_commits` commits before its own (`search.history_weight`), as the daemon would
+//! have had them when its author began the change, and so is the same commit as a task of the
+//! context pre-fetch; other queries with their snapshot's. The snapshot's own counts would hold
+//! the very commit that answers the query.
+//!
 //! The corpora are indexed incrementally into the database given by `DATABASE_URL` (one
 //! repository per corpus), so a second run re-uses the vectors and takes seconds. They go to
 //! the workspace `CODESEARCH_WORKSPACE` names (default `default`): `large`, `outline` and
@@ -36,7 +42,9 @@
 //! queries from that repository's history pooled): with the labels as written, and again with
 //! the tests and changelogs each commit changed as labels too, which the sets leave out.
 //!
-//! `RELEVANCE_RANKINGS=FILE` writes every mode's ranked files for every query to FILE (tab-separated).
+//! `RELEVANCE_RANKINGS=FILE` writes every mode's ranked files for every query to FILE (tab-separated);
+//! `RELEVANCE_LIMIT=N` makes every search N results deep (the figures still read the first ten),
+//! for studying a re-ranking offline.
 
 mod common;
 
@@ -52,9 +60,9 @@ use codesearch::context::{ContextRequest, ContextService};
 use codesearch::daemon;
 use codesearch::pipeline::Indexer;
 use codesearch::repository::Repository;
-use codesearch::scan::{Classifier, Walker};
+use codesearch::scan::{Classifier, Walker, history};
 use codesearch::search::{RawSearch, SearchRequest, SearchService, is_changelog};
-use codesearch::store::Origin;
+use codesearch::store::{Origin, Store};
 use codesearch::text::words;
 use common::registry_crate;
 use serde::Deserialize;
@@ -81,12 +89,27 @@ struct Corpus {
     git: Option<String>,
     #[serde(default)]
     commit: Option<String>,
+    /// For a corpus that is not a git snapshot (a package): its project's history, whose
+    /// change counts its queries are searched with.
+    #[serde(default)]
+    history: Option<CorpusHistory>,
     /// Written after the defaults were chosen, to check that they generalise.
     #[serde(default)]
     held_out: bool,
     /// Which file the corpus came from (set when loading): the report sums by it.
     #[serde(skip)]
     set: String,
+}
+
+/// A package corpus's project history: the repository, the revision the package was
+/// released from, and the package's folder in it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CorpusHistory {
+    git: String,
+    revision: String,
+    #[serde(default)]
+    path: String,
 }
 
 #[derive(Deserialize)]
@@ -242,6 +265,7 @@ async fn main() -> anyhow::Result<()> {
         )),
         _ => None,
     };
+    let histories = Histories::read(&labels, &roots, &store, cfg.index.history_commits)?;
     let mut per_corpus: Vec<(String, [Score; 4])> = Vec::new();
     // The same figures by kind of query: (name, scores).
     let mut groups: Vec<(&str, [Score; 4])> = [
@@ -290,13 +314,19 @@ async fn main() -> anyhow::Result<()> {
                     &mut scores.last_mut().expect("just pushed").1
                 }
             };
+            histories.set_for(q).await?;
             let mut hybrid_ranked = Vec::new();
             let mut ranked_by_mode: Vec<Vec<String>> = Vec::new();
             for (m, mode) in MODES.iter().enumerate() {
                 let req = SearchRequest::new(
                     RawSearch {
                         mode: Some((*mode).into()),
-                        limit: Some(10),
+                        limit: Some(
+                            std::env::var("RELEVANCE_LIMIT")
+                                .ok()
+                                .and_then(|s| s.parse().ok())
+                                .unwrap_or(10),
+                        ),
                         repository: Some(c.name.clone()),
                         ..RawSearch::query(q.query.clone())
                     },
@@ -471,7 +501,7 @@ async fn main() -> anyhow::Result<()> {
             at(0.95)
         );
     }
-    changed_code(&labels, &roots, &service, &cfg).await?;
+    changed_code(&labels, &roots, &service, &histories, &cfg).await?;
     if !behind.is_empty() {
         println!("\nhybrid behind bm25-file:");
         for b in behind {
@@ -502,6 +532,7 @@ async fn changed_code(
     labels: &Labels,
     roots: &HashMap<String, Vec<PathBuf>>,
     search: &SearchService,
+    histories: &Histories<'_>,
     cfg: &Config,
 ) -> anyhow::Result<()> {
     let of_set = |sets: &[&str]| -> Vec<&Query> {
@@ -542,6 +573,7 @@ async fn changed_code(
         let (mut files_share, mut files_whole) = (0.0, 0);
         let (mut defs_share, mut defs_whole) = (0.0, 0);
         for (q, defs) in tasks.iter().zip(&changed) {
+            histories.set_for(q).await?;
             let block = context
                 .build(ContextRequest {
                     task: q.query.clone(),
@@ -585,10 +617,10 @@ async fn changed_code(
         "\nsearch, 10 results: share of the changed definitions among the chunks shown; hybrid \
          time with the query vectors cached"
     );
-    shown_by_search("long queries", &tasks, &changed, search).await?;
+    shown_by_search("long queries", &tasks, &changed, search, histories).await?;
     let subjects = of_set(&["commits", "validation"]);
     let changed = changed_of(labels, roots, &subjects, &opts)?;
-    shown_by_search("commit subjects", &subjects, &changed, search).await?;
+    shown_by_search("commit subjects", &subjects, &changed, search, histories).await?;
     Ok(())
 }
 
@@ -643,6 +675,7 @@ async fn shown_by_search(
     queries: &[&Query],
     changed: &[HashMap<&str, Vec<Lines>>],
     search: &SearchService,
+    histories: &Histories<'_>,
 ) -> anyhow::Result<()> {
     let scored = changed.iter().filter(|c| !c.is_empty()).count();
     for by_words in [false, true] {
@@ -657,6 +690,7 @@ async fn shown_by_search(
                 search.config(),
             )?;
             req.chunks_by_words = by_words;
+            histories.set_for(q).await?;
             let started = Instant::now();
             let out = search.search(&req).await?;
             ms.push(started.elapsed().as_secs_f64() * 1000.0);
@@ -852,6 +886,79 @@ fn git_dir_of(name: &str, url: &str) -> anyhow::Result<(PathBuf, bool)> {
             .arg(&clone))?;
     }
     Ok((clone, false))
+}
+
+/// The git corpora's histories at their snapshots (newest first), from which each query is
+/// searched with the change counts the daemon would have had for it ([`history_before`]): the
+/// snapshot's own counts hold the commit that answers the query.
+struct Histories<'a> {
+    store: &'a Store,
+    commits: HashMap<String, Vec<history::Commit>>,
+    max_commits: usize,
+}
+
+impl<'a> Histories<'a> {
+    fn read(
+        labels: &Labels,
+        roots: &HashMap<String, Vec<PathBuf>>,
+        store: &'a Store,
+        max_commits: usize,
+    ) -> anyhow::Result<Self> {
+        let mut commits = HashMap::new();
+        for c in labels.corpus.iter().filter(|c| roots.contains_key(&c.name)) {
+            let (url, commit, path) = match (&c.git, &c.commit, &c.history) {
+                (Some(url), Some(commit), _) => (url, commit, ""),
+                (_, _, Some(h)) => (&h.git, &h.revision, h.path.as_str()),
+                _ => continue,
+            };
+            let (git_dir, _) = git_dir_of(&c.name, url)?;
+            let mut git = std::process::Command::new("git");
+            git.arg("--git-dir").arg(&git_dir).arg("log");
+            let pathspec = if path.is_empty() {
+                "."
+            } else {
+                git.arg(format!("--relative={path}/"));
+                path
+            };
+            let log = history::log(git, commit, 1_000_000, pathspec)?
+                .with_context(|| format!("{commit} of {url} has no history"))?;
+            commits.insert(c.name.clone(), log);
+        }
+        Ok(Self {
+            store,
+            commits,
+            max_commits,
+        })
+    }
+
+    /// Records, for `q`'s corpus, the change counts `q` is searched with.
+    async fn set_for(&self, q: &Query) -> anyhow::Result<()> {
+        if let Some(commits) = self.commits.get(&q.corpus) {
+            let changes = history_before(commits, q, self.max_commits);
+            self.store.set_file_changes(&q.corpus, &changes).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The change counts a query is searched with: for a query from a commit (`source`), those of
+/// the `max_commits` commits before it, what the daemon would have recorded when the commit's
+/// author began the change (none if the commit is not in the history); for another query, the
+/// snapshot's. The snapshot's own counts would hold the commit that answers the query.
+fn history_before(
+    commits: &[history::Commit],
+    q: &Query,
+    max_commits: usize,
+) -> HashMap<String, f32> {
+    let from = match q.source.as_deref().and_then(|s| s.strip_prefix("commit ")) {
+        Some(id) => match commits.iter().position(|c| c.id.starts_with(id)) {
+            Some(i) => i + 1,
+            None => commits.len(),
+        },
+        None => 0,
+    };
+    let to = from.saturating_add(max_commits).min(commits.len());
+    history::count(&commits[from..to])
 }
 
 /// The tree of `url` at `commit`, checked out once under `.codesearch/corpora/<name>-<commit>`.
