@@ -8,7 +8,7 @@
 //! packed, shallow and worktree repositories alike) and stored on each file's `indexed_files`
 //! row by the indexer after every full reconcile.
 //!
-//! Counting: over the last `index.history_commits` commits of the revision, each commit adds 1
+//! Counting: over the last `index.history_commits` commits that changed the root, each adds 1
 //! to every file it added or modified, except commits that touch more than
 //! [`MAX_FILES_PER_COMMIT`] files (a reformat, a vendored copy, a licence header: they say
 //! nothing about where work happens). Paths are relative to the root (`git log --relative`), so
@@ -38,8 +38,8 @@ pub enum HistoryError {
 }
 
 /// The last `max_commits` commits of `revision` that changed files under `root` (in the
-/// repository that holds it), newest first, with their paths relative to `root`. `None` when `root` is not in a git repository
-/// (or the revision does not exist yet: a repository without commits).
+/// repository that holds it), newest first, with their paths relative to `root`. `None` when
+/// `root` is not in a git repository, or the revision does not exist yet (no commits).
 pub fn read(
     root: &Path,
     revision: &str,
@@ -66,6 +66,8 @@ pub fn log(
     pathspec: &str,
 ) -> Result<Option<Vec<Commit>>, HistoryError> {
     git.args([
+        // A user's `log.showSignature` would print signatures among the paths.
+        "--no-show-signature",
         "--no-renames",
         "--diff-filter=AM",
         "--name-only",
@@ -77,6 +79,8 @@ pub fn log(
     .arg("--")
     .arg(pathspec)
     .env("GIT_TERMINAL_PROMPT", "0")
+    // Its messages in English, which the cases below are told apart by.
+    .env("LC_ALL", "C")
     .stdin(std::process::Stdio::null());
     let out = git.output().map_err(HistoryError::Spawn)?;
     if !out.status.success() {
