@@ -909,6 +909,35 @@ impl Store {
         Ok(rows.into_iter().collect())
     }
 
+    /// How many recent commits changed each file of `workspace` that any did (see
+    /// [`crate::scan::history`]), or `None` when more than `max` files did: one scan of the
+    /// workspace's file rows, for search to keep while the workspace is unchanged.
+    pub async fn workspace_changes(
+        &self,
+        workspace: &str,
+        max: usize,
+    ) -> Result<Option<HashMap<(String, String), f64>>, StoreError> {
+        let rows: Vec<(String, String, f32)> = sqlx::query_as(
+            "SELECT f.repository, f.file_path, f.changes
+               FROM indexed_files f JOIN repositories r ON r.name = f.repository
+              WHERE r.workspace = $1 AND f.changes > 0
+              LIMIT $2",
+        )
+        .bind(workspace)
+        .bind(i64::try_from(max).unwrap_or(i64::MAX).saturating_add(1))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading the workspace's changes"))?;
+        if rows.len() > max {
+            return Ok(None);
+        }
+        Ok(Some(
+            rows.into_iter()
+                .map(|(r, p, c)| ((r, p), f64::from(c)))
+                .collect(),
+        ))
+    }
+
     /// How many recent commits changed each of `files` (repository, path), for those that any
     /// did (see [`crate::scan::history`]): one lookup by the files' primary key.
     pub async fn file_changes(

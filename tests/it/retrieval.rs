@@ -1244,11 +1244,15 @@ async fn files_recent_commits_changed_gain_the_history_weight() {
         .iter()
         .map(|p| ("app".to_owned(), (*p).to_owned()))
         .collect();
-    let search = |weight: f64| {
+    let service = |weight: f64| {
         let mut cfg = f.cfg.search.clone();
         cfg.history_weight = weight;
-        cfg.result_cache_entries = 0;
-        let service = SearchService::new(f.store.clone(), Arc::new(HashEmbedder::new(384)), cfg);
+        SearchService::new(f.store.clone(), Arc::new(HashEmbedder::new(384)), cfg)
+    };
+    // A service that lives through the changes below: it keeps the workspace's counts, and must
+    // read them again once the index changes.
+    let long_lived = service(0.5);
+    let scores = |service: SearchService| {
         let req = SearchRequest::new(
             RawSearch::query("round the invoice total to cents"),
             &f.cfg.search,
@@ -1266,10 +1270,12 @@ async fn files_recent_commits_changed_gain_the_history_weight() {
             (score("billing/once.py"), score("billing/thrice.py"))
         }
     };
+    let search = |weight: f64| scores(service(weight));
     // Outside git: no counts, nothing added.
     assert!(f.store.file_changes(&keys).await.expect("read").is_empty());
     let plain = search(0.0).await;
     assert_eq!(search(0.5).await, plain);
+    assert_eq!(scores(long_lived.clone()).await, plain);
 
     support::git(root, &["init", "-q"]);
     support::git(root, &["add", "-A"]);
@@ -1294,10 +1300,12 @@ async fn files_recent_commits_changed_gain_the_history_weight() {
         (thrice - plain.1 - 0.5).abs() < 1e-9,
         "{thrice} against {plain:?}"
     );
+    assert_eq!(scores(long_lived.clone()).await, (once, thrice));
     assert_eq!(search(0.0).await, plain);
 
     // The history gone (the root is not a repository any more): the counts go back to 0.
     std::fs::remove_dir_all(root.join(".git")).expect("rm .git");
     f.index().await;
     assert!(f.store.file_changes(&keys).await.expect("read").is_empty());
+    assert_eq!(scores(long_lived).await, plain);
 }
