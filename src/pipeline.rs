@@ -377,7 +377,8 @@ impl Indexer {
         let commits = match read {
             Ok(Ok(Some(commits))) => commits,
             Ok(Ok(None)) => {
-                tracing::debug!(repository = %repo.name, "not in a git repository: no change history");
+                tracing::debug!(repository = %repo.name,
+                    "no change history (not in a git repository, or no git on the PATH)");
                 Vec::new()
             }
             Ok(Err(e)) => {

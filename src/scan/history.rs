@@ -39,7 +39,8 @@ pub enum HistoryError {
 
 /// The last `max_commits` commits of `revision` that changed files under `root` (in the
 /// repository that holds it), newest first, with their paths relative to `root`. `None` when
-/// `root` is not in a git repository, or the revision does not exist yet (no commits).
+/// `root` is not in a git repository, the revision does not exist yet (no commits), or there
+/// is no `git` to run.
 pub fn read(
     root: &Path,
     revision: &str,
@@ -82,7 +83,12 @@ pub fn log(
     // Its messages in English, which the cases below are told apart by.
     .env("LC_ALL", "C")
     .stdin(std::process::Stdio::null());
-    let out = git.output().map_err(HistoryError::Spawn)?;
+    let out = match git.output() {
+        Ok(out) => out,
+        // No git on the PATH: no history to read, as for a folder outside git.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(HistoryError::Spawn(e)),
+    };
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         // Not a repository, or one without commits: no history, which is not an error.
@@ -210,7 +216,7 @@ mod tests {
     }
 
     #[test]
-    fn a_folder_outside_git_or_without_commits_has_no_history() {
+    fn a_folder_outside_git_or_without_commits_or_git_has_no_history() {
         let tmp = tempfile::tempdir().expect("tempdir");
         assert!(
             read(tmp.path(), "HEAD", 10)
@@ -220,6 +226,12 @@ mod tests {
         git(tmp.path(), &["init", "-q"]);
         assert!(
             read(tmp.path(), "HEAD", 10)
+                .expect("not an error")
+                .is_none()
+        );
+        let missing = Command::new(tmp.path().join("no-such-git"));
+        assert!(
+            log(missing, "HEAD", 10, ".")
                 .expect("not an error")
                 .is_none()
         );
