@@ -266,6 +266,10 @@ async fn main() -> anyhow::Result<()> {
         _ => None,
     };
     let histories = Histories::read(&labels, &roots, &store, cfg.index.history_commits)?;
+    let limit: i64 = std::env::var("RELEVANCE_LIMIT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
     let mut per_corpus: Vec<(String, [Score; 4])> = Vec::new();
     // The same figures by kind of query: (name, scores).
     let mut groups: Vec<(&str, [Score; 4])> = [
@@ -321,12 +325,7 @@ async fn main() -> anyhow::Result<()> {
                 let req = SearchRequest::new(
                     RawSearch {
                         mode: Some((*mode).into()),
-                        limit: Some(
-                            std::env::var("RELEVANCE_LIMIT")
-                                .ok()
-                                .and_then(|s| s.parse().ok())
-                                .unwrap_or(10),
-                        ),
+                        limit: Some(limit),
                         repository: Some(c.name.clone()),
                         ..RawSearch::query(q.query.clone())
                     },
