@@ -464,39 +464,6 @@ impl SearchService {
                     .collect(),
             )
         };
-        // Each file's change count (see `Convex::with_history`): kept per workspace, or, in a
-        // workspace with too many, read for each side's files as soon as it has its list.
-        let history = convex && inner.cfg.history_weight > 0.0;
-        let kept_changes = if history {
-            inner
-                .changes
-                .get_exact(scope.workspace(), fingerprint, async {
-                    Ok(inner
-                        .store
-                        .workspace_changes(scope.workspace(), CHANGES_CACHED)
-                        .await?
-                        .map(Arc::new))
-                })
-                .await?
-        } else {
-            None
-        };
-        let changes_of = |hits: Vec<&Hit>| {
-            let keys: HashSet<FileKey> = if history && kept_changes.is_none() {
-                hits.into_iter()
-                    .map(|h| (h.repository.clone(), h.file_path.clone()))
-                    .collect()
-            } else {
-                HashSet::new()
-            };
-            async move {
-                if keys.is_empty() {
-                    return Ok(HashMap::new());
-                }
-                let keys: Vec<FileKey> = keys.into_iter().collect();
-                inner.store.file_changes(&keys).await
-            }
-        };
         // The vector search starts as soon as the query's vector is there, while the lexical
         // lists may still run; their hits' similarities are read once both are there.
         let (vector_ready, mut vector_wait) = tokio::sync::watch::channel(None);
@@ -545,11 +512,7 @@ impl SearchService {
                 }
                 _ => Ok(Vec::new()),
             };
-            let changes = match &vector {
-                Ok(hits) => changes_of(hits.iter().collect()).await,
-                Err(_) => Ok(HashMap::new()),
-            };
-            (embedding, query_embedding_ms, vector, changes)
+            (embedding, query_embedding_ms, vector)
         };
         let lexical_side = async {
             let (lexical, definitions) = tokio::join!(lexical, definitions);
@@ -574,50 +537,26 @@ impl SearchService {
             } else {
                 Vec::new()
             };
-            let listed = chunks
-                .iter()
-                .chain(&files)
-                .chain(definitions.iter().map(|(h, _)| h))
-                .collect();
-            let ((similarities, file_similarities), changes) = tokio::try_join!(
-                async {
-                    match vector {
-                        Some(e) if !found.is_empty() => tokio::try_join!(
-                            inner.store.similarities(&found, &e, model),
-                            inner.store.file_similarities(
-                                &file_keys,
-                                &e,
-                                model,
-                                &scope,
-                                &req.filters,
-                                inner.cfg.file_vector_temperature,
-                            )
-                        ),
-                        _ => Ok((HashMap::new(), HashMap::new())),
-                    }
-                },
-                changes_of(listed)
-            )?;
-            Ok::<_, StoreError>((
-                chunks,
-                files,
-                definitions,
-                similarities,
-                file_similarities,
-                changes,
-            ))
+            let (similarities, file_similarities) = match vector {
+                Some(e) if !found.is_empty() => tokio::try_join!(
+                    inner.store.similarities(&found, &e, model),
+                    inner.store.file_similarities(
+                        &file_keys,
+                        &e,
+                        model,
+                        &scope,
+                        &req.filters,
+                        inner.cfg.file_vector_temperature,
+                    )
+                )?,
+                _ => (HashMap::new(), HashMap::new()),
+            };
+            Ok::<_, StoreError>((chunks, files, definitions, similarities, file_similarities))
         };
-        let ((embedding, query_embedding_ms, vector, vector_changes), lexical) =
+        let ((embedding, query_embedding_ms, vector), lexical) =
             tokio::join!(vector_side, lexical_side);
-        let (
-            mut chunks,
-            mut files,
-            mut definitions,
-            similarities,
-            mut file_similarities,
-            mut changes,
-        ) = lexical?;
-        changes.extend(vector_changes?);
+        let (mut chunks, mut files, mut definitions, similarities, mut file_similarities) =
+            lexical?;
         let mut mode = req.mode;
         let mut warning = None;
         match embedding {
@@ -650,22 +589,16 @@ impl SearchService {
         {
             h.similarity = similarities.get(&h.id).copied();
         }
-        if let Some(kept) = &kept_changes {
-            for h in vector
+        let changes = if convex && mode == SearchMode::Hybrid && inner.cfg.history_weight > 0.0 {
+            let candidates = vector
                 .iter()
                 .chain(&chunks)
                 .chain(&files)
-                .chain(definitions.iter().map(|(h, _)| h))
-            {
-                let key = (h.repository.clone(), h.file_path.clone());
-                if let Some(c) = kept.get(&key) {
-                    changes.insert(key, *c);
-                }
-            }
-        }
-        if mode != SearchMode::Hybrid {
-            changes.clear();
-        }
+                .chain(definitions.iter().map(|(h, _)| h));
+            self.changes_of(&scope, candidates).await?
+        } else {
+            HashMap::new()
+        };
         let lists = Lists {
             vector,
             chunks,
@@ -894,6 +827,40 @@ impl SearchService {
             t.weight = repeat_weight(n);
         }
         Ok(terms)
+    }
+
+    /// Each candidate file's change count, for those that have one (see
+    /// `Convex::with_history`): from the workspace's counts, kept until it changes, or, in a
+    /// workspace with more than [`CHANGES_CACHED`] files that have one, read for the candidates.
+    async fn changes_of<'h>(
+        &self,
+        scope: &Scope,
+        candidates: impl Iterator<Item = &'h Hit>,
+    ) -> Result<HashMap<FileKey, f64>, StoreError> {
+        let inner = &self.inner;
+        let kept = inner
+            .changes
+            .get_exact(scope.workspace(), scope.fingerprint(), async {
+                Ok(inner
+                    .store
+                    .workspace_changes(scope.workspace(), CHANGES_CACHED)
+                    .await?
+                    .map(Arc::new))
+            })
+            .await?;
+        let keys: HashSet<FileKey> = candidates
+            .map(|h| (h.repository.clone(), h.file_path.clone()))
+            .collect();
+        match kept {
+            Some(kept) => Ok(keys
+                .into_iter()
+                .filter_map(|k| kept.get(&k).map(|c| (k, *c)))
+                .collect()),
+            None => {
+                let keys: Vec<FileKey> = keys.into_iter().collect();
+                inner.store.file_changes(&keys).await
+            }
+        }
     }
 
     /// The scope's file counts for BM25, cached per workspace until the index changes.
