@@ -910,8 +910,9 @@ impl Store {
     }
 
     /// How many recent commits changed each file of `workspace` that any did (see
-    /// [`crate::scan::history`]), or `None` when more than `max` files did: one scan of the
-    /// workspace's file rows, for search to keep while the workspace is unchanged.
+    /// [`crate::scan::history`]), or `None` when more than `max` files did: those rows only
+    /// (through the partial index of migration 0022), for search to keep while the workspace
+    /// is unchanged.
     pub async fn workspace_changes(
         &self,
         workspace: &str,
