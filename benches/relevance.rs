@@ -911,15 +911,18 @@ impl<'a> Histories<'a> {
                 _ => continue,
             };
             let (git_dir, _) = git_dir_of(&c.name, url)?;
-            let mut git = std::process::Command::new("git");
-            git.arg("--git-dir").arg(&git_dir).arg("log");
-            let pathspec = if path.is_empty() {
-                "."
-            } else {
-                git.arg(format!("--relative={path}/"));
-                path
+            let repository = || {
+                let mut git = std::process::Command::new("git");
+                git.arg("--git-dir").arg(&git_dir);
+                git
             };
-            let log = history::log(git, commit, 1_000_000, pathspec)?
+            let relative = format!("--relative={path}/");
+            let (log_args, pathspec) = if path.is_empty() {
+                (vec![], ".")
+            } else {
+                (vec![relative.as_str()], path)
+            };
+            let log = history::log(repository, &log_args, commit, 1_000_000, pathspec)?
                 .with_context(|| format!("{commit} of {url} has no history"))?;
             commits.insert(c.name.clone(), log);
         }
@@ -943,7 +946,9 @@ impl<'a> Histories<'a> {
 /// The change counts a query is searched with: for a query from a commit (`source`), those of
 /// the `max_commits` commits before it, what the daemon would have recorded when the commit's
 /// author began the change (none if the commit is not in the history); for another query, the
-/// snapshot's. The snapshot's own counts would hold the commit that answers the query.
+/// snapshot's. The snapshot's own counts would hold the commit that answers the query. The
+/// files are named as in the snapshot searched (renames since the query's commit followed), as
+/// its labels are.
 fn history_before(
     commits: &[history::Commit],
     q: &Query,
@@ -957,7 +962,7 @@ fn history_before(
         None => 0,
     };
     let to = from.saturating_add(max_commits).min(commits.len());
-    history::count(&commits[from..to])
+    history::count(commits, from..to)
 }
 
 /// The tree of `url` at `commit`, checked out once under `.codesearch/corpora/<name>-<commit>`.

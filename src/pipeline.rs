@@ -391,7 +391,7 @@ impl Indexer {
                 return;
             }
         };
-        let changes = scan::history::count(&commits);
+        let changes = scan::history::count(&commits, 0..commits.len());
         match self.store.set_file_changes(&repo.name, &changes).await {
             Ok(written) => tracing::debug!(repository = %repo.name, commits = commits.len(),
                 files = changes.len(), written, "change history recorded"),
