@@ -73,7 +73,9 @@ pub enum Command {
     },
     /// Search as an agent host would: a NATS request to the running daemon.
     Search {
-        /// What to look for, in words or code.
+        /// What to look for, in words or code. May start with `-` (`-n` and the other options
+        /// are still read as options).
+        #[arg(allow_hyphen_values = true)]
         query: String,
         /// Number of results.
         #[arg(long, short = 'n')]
@@ -116,6 +118,7 @@ pub enum Command {
     /// running daemon (`<prefix>.codebase.context`). The task is TASK, or stdin without it.
     Context {
         /// The task: a ticket's title and body, in prose. Read from stdin when absent.
+        #[arg(allow_hyphen_values = true)]
         task: Option<String>,
         /// Largest block, in tokens (as docs/WIRE.md counts them; default: the daemon's
         /// context.budget_tokens).
@@ -185,7 +188,8 @@ pub struct CodeArgs {
 /// Which definition a question is about.
 #[derive(Debug, Args)]
 pub struct SymbolArgs {
-    /// `push`, `Stack::push`, `Stack.push`, `auth.routes.login`.
+    /// `push`, `Stack::push`, `Stack.push`, `auth.routes.login`; an operator (`-`, `<=>`) too.
+    #[arg(allow_hyphen_values = true)]
     pub symbol: String,
     /// The file that defines it, when several do.
     #[arg(long)]
@@ -199,6 +203,7 @@ pub struct SymbolArgs {
 pub enum CodeQuery {
     /// Definitions of a name, then its call sites.
     Symbols {
+        #[arg(allow_hyphen_values = true)]
         query: String,
         /// Names starting with QUERY (any case) instead of exactly QUERY.
         #[arg(long)]
@@ -252,6 +257,7 @@ pub enum CodeQuery {
     },
     /// The files a file imports and the files that import it.
     Related {
+        #[arg(allow_hyphen_values = true)]
         path: String,
         /// imports, importedBy or both.
         #[arg(long, default_value = "both")]
@@ -377,7 +383,7 @@ fn workspace_name(name: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Cli, one_line, terminal_safe};
+    use super::{Cli, CodeQuery, Command, one_line, terminal_safe};
     use clap::Parser;
 
     #[test]
@@ -392,6 +398,51 @@ mod tests {
             assert!(err.contains("workspace name"), "{args:?}: {err}");
         }
         assert!(Cli::try_parse_from(["codesearch", "search", "q", "-w", "team-a_2"]).is_ok());
+    }
+
+    #[test]
+    fn a_query_or_symbol_may_start_with_a_hyphen() {
+        let parse = |args: &[&str]| Cli::try_parse_from(args).expect("parses").command;
+        match parse(&["codesearch", "search", "-v flag", "-n", "3"]) {
+            Command::Search { query, limit, .. } => {
+                assert_eq!((query.as_str(), limit), ("-v flag", Some(3)));
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(&["codesearch", "search", "-n", "3", "--", "--json"]) {
+            Command::Search { query, json, .. } => {
+                assert_eq!((query.as_str(), json), ("--json", false))
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(&["codesearch", "context", "--verbose output is lost"]) {
+            Command::Context { task, .. } => {
+                assert_eq!(task.as_deref(), Some("--verbose output is lost"));
+            }
+            other => panic!("{other:?}"),
+        }
+        for args in [
+            &["codesearch", "code", "callers", "-", "--path", "src/ops.rs"][..],
+            &["codesearch", "code", "callers", "--path", "src/ops.rs", "-"][..],
+        ] {
+            match parse(args) {
+                Command::Code {
+                    query: CodeQuery::Callers { target, .. },
+                    ..
+                } => assert_eq!(
+                    (target.symbol.as_str(), target.path.as_deref()),
+                    ("-", Some("src/ops.rs"))
+                ),
+                other => panic!("{other:?}"),
+            }
+        }
+        match parse(&["codesearch", "code", "symbols", "-init", "--prefix"]) {
+            Command::Code {
+                query: CodeQuery::Symbols { query, prefix, .. },
+                ..
+            } => assert_eq!((query.as_str(), prefix), ("-init", true)),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
