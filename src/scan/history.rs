@@ -183,19 +183,18 @@ fn parse(out: &str) -> Vec<Commit> {
         let Some(c) = commits.last_mut() else {
             continue;
         };
-        let paths = if field.starts_with('R') || field.starts_with('C') {
-            2
-        } else if field.is_empty() {
-            0
-        } else {
-            1
+        let (from, to) = match field.as_bytes().first() {
+            None => continue,
+            Some(b'R' | b'C') => (fields.next(), fields.next()),
+            Some(_) => (None, fields.next()),
         };
-        let from = if paths == 2 { fields.next() } else { None };
-        let Some(to) = (paths > 0).then(|| fields.next()).flatten() else {
+        let Some(to) = to else {
             continue;
         };
         c.paths.push(to.to_owned());
-        if let Some(from) = from.filter(|_| field.starts_with('R')) {
+        if field.starts_with('R')
+            && let Some(from) = from
+        {
             c.renames.push((from.to_owned(), to.to_owned()));
         }
     }
