@@ -139,6 +139,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "context.max_budget_tokens",
     ),
     ("CODESEARCH_CONTEXT_CANDIDATES", "context.candidates"),
+    (
+        "CODESEARCH_CONTEXT_HISTORY_WEIGHT",
+        "context.history_weight",
+    ),
     ("CODESEARCH_MCP_HTTP", "mcp.http"),
     ("CODESEARCH_MCP_ALLOWED_HOSTS", "mcp.allowed_hosts"),
     ("CODESEARCH_HEALTH_INTERVAL_SECS", "health.interval_secs"),
@@ -576,6 +580,9 @@ pub struct ContextConfig {
     pub max_budget_tokens: usize,
     /// Search results considered for a block, best first.
     pub candidates: usize,
+    /// What a file's change history adds to its search score for a block, in place of
+    /// `search.history_weight`.
+    pub history_weight: f64,
 }
 
 /// MCP over streamable HTTP (`/mcp` on the daemon's HTTP port).
@@ -733,9 +740,13 @@ impl Config {
         if self.search.hnsw_ef_search > 1000 {
             return bad("search.hnsw_ef_search must be between 0 (automatic) and 1000");
         }
-        let w = self.search.history_weight;
-        if !(w.is_finite() && w >= 0.0) {
-            return bad("search.history_weight must be 0 or more");
+        for (name, w) in [
+            ("search.history_weight", self.search.history_weight),
+            ("context.history_weight", self.context.history_weight),
+        ] {
+            if !(w.is_finite() && w >= 0.0) {
+                return bad(&format!("{name} must be 0 or more"));
+            }
         }
         if self.search.default_limit == 0 || self.search.default_limit > self.search.max_limit {
             return bad("search.default_limit must be between 1 and search.max_limit");
@@ -1034,13 +1045,17 @@ mod tests {
             err.to_string().contains("CODESEARCH_MAX_FILE_BYTES"),
             "{err}"
         );
-        let err = Config::load(
-            None,
-            |v| (v == "CODESEARCH_SEARCH_HISTORY_WEIGHT").then(|| "-0.2".to_owned()),
-            &[],
-        )
-        .expect_err("a negative prior rejected");
-        assert!(err.to_string().contains("search.history_weight"), "{err}");
+        for (var, key) in [
+            ("CODESEARCH_SEARCH_HISTORY_WEIGHT", "search.history_weight"),
+            (
+                "CODESEARCH_CONTEXT_HISTORY_WEIGHT",
+                "context.history_weight",
+            ),
+        ] {
+            let err = Config::load(None, |v| (v == var).then(|| "-0.2".to_owned()), &[])
+                .expect_err("a negative prior rejected");
+            assert!(err.to_string().contains(key), "{err}");
+        }
     }
 
     #[test]

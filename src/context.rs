@@ -157,6 +157,11 @@ impl ContextService {
             },
             self.search.config(),
         )?;
+        // A task is a change: the files recent changes touched weigh more than in a search.
+        let search = SearchRequest {
+            history_weight: Some(self.cfg.history_weight),
+            ..search
+        };
         let outcome = self.search.search(&search).await?;
         let single_repository = {
             let mut names = outcome.hits.iter().map(|h| h.hit.repository.as_str());

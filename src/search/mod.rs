@@ -589,7 +589,8 @@ impl SearchService {
         {
             h.similarity = similarities.get(&h.id).copied();
         }
-        let changes = if convex && mode == SearchMode::Hybrid && inner.cfg.history_weight > 0.0 {
+        let history_weight = req.history_weight.unwrap_or(inner.cfg.history_weight);
+        let changes = if convex && mode == SearchMode::Hybrid && history_weight > 0.0 {
             let candidates = vector
                 .iter()
                 .chain(&chunks)
@@ -606,6 +607,7 @@ impl SearchService {
             definitions,
             file_similarities,
             changes,
+            history_weight,
         };
         let mut hits = fuse(lists, mode, &inner.cfg);
         if mode != SearchMode::Vector {
@@ -1101,6 +1103,8 @@ struct Lists {
     /// How many recent commits changed each candidate file that any did (hybrid mode, convex
     /// fusion, `search.history_weight` above 0; see `Store::file_changes`).
     changes: HashMap<FileKey, f64>,
+    /// What the counts add at most (the request's, or `search.history_weight`).
+    history_weight: f64,
 }
 
 /// A file: its repository and path.
@@ -1238,7 +1242,7 @@ fn fuse(lists: Lists, mode: SearchMode, cfg: &SearchConfig) -> Vec<ScoredHit> {
         lists.file_similarities,
         cfg.file_vector_temperature > 0.0,
     )
-    .with_history(lists.changes, cfg.history_weight);
+    .with_history(lists.changes, lists.history_weight);
     for h in &mut merged {
         if mode == SearchMode::Vector {
             h.score = h.hit.similarity.unwrap_or(-1.0);

@@ -58,6 +58,10 @@ pub struct SearchRequest {
     /// wire. It costs one more statement when a file on the page has several candidates: their
     /// chunks scored by the words (0.3 to 0.8 ms at 100k chunks; docs/BENCHMARKS.md).
     pub chunks_by_words: bool,
+    /// What a file's change history adds in hybrid mode (convex fusion), in place of
+    /// `search.history_weight`: the context pre-fetch, whose tasks are changes, sets
+    /// `context.history_weight`. Not on the wire.
+    pub history_weight: Option<f64>,
 }
 
 impl SearchRequest {
@@ -166,6 +170,7 @@ impl SearchRequest {
             max_per_file,
             workspace,
             chunks_by_words: true,
+            history_weight: None,
         })
     }
 }

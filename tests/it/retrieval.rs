@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use codesearch::config::{Config, SearchMode};
+use codesearch::context::{ContextRequest, ContextService};
 use codesearch::embed::{Embedder, HashEmbedder, OllamaEmbedder};
 use codesearch::pipeline::Indexer;
 use codesearch::search::{RawSearch, ScoredHit, SearchOutcome, SearchRequest, SearchService};
@@ -1252,12 +1253,13 @@ async fn files_recent_commits_changed_gain_the_history_weight() {
     // A service that lives through the changes below: it keeps the workspace's counts, and must
     // read them again once the index changes.
     let long_lived = service(0.5);
-    let scores = |service: SearchService| {
-        let req = SearchRequest::new(
+    let scores_at = |service: SearchService, history_weight: Option<f64>| {
+        let mut req = SearchRequest::new(
             RawSearch::query("round the invoice total to cents"),
             &f.cfg.search,
         )
         .expect("valid request");
+        req.history_weight = history_weight;
         async move {
             let out = service.search(&req).await.expect("search");
             let score = |path: &str| {
@@ -1270,6 +1272,7 @@ async fn files_recent_commits_changed_gain_the_history_weight() {
             (score("billing/once.py"), score("billing/thrice.py"))
         }
     };
+    let scores = |service: SearchService| scores_at(service, None);
     let search = |weight: f64| scores(service(weight));
     // Outside git: no counts, nothing added.
     assert!(f.store.file_changes(&keys).await.expect("read").is_empty());
@@ -1302,6 +1305,51 @@ async fn files_recent_commits_changed_gain_the_history_weight() {
     );
     assert_eq!(scores(long_lived.clone()).await, (once, thrice));
     assert_eq!(search(0.0).await, plain);
+    // A request's own weight (the context pre-fetch's) in place of the service's.
+    assert_eq!(scores_at(service(0.0), Some(0.5)).await, (once, thrice));
+    assert_eq!(scores_at(service(0.5), Some(0.0)).await, plain);
+    // The context pre-fetch weighs by `context.history_weight`, whatever search's is: the
+    // task names `once`, whose file comes first unless the history weighs.
+    let first_in_block = |context_weight: f64| {
+        let mut cfg = f.cfg.context.clone();
+        cfg.history_weight = context_weight;
+        let context = ContextService::new(service(0.0), cfg);
+        async move {
+            let block = context
+                .build(ContextRequest {
+                    task: "Round the invoice total to whole cents once when it is computed.".into(),
+                    ..ContextRequest::default()
+                })
+                .await
+                .expect("a block");
+            block.files[0].file_path.clone()
+        }
+    };
+    let unweighted = first_in_block(0.0).await;
+    // Scaled within two candidates, once.py leads by 1 on its text (2 to 1); the history adds
+    // w / 2 to it and w to thrice.py.
+    assert_eq!(first_in_block(3.0).await, "billing/thrice.py");
+    assert_eq!(
+        unweighted, "billing/once.py",
+        "equal texts: the other order"
+    );
+
+    // A file moved keeps its history (and its move counts as a change).
+    support::git(root, &["mv", "billing/thrice.py", "billing/three.py"]);
+    support::git(root, &["commit", "-q", "-am", "moved"]);
+    f.index().await;
+    let moved = ("app".to_owned(), "billing/three.py".to_owned());
+    let changes = f
+        .store
+        .file_changes(std::slice::from_ref(&moved))
+        .await
+        .expect("read");
+    assert_eq!(changes.get(&moved), Some(&4.0));
+    support::git(root, &["mv", "billing/three.py", "billing/thrice.py"]);
+    support::git(root, &["commit", "-q", "-am", "moved back"]);
+    f.index().await;
+    let changes = f.store.file_changes(&keys).await.expect("read");
+    assert_eq!(changes.get(&keys[1]), Some(&5.0));
 
     // The history gone (the root is not a repository any more): the counts go back to 0.
     std::fs::remove_dir_all(root.join(".git")).expect("rm .git");
