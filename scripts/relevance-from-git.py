@@ -17,13 +17,17 @@ that searches corpora another set declares (benches/relevance/long.toml). --skip
 (repeatable) leaves out the commits a set already holds (its `source = "commit …"` lines), for
 a further sample from the same history (benches/relevance/subjects.toml). --also-ext EXT
 (repeatable) counts files of another language as source (benches/relevance/outline.toml: PHP,
-Kotlin, Elixir).
+Kotlin, Elixir). --follow-renames labels a file the commit changed that has moved since by its
+name in the snapshot (git's rename detection, exact renames only where blobs are missing);
+without it such a file is left out, as it was for every set in benches/relevance, so those
+sets never reward a ranking for finding a file that moved (docs/BENCHMARKS.md, "The history
+counts follow renames").
 
 What is kept, so that the labels are answers and the queries are questions:
 - non-merge commits whose subject has at least four words and is not housekeeping (a release,
   a version or dependency bump, formatting, lint, typos, CI, a revert);
-- the files the commit added or modified that still exist, at the same path, in the snapshot,
-  and are source or documentation a search should return: not tests, changelogs, lock files,
+- the files the commit added or modified that still exist, at the same path (or, with
+  --follow-renames, under the name they were moved to), in the snapshot, and are source or documentation a search should return: not tests, changelogs, lock files,
   CI or packaging files, generated output;
 - commits with 1 to 4 such files (a commit touching dozens of files answers nothing in
   particular).
@@ -86,6 +90,33 @@ def clean_body(body):
     return text
 
 
+def renames_by_commit(git_dir, snapshot):
+    """Each non-merge commit's renames up to the snapshot, `(old path, new path)`, by commit id."""
+    for detect in ("--find-renames", "--find-renames=100%"):
+        out = subprocess.run(
+            ["git", "--git-dir", git_dir, "log", "--no-merges", detect, "--diff-filter=R",
+             "--name-status", "-z", "--format=%x01%H", snapshot],
+            capture_output=True,
+        )
+        # A blob-less clone cannot compare blobs it lacks: exact renames need none.
+        if out.returncode == 0:
+            break
+    else:
+        sys.exit(out.stderr.decode("utf-8", "replace"))
+    renames, sha = {}, None
+    fields = out.stdout.decode("utf-8", "replace").split("\0")
+    i = 0
+    while i < len(fields):
+        field = fields[i].lstrip("\n")
+        i += 1
+        if field.startswith("\x01"):
+            sha = field[1:]
+        elif field.startswith("R") and sha and i + 1 < len(fields):
+            renames.setdefault(sha, []).append((fields[i], fields[i + 1]))
+            i += 2
+    return renames
+
+
 # A long description is cut here: about 300 words, well under search.max_query_chars.
 MAX_BODY_CHARS = 2000
 
@@ -107,6 +138,11 @@ def main():
         metavar="EXT",
         help="count files with this extension as source too (php, kt, ex: languages the "
         "chunker cuts by their outline)",
+    )
+    ap.add_argument(
+        "--follow-renames",
+        action="store_true",
+        help="label a changed file that has moved since by its name in the snapshot",
     )
     ap.add_argument(
         "--skip-sources",
@@ -133,11 +169,17 @@ def main():
         "--name-status",
         snapshot,
     )
+    renames = renames_by_commit(args.git_dir, snapshot) if args.follow_renames else {}
+    # A path as an older commit named it -> its name in the snapshot, for the files moved by
+    # the commits already walked (newer ones); `pending`: the last commit's own renames.
+    now, pending = {}, []
     kept = []
     seen_subjects = set()
     for block in log.split("\0")[1:]:
         head, _, files = block.partition("\x1e")
         sha, _, rest = head.partition("\x1f")
+        now.update({old: now.get(new, new) for old, new in pending})
+        pending = renames.get(sha, [])
         if sha[:12] in skipped:
             continue
         subject, _, body = rest.partition("\x1f")
@@ -154,7 +196,7 @@ def main():
             parts = line.split("\t")
             if len(parts) != 2 or parts[0] not in ("A", "M"):
                 continue
-            path = parts[1]
+            path = now.get(parts[1], parts[1])
             source = CODE_OR_DOCS.search(path) or path.endswith(also)
             if path in present and source and not SKIP_PATH.search(path):
                 changed.append(path)
