@@ -10,7 +10,10 @@
 //! it runs with them too), `large` (commit subjects over two repositories of thousands of
 //! files, only ever scored), `large-subjects` (240 more over the same two, none of
 //! `large`'s commits, only ever scored; it runs with `large`) and `outline` (commit subjects
-//! over PHP, Kotlin and Elixir repositories, only ever scored) and `train` (commit subjects
+//! over PHP, Kotlin and Elixir repositories, only ever scored), `moved` (commit subjects over
+//! four of `commits`' and `validation`'s repositories, labelled with the files they changed
+//! that have moved since, by their names in the snapshot, which the other sets leave out; only
+//! ever scored) and `train` (commit subjects
 //! over twelve other repositories, which `scripts/train-query-map.py` learns the query map
 //! from: its figures are the map's training data, not a test of it). All the sets run share one
 //! workspace, so its BM25 statistics, and the figures, depend on which sets are run together.
@@ -283,6 +286,7 @@ async fn main() -> anyhow::Result<()> {
         "large",
         "subjects",
         "large subjects",
+        "moved",
     ]
     .into_iter()
     .map(|g| (g, [Score::default(); 4]))
@@ -408,6 +412,7 @@ async fn main() -> anyhow::Result<()> {
                 _ if q.set == "long" => 5,
                 _ if q.set == "subjects" => 8,
                 _ if q.set == "large-subjects" => 9,
+                _ if c.set == "moved" => 10,
                 _ if c.set == "commits" => 3,
                 _ if c.set == "validation" => 4,
                 _ if c.set == "large" => 7,
@@ -455,7 +460,7 @@ async fn main() -> anyhow::Result<()> {
     }
     print_table("all", &total);
     println!(
-        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings), commits (commit subjects over whole repositories, commits.toml), validation (the same from eight other repositories, validation.toml), long (whole commit messages over either's repositories, long.toml), large (commit subjects over two repositories of thousands of files, large.toml), subjects (more commit subjects over the commit and validation sets' repositories, subjects.toml), large subjects (more commit subjects over the large set's repositories, large-subjects.toml)"
+        "\nby kind of query: tuning (intent queries the defaults were chosen on), held out (intent queries on corpora written after), exact (identifiers and error strings), commits (commit subjects over whole repositories, commits.toml), validation (the same from eight other repositories, validation.toml), long (whole commit messages over either's repositories, long.toml), large (commit subjects over two repositories of thousands of files, large.toml), subjects (more commit subjects over the commit and validation sets' repositories, subjects.toml), large subjects (more commit subjects over the large set's repositories, large-subjects.toml), moved (commit subjects labelled with the files they changed that moved since, by their names now, moved.toml)"
     );
     for (name, scores) in groups.iter().filter(|(_, s)| s[0].n > 0) {
         print_table(name, scores);
