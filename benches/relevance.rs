@@ -268,7 +268,7 @@ async fn main() -> anyhow::Result<()> {
         )),
         _ => None,
     };
-    let histories = Histories::read(&labels, &roots, &store, cfg.index.history_commits)?;
+    let histories = Histories::read(&labels, &roots, &store, cfg.index.history_commits).await?;
     let limit: i64 = std::env::var("RELEVANCE_LIMIT")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -902,7 +902,7 @@ struct Histories<'a> {
 }
 
 impl<'a> Histories<'a> {
-    fn read(
+    async fn read(
         labels: &Labels,
         roots: &HashMap<String, Vec<PathBuf>>,
         store: &'a Store,
@@ -927,7 +927,8 @@ impl<'a> Histories<'a> {
             } else {
                 (vec![relative.as_str()], path)
             };
-            let log = history::log(repository, &log_args, commit, 1_000_000, pathspec)?
+            let log = history::log(repository, &log_args, commit, 1_000_000, pathspec)
+                .await?
                 .with_context(|| format!("{commit} of {url} has no history"))?;
             commits.insert(c.name.clone(), log);
         }

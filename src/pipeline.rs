@@ -52,6 +52,10 @@ const PREPARED_QUEUE: usize = 32;
 const WRITE_QUEUE: usize = 16;
 /// Files written to the database at once.
 const WRITERS: usize = 4;
+/// How long a reconcile waits on `git log` for the change history. A thousand commits take
+/// well under a second even on large repositories (hugo, typeorm); a git still running after
+/// this is stuck (a hung network filesystem, a lock) and is killed.
+const HISTORY_TIMEOUT: Duration = Duration::from_secs(120);
 
 #[derive(Debug, Error)]
 pub enum IndexError {
@@ -355,7 +359,7 @@ impl Indexer {
             .await?;
         report.unlisted = unlisted;
         if !cancel.is_cancelled() {
-            self.record_history(repo).await;
+            self.record_history(repo, cancel).await;
         }
         report.total_time = started.elapsed();
         Ok(report)
@@ -363,17 +367,19 @@ impl Indexer {
 
     /// Counts how often each file of the repository changed in its latest
     /// `index.history_commits` commits and records it, the prior of `search.history_weight`. A
-    /// root outside git has none; a failure is logged and costs only the prior (the counts
-    /// recorded before stay).
-    async fn record_history(&self, repo: &Repository) {
+    /// root outside git has none; a failure, or a git that has not answered in
+    /// [`HISTORY_TIMEOUT`], is logged and costs only the prior (the counts recorded before
+    /// stay). A cancel (shutdown) stops it at once, killing git.
+    async fn record_history(&self, repo: &Repository, cancel: &CancellationToken) {
         let max_commits = repo.rules().history_commits;
         if max_commits == 0 {
             return;
         }
-        let root = repo.root.clone();
-        let read =
-            tokio::task::spawn_blocking(move || scan::history::read(&root, "HEAD", max_commits))
-                .await;
+        let read = scan::history::read(&repo.root, "HEAD", max_commits);
+        let read = tokio::select! {
+            read = tokio::time::timeout(HISTORY_TIMEOUT, read) => read,
+            () = cancel.cancelled() => return,
+        };
         let commits = match read {
             Ok(Ok(Some(commits))) => commits,
             Ok(Ok(None)) => {
@@ -386,8 +392,10 @@ impl Indexer {
                     "cannot read the change history; searches go without it");
                 return;
             }
-            Err(e) => {
-                tracing::error!(error = %e, "reading the change history panicked");
+            Err(_) => {
+                tracing::warn!(repository = %repo.name, timeout = ?HISTORY_TIMEOUT,
+                    "git log did not answer in time and was stopped; searches go without the \
+                     new change history (the next reconcile retries)");
                 return;
             }
         };

@@ -20,6 +20,10 @@
 //! keeps its history). Renames of commits left out for their size still apply. A file moved in
 //! from outside a root that is a folder of a larger repository starts afresh (git sees an add),
 //! and in a partial clone only files moved unchanged keep theirs (see [`log`]).
+//!
+//! Reading is async and cancel-safe: dropping the future (a timeout, a shutdown) kills the
+//! `git` it runs, so a git that hangs (a stuck network filesystem, a huge rename search) costs
+//! the caller only the time it chose to wait.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -52,7 +56,7 @@ pub enum HistoryError {
 /// repository that holds it), newest first, with their paths relative to `root`. `None` when
 /// `root` is not in a git repository, the revision does not exist yet (no commits), or there
 /// is no `git` to run.
-pub fn read(
+pub async fn read(
     root: &Path,
     revision: &str,
     max_commits: usize,
@@ -66,7 +70,7 @@ pub fn read(
             .args(["-c", "safe.directory=*"]);
         git
     };
-    log(repository, &["--relative"], revision, max_commits, ".")
+    log(repository, &["--relative"], revision, max_commits, ".").await
 }
 
 /// The log of `revision` in the repository `repository()` chooses (a `git` command without its
@@ -76,14 +80,14 @@ pub fn read(
 /// repository whose old blobs cannot be read, where only files moved unchanged are: comparing
 /// blobs that are not here would make git fetch each from the remote, from a daemon, at every
 /// reconcile, or fail the whole log where the remote cannot be reached.
-pub fn log(
+pub async fn log(
     repository: impl Fn() -> Command,
     log_args: &[&str],
     revision: &str,
     max_commits: usize,
     pathspec: &str,
 ) -> Result<Option<Vec<Commit>>, HistoryError> {
-    let run = |renames: &str| {
+    let run = async |renames: &str| {
         let mut git = repository();
         git.arg("log").args(log_args).args([
             // A user's `log.showSignature` would print signatures among the paths.
@@ -100,17 +104,17 @@ pub fn log(
             .arg(pathspec)
             // Never the network (git 2.44 and later; `is_partial_clone` keeps older ones off).
             .env("GIT_NO_LAZY_FETCH", "1");
-        run_log(git)
+        run_log(git).await
     };
-    if is_partial_clone(repository()) {
-        return run("--find-renames=100%");
+    if is_partial_clone(repository()).await {
+        return run("--find-renames=100%").await;
     }
-    match run("--find-renames") {
+    match run("--find-renames").await {
         // Blobs missing all the same (a repository made without them, or pruned): renames by
         // their blobs' ids need none.
         Err(HistoryError::Git(e)) => {
             tracing::debug!(error = %e, "git log with similar renames failed; exact renames only");
-            run("--find-renames=100%")
+            run("--find-renames=100%").await
         }
         read => read,
     }
@@ -118,16 +122,15 @@ pub fn log(
 
 /// Whether `git` (a command choosing the repository) is a partial clone: a remote promises the
 /// objects it lacks (`remote.<name>.promisor`, or `extensions.partialClone` by older git).
-fn is_partial_clone(mut git: Command) -> bool {
+async fn is_partial_clone(mut git: Command) -> bool {
     git.args([
         "config",
         "--get-regexp",
         r"^(remote\..*\.promisor|extensions\.partialclone)$",
     ])
     .stdin(std::process::Stdio::null())
-    .stderr(std::process::Stdio::null())
-    .output()
-    .is_ok_and(|out| {
+    .stderr(std::process::Stdio::null());
+    output(git).await.is_ok_and(|out| {
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|line| line.split_once(' '))
@@ -137,12 +140,12 @@ fn is_partial_clone(mut git: Command) -> bool {
 
 /// Runs a `git log` with the output `parse` reads: `None` for the cases of [`read`] that have
 /// no history.
-fn run_log(mut git: Command) -> Result<Option<Vec<Commit>>, HistoryError> {
+async fn run_log(mut git: Command) -> Result<Option<Vec<Commit>>, HistoryError> {
     git.env("GIT_TERMINAL_PROMPT", "0")
         // Its messages in English, which the cases below are told apart by.
         .env("LC_ALL", "C")
         .stdin(std::process::Stdio::null());
-    let out = match git.output() {
+    let out = match output(git).await {
         Ok(out) => out,
         // No git on the PATH: no history to read, as for a folder outside git.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -161,6 +164,14 @@ fn run_log(mut git: Command) -> Result<Option<Vec<Commit>>, HistoryError> {
         return Err(HistoryError::Git(stderr.trim().to_owned()));
     }
     Ok(Some(parse(&String::from_utf8_lossy(&out.stdout))))
+}
+
+/// Runs `git` to its end and collects its output; killed if the future is dropped first.
+async fn output(git: Command) -> std::io::Result<std::process::Output> {
+    tokio::process::Command::from(git)
+        .kill_on_drop(true)
+        .output()
+        .await
 }
 
 /// Parses `git log --format=%x01%H --name-status -z`: each commit is a field `\x01<id>`, then
@@ -257,8 +268,8 @@ mod tests {
         git(dir, &["commit", "-q", "-m", message]);
     }
 
-    #[test]
-    fn counts_the_commits_that_changed_each_file_of_the_root() {
+    #[tokio::test]
+    async fn counts_the_commits_that_changed_each_file_of_the_root() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let repo = tmp.path();
         git(repo, &["init", "-q"]);
@@ -285,6 +296,7 @@ mod tests {
         commit(repo, &many, "generated");
 
         let commits = read(&repo.join("svc/api"), "HEAD", 100)
+            .await
             .expect("reads")
             .expect("a repository");
         // The deletion changed no file that is still there: not a commit of the counts.
@@ -297,14 +309,17 @@ mod tests {
         assert!(!changes.keys().any(|p| p.starts_with("gen/")));
 
         // The newest first, and only as many as asked.
-        let last_two = read(repo, "HEAD", 2).expect("reads").expect("a repository");
+        let last_two = read(repo, "HEAD", 2)
+            .await
+            .expect("reads")
+            .expect("a repository");
         assert_eq!(last_two.len(), 2);
         assert_eq!(count(&last_two, 1..2).get("svc/api/b.rs"), None);
         assert_eq!(last_two[0].paths.len(), MAX_FILES_PER_COMMIT + 2);
     }
 
-    #[test]
-    fn a_file_keeps_its_count_when_it_moves() {
+    #[tokio::test]
+    async fn a_file_keeps_its_count_when_it_moves() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let repo = tmp.path();
         git(repo, &["init", "-q"]);
@@ -339,6 +354,7 @@ mod tests {
         commit(repo, &[("src/pkg/b.py", "another b\n")], "a new b");
 
         let commits = read(repo, "HEAD", 100)
+            .await
             .expect("reads")
             .expect("a repository");
         let all = count(&commits, 0..commits.len());
@@ -357,6 +373,7 @@ mod tests {
         assert_eq!(before_the_move.get("src/pkg/c.py"), Some(&1.0));
 
         let folder = read(&repo.join("src/pkg"), "HEAD", 100)
+            .await
             .expect("reads")
             .expect("a repository");
         let folder = count(&folder, 0..folder.len());
@@ -369,8 +386,8 @@ mod tests {
         assert_eq!(folder.get("d.py"), Some(&1.0), "{folder:?}");
     }
 
-    #[test]
-    fn a_partial_clone_follows_exact_renames_without_its_remote() {
+    #[tokio::test]
+    async fn a_partial_clone_follows_exact_renames_without_its_remote() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let origin = tmp.path().join("origin");
         std::fs::create_dir(&origin).expect("mkdir");
@@ -384,6 +401,7 @@ mod tests {
         git(&origin, &["mv", "c.py", "d.py"]);
         git(&origin, &["commit", "-q", "-m", "c is d"]);
         let full = read(&origin, "HEAD", 10)
+            .await
             .expect("reads")
             .expect("a repository");
         let full = count(&full, 0..full.len());
@@ -402,6 +420,7 @@ mod tests {
         // would fail the whole log.
         std::fs::rename(&origin, tmp.path().join("gone")).expect("mv");
         let partial = read(&clone, "HEAD", 10)
+            .await
             .expect("reads")
             .expect("a repository");
         let partial = count(&partial, 0..partial.len());
@@ -410,30 +429,70 @@ mod tests {
         // Not marked a partial clone, its blobs missing all the same: exact renames still.
         git(&clone, &["config", "--unset", "remote.origin.promisor"]);
         let unmarked = read(&clone, "HEAD", 10)
+            .await
             .expect("reads")
             .expect("a repository");
         assert_eq!(count(&unmarked, 0..unmarked.len()), partial);
     }
 
-    #[test]
-    fn a_folder_outside_git_or_without_commits_or_git_has_no_history() {
+    #[tokio::test]
+    async fn a_folder_outside_git_or_without_commits_or_git_has_no_history() {
         let tmp = tempfile::tempdir().expect("tempdir");
         assert!(
             read(tmp.path(), "HEAD", 10)
+                .await
                 .expect("not an error")
                 .is_none()
         );
         git(tmp.path(), &["init", "-q"]);
         assert!(
             read(tmp.path(), "HEAD", 10)
+                .await
                 .expect("not an error")
                 .is_none()
         );
         let missing = || Command::new(tmp.path().join("no-such-git"));
         assert!(
             log(missing, &[], "HEAD", 10, ".")
+                .await
                 .expect("not an error")
                 .is_none()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_git_that_hangs_is_killed_when_the_caller_stops_waiting() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let pid_file = tmp.path().join("pid");
+        // A "git" that never answers (git's own arguments land in $0, $1, …).
+        let hanging = || {
+            let mut sh = Command::new("sh");
+            sh.args(["-c", r#"echo $$ >> "$PID_FILE"; exec sleep 600"#])
+                .env("PID_FILE", &pid_file);
+            sh
+        };
+        let waited = tokio::time::timeout(
+            std::time::Duration::from_millis(500),
+            log(hanging, &[], "HEAD", 10, "."),
+        )
+        .await;
+        assert!(waited.is_err(), "still waiting on git: {waited:?}");
+        let pids = std::fs::read_to_string(&pid_file).expect("git ran");
+        let pid = pids.lines().last().expect("a pid").trim();
+        // Killed: gone, or a zombie until the runtime reaps it.
+        let state = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| rest[..1].to_owned()))
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while state().is_some_and(|s| s != "Z") && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(
+            state().is_none_or(|s| s == "Z"),
+            "git {pid} still running: {:?}",
+            state()
         );
     }
 
