@@ -68,10 +68,12 @@ use tree_sitter::Tree;
 /// indentation says a definition starts, and named after it, since version 30 their definitions
 /// and calls extracted from their lines, for code intelligence, since version 31 Markdown
 /// headings read without their badges, images, tags and link targets, since version 32 Dart's
-/// functions, methods and getters named by their declarations, `Type name(`); part of
+/// functions, methods and getters named by their declarations, `Type name(`, since version 33
+/// Kotlin's extension functions named by their receiver's type (`fun <T> List<T>.second()` is
+/// `List.second`), and imports of a class's members and of a package's functions; part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
-pub const CHUNKER_VERSION: i32 = 32;
+pub const CHUNKER_VERSION: i32 = 33;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

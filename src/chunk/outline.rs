@@ -8,6 +8,7 @@
 //! level deeper (its methods) are cut the same way. What follows a definition's keyword (`fun`,
 //! `function`, `def`, `class`, ...) names the block, so that a search for the name finds it.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -61,14 +62,31 @@ pub(crate) fn applies_to(file_type: &str) -> bool {
     )
 }
 
-/// A definition's keyword and name, at the start of a line after any modifiers and annotations,
-/// and after the type parameters of a generic function (`fun <T> name`): `fun`, `function`,
-/// `def` (Elixir's `defp`, `defmacro`), `class`, `interface`, `object`, ...; and Lisp's
+/// The modifiers and annotations a definition's keyword may follow (`private suspend fun`,
+/// `@JvmStatic fun`, `export async function`).
+const MODIFIERS: &str = r"(?:(?:public|private|protected|internal|open|abstract|final|static|override|inline|suspend|data|sealed|enum|export|async|local|pub|readonly|lazy|operator|infix|tailrec|external|actual|expect|annotation|companion|value|inner|mutating|fileprivate|convenience|required|@\w+(?:\([^)]*\))?)\s+)*";
+
+/// A definition's keyword and name, at the start of a line after any [`MODIFIERS`], and after
+/// the type parameters of a generic function (`fun <T> name`): `fun`, `function`, `def`
+/// (Elixir's `defp`, `defmacro`), `class`, `interface`, `object`, ...; and Lisp's
 /// `(defun name`. A name may be quoted in backticks (Kotlin's `` fun `parses a date`() ``).
 static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^\s*\(?(?:(?:public|private|protected|internal|open|abstract|final|static|override|inline|suspend|data|sealed|enum|export|async|local|pub|readonly|lazy|operator|infix|tailrec|external|actual|expect|annotation|companion|value|inner|mutating|fileprivate|convenience|required|@\w+(?:\([^)]*\))?)\s+)*(fun|function|func|def|defp|defmacro|defmacrop|defmodule|defprotocol|defimpl|defn|defun|defmethod|defclass|defstruct|define|sub|proc|method|class|interface|trait|object|struct|enum|protocol|extension|module|message|service|contract|library|type|typealias)\s+\(?(?:<[^>]*>\s*)?(`[^`]+`|[A-Za-z_$][\w$.:?!-]*)",
-    )
+    Regex::new(&format!(
+        r"^\s*\(?{MODIFIERS}(fun|function|func|def|defp|defmacro|defmacrop|defmodule|defprotocol|defimpl|defn|defun|defmethod|defclass|defstruct|define|sub|proc|method|class|interface|trait|object|struct|enum|protocol|extension|module|message|service|contract|library|type|typealias)\s+\(?(?:<[^>]*>\s*)?(`[^`]+`|[A-Za-z_$][\w$.:?!-]*)",
+    ))
+    .expect("a valid regex")
+});
+
+/// A Kotlin extension function, `fun` then its receiver type, a `.` and its name: `fun
+/// Buffer.readByte()`, `fun <T> List<T>.second()`, `fun String?.orEmpty()`, `fun <K, V :
+/// Comparable<V>> Map<K, V>.maxBy()`. The receiver's type arguments and `?` are left out of
+/// the name it gives (`List.second`), so that the receiver is the function's owner.
+static KOTLIN_EXTENSION: LazyLock<Regex> = LazyLock::new(|| {
+    // Type parameters or arguments, one level of nesting deep: `<K, V : Comparable<V>>`.
+    let generics = r"<(?:[^<>]|<[^<>]*>)*>";
+    Regex::new(&format!(
+        r"^\s*{MODIFIERS}fun\s+(?:{generics}\s*)?([A-Za-z_][\w.]*?)\s*(?:{generics})?\??\.(`[^`]+`|[A-Za-z_]\w*)\s*\("
+    ))
     .expect("a valid regex")
 });
 
@@ -130,20 +148,27 @@ const DART_NOT_DECLARATIONS: &[&str] = &[
 
 /// [`definition`] in a file of type `file_type`: in Dart also the classes [`DART_CLASS`] reads,
 /// and the declarations [`DART_DEFINITION`] reads, as functions (methods in a class).
-pub(crate) fn definition_in<'a>(file_type: &str, line: &'a str) -> Option<(&'a str, &'a str)> {
+pub(crate) fn definition_in<'a>(file_type: &str, line: &'a str) -> Option<(&'a str, Cow<'a, str>)> {
+    if matches!(file_type, "kt" | "kts")
+        && let Some(caps) = KOTLIN_EXTENSION.captures(line)
+    {
+        let receiver = caps.get(1)?.as_str();
+        let name = unquoted(caps.get(2)?.as_str());
+        return Some(("fun", Cow::Owned(format!("{receiver}.{name}"))));
+    }
     if file_type != "dart" {
-        return definition(line);
+        return definition(line).map(|(keyword, name)| (keyword, Cow::Borrowed(name)));
     }
     // Dart 3's class modifiers, which [`DEFINITION`] would read as `interface class`; mixins.
     if let Some(caps) = DART_CLASS.captures(line) {
-        return Some(("class", caps.get(1)?.as_str()));
+        return Some(("class", Cow::Borrowed(caps.get(1)?.as_str())));
     }
     // An extension without a name (`extension on String {`) names nothing.
     if line.trim_start().starts_with("extension on ") {
         return None;
     }
-    if let Some(found) = definition(line) {
-        return Some(found);
+    if let Some((keyword, name)) = definition(line) {
+        return Some((keyword, Cow::Borrowed(name)));
     }
     let caps = DART_DEFINITION.captures(line)?;
     let (ty, mut name) = (caps.get(1)?.as_str(), caps.get(2)?.as_str());
@@ -153,7 +178,7 @@ pub(crate) fn definition_in<'a>(file_type: &str, line: &'a str) -> Option<(&'a s
     if DART_NOT_DECLARATIONS.contains(&ty) || DART_NOT_DECLARATIONS.contains(&name) {
         return None;
     }
-    Some(("function", name))
+    Some(("function", Cow::Borrowed(name)))
 }
 
 /// A definition's name as [`DEFINITION`] captured it, without backticks or a trailing `:`/`.`.
@@ -245,7 +270,7 @@ fn named(block: &str, file_type: &str) -> Option<(&'static str, String)> {
         "function" => "function",
         _ => "class",
     };
-    Some((kind, name.to_owned()))
+    Some((kind, name.into_owned()))
 }
 
 /// The kind of definition a keyword of [`DEFINITION`] makes: `class`, `interface`, `struct`,
@@ -383,6 +408,41 @@ mod tests {
     }
 
     #[test]
+    fn a_kotlin_extension_function_is_named_by_its_receiver_type() {
+        for (line, name) in [
+            (
+                "internal inline fun Buffer.commonReadByte(): Byte {",
+                "Buffer.commonReadByte",
+            ),
+            ("fun <T> List<T>.second(): T = this[1]", "List.second"),
+            ("public fun String?.orEmpty(): String", "String.orEmpty"),
+            (
+                "fun <K, V : Comparable<V>> Map<K, V>.maxValue(): V? =",
+                "Map.maxValue",
+            ),
+            (
+                "  fun Map.Entry<K, V>.swap() = value to key",
+                "Map.Entry.swap",
+            ),
+            (
+                "  @JvmStatic @JvmName(\"encodeUtf8\") fun String.encodeUtf8(): ByteString",
+                "String.encodeUtf8",
+            ),
+            ("fun Path.`reads a date`() {", "Path.reads a date"),
+            ("fun <T> listOf(vararg items: T): List<T>", "listOf"),
+            ("  private fun peek(): Token {", "peek"),
+        ] {
+            assert_eq!(
+                definition_in("kt", line)
+                    .as_ref()
+                    .map(|(k, n)| (*k, n.as_ref())),
+                Some(("fun", name)),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
     fn a_file_of_functions_is_cut_at_them_and_a_large_function_kept_whole() {
         let body: String = (0..12).map(|i| format!("  local v{i} = {i}\n")).collect();
         let lua = format!(
@@ -448,7 +508,13 @@ mod tests {
             ("    TodosOverviewStatus Function()? status,", None),
             ("  final void Function(Object error)? onError;", None),
         ] {
-            assert_eq!(definition_in("dart", line).map(|(_, n)| n), name, "{line}");
+            assert_eq!(
+                definition_in("dart", line)
+                    .as_ref()
+                    .map(|(_, n)| n.as_ref()),
+                name,
+                "{line}"
+            );
         }
         // A declaration by its type is Dart's alone.
         assert!(definition_in("kt", "  Widget build(BuildContext context) {").is_none());

@@ -30,6 +30,13 @@ use super::Import;
 use super::tsconfig::BARE;
 use crate::chunk::CodeLanguage;
 
+/// The prefix of an import candidate that is a Kotlin package's directory (`package:okio/internal`
+/// of `import okio.internal.commonReadByte`): the files of any directory whose path ends with it
+/// that define the imported name at their top level (Kotlin files are not named for their
+/// functions, and one package is often several directories: `commonMain/kotlin/okio/internal`,
+/// `jvmMain/kotlin/okio/internal`).
+pub const PACKAGE: &str = "package:";
+
 /// The keys a file at `rel_path` answers to in [`Import::candidates`]: `/` + its path, and
 /// every suffix of its path at a `/` (`c.py`, `b/c.py`, `a/b/c.py`).
 pub fn path_keys(rel_path: &str) -> Vec<String> {

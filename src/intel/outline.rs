@@ -15,6 +15,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::imports::PACKAGE;
 use super::{
     Definition, Extraction, Import, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS,
 };
@@ -211,9 +212,12 @@ fn definitions(file_type: &str, lines: &[CodeLine]) -> Vec<Definition> {
         }
         let parent = open.last().map(|&(d, _)| d);
         let in_class = parent.is_some_and(|p| !matches!(out[p].kind, "function" | "method"));
+        // Kotlin's `fun Buffer.readByte()` is a function with a receiver, in a class or not:
+        // called on a `Buffer` (its owner), or bare where `this` is one.
+        let extension = matches!(file_type, "kt" | "kts") && keyword == "fun" && name.contains('.');
         let qualified = match parent {
             Some(p) => format!("{}.{name}", out[p].qualified),
-            None => name.to_owned(),
+            None => name.to_string(),
         };
         let head = line.code.trim();
         let head = head
@@ -222,9 +226,9 @@ fn definitions(file_type: &str, lines: &[CodeLine]) -> Vec<Definition> {
             .unwrap_or(head)
             .trim_end();
         out.push(Definition {
-            name: name.rsplit(['.', ':']).next().unwrap_or(name).to_owned(),
+            name: name.rsplit(['.', ':']).next().unwrap_or(&name).to_owned(),
             qualified,
-            kind: kind_of(keyword, in_class, file_type),
+            kind: kind_of(keyword, in_class && !extension, file_type),
             signature: head.chars().take(SIGNATURE_CHARS).collect(),
             start_line: number,
             end_line: end_of(lines, i),
@@ -437,12 +441,21 @@ fn is_typespec(code: &str) -> bool {
     .any(|attribute| t.starts_with(attribute))
 }
 
-/// The qualified name of the class a definition is in (or is).
+/// The qualified name of the class a definition is in (or is): for a function with a receiver
+/// written before its name (Kotlin's `fun Buffer.readByte()`, Lua's `function M:start()`), that
+/// receiver, which `this` (`self`) is in its body.
 fn class_of(definitions: &[Definition], mut at: u32) -> Option<&str> {
     loop {
         let d = &definitions[at as usize];
         if !matches!(d.kind, "function" | "method") {
             return Some(&d.qualified);
+        }
+        let outer = d
+            .parent
+            .map_or(0, |p| definitions[p as usize].qualified.len() + 1);
+        let own = d.qualified.get(outer..).unwrap_or_default();
+        if let Some(dot) = own.rfind(['.', ':']) {
+            return Some(&d.qualified[..outer + dot]);
         }
         at = d.parent?;
     }
@@ -584,13 +597,7 @@ fn imports(file_type: &str, text: &str, lines: &[CodeLine], rel_path: &str) -> V
                     .map(|from| format!("{}.php", segments[from..].join("/")))
                     .collect()
             } else {
-                let path = segments.join("/");
-                let mut candidates = vec![format!("{path}.{file_type}")];
-                if file_type == "kt" || file_type == "kts" {
-                    candidates[0] = format!("{path}.kt");
-                    candidates.push(format!("{path}.java"));
-                }
-                candidates
+                module_candidates(file_type, &segments)
             };
             out.push(Import {
                 specifier: module.clone(),
@@ -601,6 +608,37 @@ fn imports(file_type: &str, text: &str, lines: &[CodeLine], rel_path: &str) -> V
         }
     }
     out
+}
+
+/// The files an import of a class or module by its path (`a.b.C`) may come from: `a/b/C.kt`
+/// (and `a/b/C.java`, for Kotlin), `.scala`, `.groovy`, Haskell's `.hs`. A member of a class (`a.b.C.name`,
+/// `okio.ByteString.Companion.encodeUtf8`: a segment before the last is capitalised) comes
+/// from its class's file; in Kotlin, a top-level function or property (`okio.internal.
+/// commonReadByte`: no segment capitalised) from a file of its package that defines it,
+/// whatever the file's name ([`PACKAGE`]).
+fn module_candidates(file_type: &str, segments: &[&str]) -> Vec<String> {
+    let kotlin = matches!(file_type, "kt" | "kts");
+    // Haskell's and Elm's modules are capitalised all along: `Data.Map.Strict` is a path.
+    let jvm = kotlin || matches!(file_type, "scala" | "sc" | "groovy" | "gradle");
+    let class = segments
+        .iter()
+        .position(|s| jvm && s.starts_with(|c: char| c.is_ascii_uppercase()));
+    let end = match class {
+        Some(at) => at + 1,
+        None if kotlin && segments.len() > 1 => {
+            return vec![format!(
+                "{PACKAGE}{}",
+                segments[..segments.len() - 1].join("/")
+            )];
+        }
+        None => segments.len(),
+    };
+    let path = segments[..end].join("/");
+    if kotlin {
+        vec![format!("{path}.kt"), format!("{path}.java")]
+    } else {
+        vec![format!("{path}.{file_type}")]
+    }
 }
 
 /// The files a Dart URI may name: a relative one from the importing file's directory; a
@@ -730,6 +768,38 @@ mod tests {
     }
 
     #[test]
+    fn kotlin_extension_functions_are_owned_by_their_receiver() {
+        let kotlin = "package okio\n\nclass Buffer {\n  fun readByte(): Byte = commonReadByte()\n\n  companion object {\n    fun String.encodeUtf8(): ByteString = commonEncodeUtf8()\n  }\n}\n\ninternal inline fun Buffer.commonReadByte(): Byte {\n  val b = this.request(1)\n  return b\n}\n\nfun <T> List<T>.second(): T = this.get(1)\n";
+        assert_eq!(
+            defs("kt", kotlin),
+            [
+                ("Buffer".to_owned(), "class", 3, 9, None),
+                ("Buffer.readByte".to_owned(), "method", 4, 4, Some(0)),
+                // In a class still a function: called on a String, not on a Buffer.
+                (
+                    "Buffer.String.encodeUtf8".to_owned(),
+                    "function",
+                    7,
+                    7,
+                    Some(0)
+                ),
+                ("Buffer.commonReadByte".to_owned(), "function", 11, 14, None),
+                ("List.second".to_owned(), "function", 16, 16, None),
+            ]
+        );
+        // `this` in an extension function is its receiver.
+        assert_eq!(
+            calls("kt", kotlin),
+            [
+                "commonReadByte:4",
+                "commonEncodeUtf8:7",
+                "Buffer.request:12",
+                "List.get:16"
+            ]
+        );
+    }
+
+    #[test]
     fn elixir_modules_hold_functions_ended_by_end() {
         let elixir = "defmodule Plug.Conn do\n  @moduledoc \"\"\"\n  The connection: put_status(conn, 404).\n  \"\"\"\n\n  @spec put_status(t, status) :: t\n  def put_status(%Conn{} = conn, status) do\n    %{conn | status: Plug.Conn.Status.code(status)}\n  end\n\n  defp run_before_send(conn), do: conn # put_status(x)\n\nend\n";
         assert_eq!(
@@ -824,6 +894,41 @@ mod tests {
                     "D".to_owned(),
                     owned(&["a/b/C.kt", "a/b/C.java"])
                 ),
+            ]
+        );
+        // A class's member from the class's file; a top-level function from its package.
+        assert_eq!(
+            imports(
+                "kt",
+                "import okio.ByteString.Companion.encodeUtf8\nimport okio.internal.commonReadByte\nimport a.Outer.Inner\n"
+            ),
+            [
+                (
+                    "okio.ByteString.Companion.encodeUtf8".to_owned(),
+                    "encodeUtf8".to_owned(),
+                    owned(&["okio/ByteString.kt", "okio/ByteString.java"])
+                ),
+                (
+                    "okio.internal.commonReadByte".to_owned(),
+                    "commonReadByte".to_owned(),
+                    owned(&["package:okio/internal"])
+                ),
+                (
+                    "a.Outer.Inner".to_owned(),
+                    "Inner".to_owned(),
+                    owned(&["a/Outer.kt", "a/Outer.java"])
+                ),
+            ]
+        );
+        assert_eq!(
+            imports("scala", "import a.b.Util.helper\nimport a.b.c\n"),
+            [
+                (
+                    "a.b.Util.helper".to_owned(),
+                    "helper".to_owned(),
+                    owned(&["a/b/Util.scala"])
+                ),
+                ("a.b.c".to_owned(), "c".to_owned(), owned(&["a/b/c.scala"])),
             ]
         );
         assert_eq!(
