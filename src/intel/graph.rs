@@ -31,6 +31,7 @@ use crate::store::{
     StoreError,
 };
 
+use super::imports::PACKAGE;
 use super::inherit::bases_in;
 use super::tsconfig::{Aliases, BARE, nearest_config};
 use super::workspaces::Packages;
@@ -797,6 +798,17 @@ impl IntelService {
     }
 }
 
+/// The name an import brings in as its module defines it (`commonReadByte` of `import
+/// okio.internal.commonReadByte as read`): the specifier's last part.
+fn imported_name(row: &ImportRow) -> &str {
+    row.specifier.rsplit('.').next().unwrap_or(&row.specifier)
+}
+
+/// The key of [`Resolver::resolve_imports`]' answers for a name in a Kotlin package's directory.
+fn package_key(dir: &str, name: &str) -> String {
+    format!("{PACKAGE}{dir}\0{name}")
+}
+
 /// One related file per (path, statement line), with the names bound.
 fn group_related<'r>(
     items: impl Iterator<Item = (Option<String>, &'r ImportRow)>,
@@ -1332,25 +1344,42 @@ impl<'s> Resolver<'s> {
     }
 
     /// The files each import resolves to: the first candidate that exists (the nearest file
-    /// when a suffix names several), every file of a Go package; empty for what is outside.
+    /// when a suffix names several), every file of a Go package, the files of the nearest
+    /// directory of a Kotlin package that define the name; empty for what is outside.
     async fn resolve_imports(
         &mut self,
         rows: &[ImportRow],
     ) -> Result<Vec<Vec<String>>, StoreError> {
         let candidates = self.expand_bare(rows).await?;
         let mut by_repo: HashMap<&str, (HashSet<String>, HashSet<String>)> = HashMap::new();
+        // (repository) -> (name, package directory)
+        let mut members: HashMap<&str, BTreeSet<(String, String)>> = HashMap::new();
         for (row, candidates) in rows.iter().zip(&candidates) {
             let (keys, dirs) = by_repo.entry(row.repository.as_str()).or_default();
             for c in candidates {
                 if c.starts_with("go:") {
                     dirs.insert(c.clone());
+                } else if let Some(dir) = c.strip_prefix(PACKAGE) {
+                    members
+                        .entry(row.repository.as_str())
+                        .or_default()
+                        .insert((imported_name(row).to_owned(), dir.to_owned()));
                 } else {
                     keys.insert(c.clone());
                 }
             }
         }
-        // (repository, key) -> paths
+        // (repository, key) -> paths; a package's key is `package:<dir>` and the name.
         let mut found: HashMap<(String, String), Vec<String>> = HashMap::new();
+        for (repo, wanted) in members {
+            let wanted: Vec<(String, String)> = wanted.into_iter().collect();
+            for (name, dir, p) in self.store.package_definers(repo, &wanted).await? {
+                found
+                    .entry((repo.to_owned(), package_key(&dir, &name)))
+                    .or_default()
+                    .push(p);
+            }
+        }
         for (repo, (keys, go_keys)) in by_repo {
             let keys: Vec<String> = keys.into_iter().collect();
             if !keys.is_empty() {
@@ -1393,6 +1422,17 @@ impl<'s> Resolver<'s> {
             .map(|(row, candidates)| {
                 let repo = row.repository.clone();
                 for c in candidates {
+                    if let Some(dir) = c.strip_prefix(PACKAGE) {
+                        let key = (repo.clone(), package_key(dir, imported_name(row)));
+                        if let Some(paths) = found.get(&key) {
+                            // One package is often several directories (a multiplatform
+                            // project's `commonMain/…/okio` and `jvmMain/…/okio`): the nearest.
+                            let near = |p: &&String| common_prefix(p, &row.file_path);
+                            let best = paths.iter().map(|p| near(&p)).max().unwrap_or(0);
+                            return paths.iter().filter(|p| near(p) == best).cloned().collect();
+                        }
+                        continue;
+                    }
                     if let Some(paths) = found.get(&(repo.clone(), c.clone())) {
                         if c.starts_with("go:") {
                             return paths.clone();
@@ -1628,8 +1668,8 @@ impl<'s> Resolver<'s> {
     /// ([`by_arity`]), when some do and some do not.
     fn resolve<'a>(&'a self, r: &ReferenceRow, callables: &mut Callables<'a>) -> Outcome<'a> {
         match self.resolve_by_name(r, callables) {
-            Outcome::Targets(hits) if hits.len() > 1 => {
-                let hits = visible_from(r, hits);
+            Outcome::Targets(hits) if !hits.is_empty() => {
+                let hits = by_receiver(r, visible_from(r, hits));
                 Outcome::Targets(match r.args {
                     Some(args) if hits.len() > 1 => by_arity(r, hits, args.max(0) as u16),
                     _ => hits,
@@ -1753,20 +1793,31 @@ impl<'s> Resolver<'s> {
                 // The module re-exports it, or it is a method on an imported value: go on.
             }
         }
-        if r.qualifier.is_none() {
+        // Kotlin imports an extension function by its name, and calls it on a receiver:
+        // `import okio.ByteString.Companion.encodeUtf8` then `name.encodeUtf8()`.
+        let kotlin = is_kotlin(&r.file_path);
+        let bare = r.qualifier.is_none();
+        if bare || kotlin {
             let direct = binding(&r.name);
             if !direct.is_empty() {
                 let targets: Vec<String> = direct.iter().flat_map(|(_, t)| t.clone()).collect();
-                if targets.is_empty() {
+                if targets.is_empty() && bare {
                     return Outcome::External;
                 }
-                let hits = in_files(&targets, false);
+                let mut hits = in_files(&targets, false);
+                if !bare {
+                    hits.retain(|d| is_receiver_function(d));
+                }
                 if !hits.is_empty() {
                     return spread(hits, Resolution::Import, 0.95);
                 }
                 // A barrel (`index.ts`, `internal.ts`) that re-exports it: the modules it
                 // re-exports from, where the name is a module-level definition.
-                let through = in_files(&self.reexported(&r.repository, &targets), false);
+                let through = if bare {
+                    in_files(&self.reexported(&r.repository, &targets), false)
+                } else {
+                    Vec::new()
+                };
                 let top: Vec<&DefinitionRow> = through
                     .iter()
                     .copied()
@@ -1807,7 +1858,7 @@ impl<'s> Resolver<'s> {
             if receiver {
                 // JavaScript's `result.once = function` belongs to that object, not to a type:
                 // another receiver (`body.once()`) reaches it only if it is named alike.
-                d.kind == "method"
+                (d.kind == "method" || (kotlin && is_receiver_function(d)))
                     && (ref_lang != "ecma"
                         || owner_last(&d.qualified).is_none_or(|o| {
                             !o.starts_with(|c: char| c.is_lowercase())
@@ -2059,18 +2110,22 @@ fn by_arity<'a>(
     keep_sharing(hits, |i, _| grades[i] == Some(best))
 }
 
-/// Java's and C#'s `private` methods are called from their own class: from another file, the
-/// other candidates (when there are some).
+/// Java's, Kotlin's and C#'s `private` definitions are called from their own class (or, in
+/// Kotlin, file): from another file, the other candidates; in Java and Kotlin none when all are
+/// private (`x.toLong()` is the standard library's, not a file's `private fun
+/// LARGE_INTEGER.toLong()`), in C#, whose partial classes span files, all of them then.
 fn visible_from<'a>(
     r: &ReferenceRow,
     hits: Vec<(&'a DefinitionRow, Resolution, f32)>,
 ) -> Vec<(&'a DefinitionRow, Resolution, f32)> {
-    if !matches!(family(&r.file_path), "java" | "csharp") {
-        return hits;
-    }
-    keep_sharing(hits, |_, d| {
+    let visible = |d: &DefinitionRow| {
         d.file_id == r.file_id || !d.signature.split_whitespace().any(|w| w == "private")
-    })
+    };
+    match family(&r.file_path) {
+        "java" if !hits.iter().any(|(d, ..)| visible(d)) => Vec::new(),
+        "java" | "csharp" => keep_sharing(hits, |_, d| visible(d)),
+        _ => hits,
+    }
 }
 
 /// The `hits` that `keep` keeps, with the confidence all of them had shared among them in
@@ -2151,6 +2206,55 @@ fn is_type(kind: &str) -> bool {
 /// the signature as written, so that one cut short (240 characters) still says so.
 fn is_extension(d: &DefinitionRow) -> bool {
     d.signature.contains("(this ")
+}
+
+/// Whether a file is Kotlin's.
+fn is_kotlin(path: &str) -> bool {
+    path.ends_with(".kt") || path.ends_with(".kts")
+}
+
+/// Whether a definition is a Kotlin extension function, one declared with a receiver type
+/// before its name (`fun Buffer.readByte()`, `fun <T> List<T>.second()`), which its owner is.
+/// Read from the signature as written, as [`is_extension`] is.
+fn is_receiver_function(d: &DefinitionRow) -> bool {
+    if d.kind != "function" || !is_kotlin(&d.file_path) {
+        return false;
+    }
+    let Some(at) = d.signature.find("fun ") else {
+        return false;
+    };
+    let head = &d.signature[at + 4..];
+    head.find('(').is_some_and(|paren| {
+        let before = head[..paren].trim_end();
+        before
+            .strip_suffix(d.name.as_str())
+            .is_some_and(|rest| rest.ends_with('.'))
+    })
+}
+
+/// Of several Kotlin extension functions a call may reach (`Buffer.commonReadByte` and
+/// `RealBufferedSource.commonReadByte`), those for the class it is made on, when some are: its
+/// receiver's type, or where it is bare, the class it is in (`this`). Other hits stay, and so
+/// do all when none is for that class (a call that looks bare may be on a literal,
+/// `"ab".encodeUtf8()`).
+fn by_receiver<'a>(
+    r: &ReferenceRow,
+    hits: Vec<(&'a DefinitionRow, Resolution, f32)>,
+) -> Vec<(&'a DefinitionRow, Resolution, f32)> {
+    if !is_kotlin(&r.file_path) {
+        return hits;
+    }
+    let Some(class) = class_of_call(r) else {
+        return hits;
+    };
+    let for_class = |d: &DefinitionRow| owner_last(&d.qualified) == Some(class);
+    if !hits
+        .iter()
+        .any(|(d, ..)| is_receiver_function(d) && for_class(d))
+    {
+        return hits;
+    }
+    keep_sharing(hits, |_, d| !is_receiver_function(d) || for_class(d))
 }
 
 /// Each of `hits` with an equal share of `base`.

@@ -670,6 +670,42 @@ impl Store {
         Ok(rows.iter().map(import).collect())
     }
 
+    /// The files of `repository` that define a name at their top level in a directory whose
+    /// path ends with a given one (a Kotlin package's, [`crate::intel`]'s `package:` import
+    /// candidates): (name, directory, path) for each (name, directory) of `wanted`, at most 64
+    /// files each.
+    pub async fn package_definers(
+        &self,
+        repository: &str,
+        wanted: &[(String, String)],
+    ) -> Result<Vec<(String, String, String)>, StoreError> {
+        let (names, dirs): (Vec<&str>, Vec<&str>) =
+            wanted.iter().map(|(n, d)| (n.as_str(), d.as_str())).unzip();
+        let rows = sqlx::query(
+            "SELECT k.name, k.dir, f.file_path
+             FROM unnest($2::text[], $3::text[]) AS k(name, dir)
+             JOIN LATERAL (
+               SELECT DISTINCT f.file_path FROM code_definitions d
+               JOIN indexed_files f ON f.id = d.file_id
+               WHERE d.name = k.name AND d.repository = $1 AND d.parent IS NULL
+                 AND f.error IS NULL
+                 AND (regexp_replace(f.file_path, '/[^/]*$', '') = k.dir
+                      OR right(regexp_replace(f.file_path, '/[^/]*$', ''), length(k.dir) + 1)
+                         = '/' || k.dir)
+               LIMIT 64) f ON true",
+        )
+        .bind(repository)
+        .bind(&names)
+        .bind(&dirs)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("resolving package imports"))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get("name"), r.get("dir"), r.get("file_path")))
+            .collect())
+    }
+
     /// Which of `keys` (import candidates: `/path` or a path suffix) name indexed files of
     /// `repository`, and which files: (key, path) pairs.
     pub async fn files_for_keys(

@@ -1288,3 +1288,89 @@ async fn php_kotlin_and_elixir_calls_and_imports_resolve_from_their_lines_and_ja
     }
     d.stop().await;
 }
+
+#[tokio::test]
+async fn kotlin_extension_functions_are_called_on_their_receivers_and_imported_by_name() {
+    let d = Daemon::start(&[
+        (
+            "src/commonMain/kotlin/okio/internal/Buffer.kt",
+            "package okio.internal\n\nimport okio.Buffer\n\ninternal inline fun Buffer.commonReadByte(): Byte {\n  return this.read()\n}\n\ninternal fun RealSource.commonReadByte(): Byte = 0\n",
+        ),
+        (
+            "src/jvmMain/kotlin/okio/Buffer.kt",
+            "package okio\n\nimport okio.internal.commonReadByte\n\nclass Buffer {\n  fun read(): Byte = 1\n  fun readByte(): Byte = commonReadByte()\n}\n",
+        ),
+        (
+            "src/commonMain/kotlin/okio/Path.kt",
+            "package okio\n\nclass Path {\n  companion object {\n    fun <T> String.toPath(): Path = Path()\n  }\n}\n",
+        ),
+        (
+            "src/commonMain/kotlin/okio/Counter.kt",
+            "package okio\n\nprivate fun Counter.toLong(): Long = 0\n",
+        ),
+        (
+            "src/commonTest/kotlin/okio/PathTest.kt",
+            "package okio\n\nimport okio.Path.Companion.toPath\n\nclass PathTest {\n  fun parses(name: String, b: Buffer) {\n    val a = \"/a\".toPath()\n    val c = name.toPath()\n    val n = b.read().toLong()\n  }\n}\n",
+        ),
+    ])
+    .await;
+    for (symbol, want) in [
+        // Through `import okio.internal.commonReadByte`, from another directory of the package;
+        // the one for the class the call is made in (`this`), not `RealSource`'s.
+        (
+            "Buffer.commonReadByte",
+            vec![("src/jvmMain/kotlin/okio/Buffer.kt".to_owned(), 7)],
+        ),
+        ("RealSource.commonReadByte", vec![]),
+        // A companion's extension with type parameters, on a literal and on a value.
+        (
+            "String.toPath",
+            vec![
+                ("src/commonTest/kotlin/okio/PathTest.kt".to_owned(), 7),
+                ("src/commonTest/kotlin/okio/PathTest.kt".to_owned(), 8),
+            ],
+        ),
+        // Private to its file: `toLong()` elsewhere is another's.
+        ("Counter.toLong", vec![]),
+    ] {
+        let r = d
+            .ask("agog.codebase.callers", json!({ "symbol": symbol }))
+            .await;
+        assert_eq!(caller_lines(&r), want, "{symbol}: {r}");
+    }
+    // `this` in an extension function is its receiver.
+    let r = d
+        .ask(
+            "agog.codebase.callees",
+            json!({ "symbol": "Buffer.commonReadByte" }),
+        )
+        .await;
+    let callees: Vec<(&str, &str)> = r["calls"]
+        .as_array()
+        .expect("calls")
+        .iter()
+        .map(|c| {
+            (
+                c["call"].as_str().unwrap_or_default(),
+                c["symbol"]["qualified"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(callees, [("Buffer.read", "Buffer.read")], "{r}");
+    for (path, imported) in [
+        (
+            "src/jvmMain/kotlin/okio/Buffer.kt",
+            "src/commonMain/kotlin/okio/internal/Buffer.kt",
+        ),
+        (
+            "src/commonTest/kotlin/okio/PathTest.kt",
+            "src/commonMain/kotlin/okio/Path.kt",
+        ),
+    ] {
+        let r = d
+            .ask("agog.codebase.related", json!({ "path": path }))
+            .await;
+        assert_eq!(imported_paths(&r), [imported], "{path}: {r}");
+    }
+    d.stop().await;
+}
