@@ -1717,11 +1717,32 @@ impl<'s> Resolver<'s> {
                 .copied()
                 .filter(|d| d.file_id == r.file_id)
                 .collect();
-            return if local.is_empty() {
-                spread(owned, Resolution::Qualified, 0.85)
-            } else {
-                spread(local, Resolution::SameFile, 0.9)
-            };
+            if !local.is_empty() {
+                return spread(local, Resolution::SameFile, 0.9);
+            }
+            // Of several (a multiplatform project's `expect` and `actual` copies, a class
+            // defined in two modules), the one the file imports, by the name or its owner's.
+            if owned.len() > 1 {
+                let owner = first_segment(q);
+                let files: Vec<&String> = self
+                    .imports
+                    .get(&r.file_id)
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter(|(row, _)| row.name == r.name || row.name == owner)
+                    .flat_map(|(_, targets)| targets)
+                    .collect();
+                let imported: Vec<&DefinitionRow> = owned
+                    .iter()
+                    .copied()
+                    .filter(|d| d.repository == r.repository && files.contains(&&d.file_path))
+                    .collect();
+                if !imported.is_empty() {
+                    return spread(imported, Resolution::Import, 0.95);
+                }
+            }
+            return spread(owned, Resolution::Qualified, 0.85);
         }
         if r.qualifier.is_some()
             && let Some(class) = class_of_call(r)
@@ -1835,6 +1856,21 @@ impl<'s> Resolver<'s> {
             let extensions: Vec<&DefinitionRow> = methods().filter(|d| is_extension(d)).collect();
             if !extensions.is_empty() && methods().all(is_extension) {
                 return spread(extensions, Resolution::NameOnly, 0.8);
+            }
+        }
+        // So are Kotlin's (`fun Moshi.Builder.addAdapter()`, on `Moshi.Builder().addAdapter(a)`),
+        // as sure as a bare call by the name alone: the standard library's `toLong()` or
+        // `replace()`, which the index does not hold, share their names with some.
+        if kotlin && r.qualifier.is_some() {
+            let on_receivers = || {
+                callable
+                    .iter()
+                    .copied()
+                    .filter(|d| d.kind == "method" || is_receiver_function(d))
+            };
+            let extensions: Vec<&DefinitionRow> = on_receivers().collect();
+            if !extensions.is_empty() && on_receivers().all(is_receiver_function) {
+                return spread(extensions, Resolution::NameOnly, 0.5);
             }
         }
         // A qualifier written like a type (`Vec::new`, `Math.max`), or C++'s standard library,

@@ -10,11 +10,13 @@
 //! declared with ([`typed_names`]), and a call resolves among the definitions of its own
 //! language by name, owner, enclosing class and imports.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::extract::UNNAMED_RECEIVER;
 use super::imports::PACKAGE;
 use super::{
     Definition, Extraction, Import, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS,
@@ -200,10 +202,21 @@ fn definitions(file_type: &str, lines: &[CodeLine]) -> Vec<Definition> {
         if line.blank() || out.len() >= MAX_DEFINITIONS {
             continue;
         }
-        let Some((keyword, name)) = definition_in(file_type, &line.code) else {
+        let number = i as u32 + 1;
+        // The innermost definition still open at this line.
+        let enclosing = open
+            .iter()
+            .rev()
+            .find(|&&(d, indent)| out[d].end_line >= number && indent < line.indent)
+            .map(|&(d, _)| d);
+        let found = definition_in(file_type, &line.code).or_else(|| {
+            let class = &out[enclosing?];
+            let name = dart_named_constructor(file_type, &line.code, class)?;
+            Some(("function", Cow::Borrowed(name)))
+        });
+        let Some((keyword, name)) = found else {
             continue;
         };
-        let number = i as u32 + 1;
         while open
             .last()
             .is_some_and(|&(d, indent)| out[d].end_line < number || indent >= line.indent)
@@ -238,6 +251,27 @@ fn definitions(file_type: &str, lines: &[CodeLine]) -> Vec<Definition> {
     }
     out
 }
+
+/// A Dart named constructor of `class`, declared on `code`: `fromJson` of `factory
+/// User.fromJson(Map<String, dynamic> json) =>` or `const Point.origin()` in `class User`,
+/// `class Point`; called as `User.fromJson(json)`, as a static method is.
+fn dart_named_constructor<'a>(
+    file_type: &str,
+    code: &'a str,
+    class: &Definition,
+) -> Option<&'a str> {
+    if file_type != "dart" || class.kind != "class" {
+        return None;
+    }
+    let caps = DART_NAMED_CONSTRUCTOR.captures(code)?;
+    (caps.get(1)?.as_str() == class.name).then_some(caps.get(2)?.as_str())
+}
+
+/// A line that declares a Dart named constructor (if the name before the `.` is its class's).
+static DART_NAMED_CONSTRUCTOR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:(?:const|factory|external)\s+)*([A-Za-z_$][\w$]*)\.([A-Za-z_$][\w$]*)\s*\(")
+        .expect("a valid regex")
+});
 
 /// The last line (1-based) of the definition on line `at`: the line before the next one at its
 /// indentation or shallower, or that line when it closes the definition.
@@ -408,7 +442,23 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                             .unwrap_or_else(|| q.to_owned()),
                     )
                 }
-                (None, _) => None,
+                // `load().parse()`, `"/a".toPath()`, a chain's next line `.filter(…)`: a call on
+                // a receiver that is no name is still one, which reaches methods.
+                (None, _) => {
+                    let name_at = caps.get(3).map_or(0, |m| m.start());
+                    let before = &line.code[..name_at];
+                    let on_value = if arrows {
+                        before.ends_with("->")
+                    } else {
+                        before.ends_with('.') && !before.ends_with("..")
+                            || before.ends_with("..") && file_type == "dart"
+                    };
+                    on_value.then(|| {
+                        literal_type(file_type, before)
+                            .unwrap_or(UNNAMED_RECEIVER)
+                            .to_owned()
+                    })
+                }
             };
             out.push(Reference {
                 name: name.to_owned(),
@@ -423,6 +473,18 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
         }
     }
     out
+}
+
+/// The type of a literal a call is made on, from the code before the call's name (strings
+/// blanked, their quotes kept): `"/a".toPath()` is a call on a `String`, Kotlin's and Scala's
+/// `'a'.repeat(3)` on a `Char` (Dart's `'…'` is a string).
+fn literal_type(file_type: &str, before: &str) -> Option<&'static str> {
+    let quote = before.strip_suffix('.')?.chars().next_back()?;
+    match (file_type, quote) {
+        ("kt" | "kts" | "scala" | "sc", '\'') => Some("Char"),
+        ("kt" | "kts" | "scala" | "sc" | "swift" | "dart", '"') | ("dart", '\'') => Some("String"),
+        _ => None,
+    }
 }
 
 /// Whether an Elixir line is a typespec (`@spec send_resp(t) :: t`), whose `name(` is the
@@ -730,7 +792,7 @@ mod tests {
             [
                 "Client.prepareDefaults:9",
                 "Client.sendAsync:10",
-                "wait:10",
+                "(…).wait:10",
                 "array_merge:17",
                 "gettype:23"
             ]
@@ -769,7 +831,7 @@ mod tests {
 
     #[test]
     fn kotlin_extension_functions_are_owned_by_their_receiver() {
-        let kotlin = "package okio\n\nclass Buffer {\n  fun readByte(): Byte = commonReadByte()\n\n  companion object {\n    fun String.encodeUtf8(): ByteString = commonEncodeUtf8()\n  }\n}\n\ninternal inline fun Buffer.commonReadByte(): Byte {\n  val b = this.request(1)\n  return b\n}\n\nfun <T> List<T>.second(): T = this.get(1)\n";
+        let kotlin = "package okio\n\nclass Buffer {\n  fun readByte(): Byte = commonReadByte()\n\n  companion object {\n    fun String.encodeUtf8(): ByteString = commonEncodeUtf8()\n  }\n}\n\ninternal inline fun Buffer.commonReadByte(): Byte {\n  val b = this.request(1)\n  return b\n}\n\nfun <T> List<T>.second(): T = this.get(1)\n\nfun use(s: Source) {\n  \"/a\".toPath()\n  s.buffer().readUtf8()\n    .trim()\n}\n";
         assert_eq!(
             defs("kt", kotlin),
             [
@@ -785,6 +847,7 @@ mod tests {
                 ),
                 ("Buffer.commonReadByte".to_owned(), "function", 11, 14, None),
                 ("List.second".to_owned(), "function", 16, 16, None),
+                ("use".to_owned(), "function", 18, 22, None),
             ]
         );
         // `this` in an extension function is its receiver.
@@ -794,7 +857,12 @@ mod tests {
                 "commonReadByte:4",
                 "commonEncodeUtf8:7",
                 "Buffer.request:12",
-                "List.get:16"
+                "List.get:16",
+                // On a literal, a call's result, a chain's line before: receivers all.
+                "String.toPath:19",
+                "Source.buffer:20",
+                "(…).readUtf8:20",
+                "(…).trim:21",
             ]
         );
     }
@@ -860,6 +928,31 @@ mod tests {
                 "ready:19",
                 "limit:19",
                 "startValue:20",
+            ]
+        );
+    }
+
+    #[test]
+    fn dart_named_constructors_are_their_classes_members() {
+        let dart = "class User {\n  const User(this.name);\n\n  const User._guest() : name = 'guest';\n\n  factory User.fromJson(Map<String, dynamic> json) =>\n      User(json['name'] as String);\n\n  factory User.guest() => const User._guest();\n\n  final String name;\n}\n\nvoid main() {\n  final u = User.fromJson(decode(text));\n  Other.named(u);\n}\n";
+        assert_eq!(
+            defs("dart", dart),
+            [
+                ("User".to_owned(), "class", 1, 12, None),
+                ("User._guest".to_owned(), "method", 4, 4, Some(0)),
+                ("User.fromJson".to_owned(), "method", 6, 7, Some(0)),
+                ("User.guest".to_owned(), "method", 9, 9, Some(0)),
+                ("main".to_owned(), "function", 14, 17, None),
+            ]
+        );
+        assert_eq!(
+            calls("dart", dart),
+            [
+                "User:7",
+                "User._guest:9",
+                "User.fromJson:15",
+                "decode:15",
+                "Other.named:16",
             ]
         );
     }

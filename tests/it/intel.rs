@@ -1154,11 +1154,11 @@ async fn dart_packages_resolve_through_their_library_files_exports() {
         ),
         (
             "packages/counter/lib/src/counter_cubit.dart",
-            "class CounterCubit {\n  CounterCubit();\n\n  int increment(int n) {\n    return n + 1;\n  }\n}\n\nint startValue() {\n  return 0;\n}\n",
+            "class CounterCubit {\n  CounterCubit();\n\n  factory CounterCubit.fromJson(Map<String, dynamic> json) =>\n      CounterCubit();\n\n  int increment(int n) {\n    return n + 1;\n  }\n}\n\nint startValue() {\n  return 0;\n}\n",
         ),
         (
             "examples/app/lib/main.dart",
-            "import 'package:counter/counter.dart';\nimport 'package:flutter/material.dart';\nimport 'util.dart' as util;\n\nvoid main() {\n  final cubit = CounterCubit();\n  cubit.increment(startValue());\n  util.startValue();\n}\n",
+            "import 'package:counter/counter.dart';\nimport 'package:flutter/material.dart';\nimport 'util.dart' as util;\n\nvoid main() {\n  final cubit = CounterCubit();\n  cubit.increment(startValue());\n  util.startValue();\n  CounterCubit.fromJson(const {}).increment(1);\n}\n",
         ),
         // The same name as the package's, in the app.
         (
@@ -1167,23 +1167,19 @@ async fn dart_packages_resolve_through_their_library_files_exports() {
         ),
     ])
     .await;
+    let (cubit, app) = (
+        "packages/counter/lib/src/counter_cubit.dart",
+        "examples/app/lib/main.dart",
+    );
     for (symbol, path, want) in [
-        (
-            "startValue",
-            "packages/counter/lib/src/counter_cubit.dart",
-            7,
-        ),
-        ("startValue", "examples/app/lib/util.dart", 8),
-        (
-            "CounterCubit.increment",
-            "packages/counter/lib/src/counter_cubit.dart",
-            7,
-        ),
-        (
-            "CounterCubit",
-            "packages/counter/lib/src/counter_cubit.dart",
-            6,
-        ),
+        ("startValue", cubit, &[(app, 7)][..]),
+        ("startValue", "examples/app/lib/util.dart", &[(app, 8)]),
+        // Also on a call's result, by its name alone (0.30).
+        ("CounterCubit.increment", cubit, &[(app, 7), (app, 9)]),
+        // And by the named constructor's body.
+        ("CounterCubit", cubit, &[(app, 6), (cubit, 5)]),
+        // A named constructor, called as a static method is.
+        ("CounterCubit.fromJson", cubit, &[(app, 9)]),
     ] {
         let r = d
             .ask(
@@ -1191,11 +1187,11 @@ async fn dart_packages_resolve_through_their_library_files_exports() {
                 json!({ "symbol": symbol, "path": path }),
             )
             .await;
-        assert_eq!(
-            caller_lines(&r),
-            [("examples/app/lib/main.dart".to_owned(), want)],
-            "{symbol} of {path}: {r}"
-        );
+        let want: Vec<(String, i64)> = want
+            .iter()
+            .map(|&(path, line)| (path.to_owned(), line))
+            .collect();
+        assert_eq!(caller_lines(&r), want, "{symbol} of {path}: {r}");
     }
     let r = d
         .ask(
