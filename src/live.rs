@@ -7,7 +7,8 @@
 //!    events or failed, every `reconcile_interval_secs`, and after any failure (the database
 //!    restarting, say), retried with backoff until it succeeds. It is the truth.
 //! 3. In between, each batch of changed paths from the watcher is indexed through the same
-//!    stages ([`Indexer::index_paths`]); a failed batch turns into a reconcile.
+//!    stages ([`Indexer::index_paths`]); a failed batch turns into a reconcile. When the git
+//!    history moves (a commit, a checkout), its change counts are read again.
 //!
 //! Nothing here gives up: errors are logged, counted in [`Metrics`], and retried.
 //!
@@ -233,6 +234,10 @@ async fn keep_while_held(
                     tracing::warn!(repository = %repo.name, %reason, "file events were lost; reconciling");
                     due = Some("watcher");
                 }
+                Some(Change::History) => {
+                    tracing::debug!(repository = %repo.name, "the git history moved; reading the change counts");
+                    indexer.record_history(repo, cancel).await;
+                }
                 Some(Change::Paths { paths, since }) => {
                     let count = paths.len();
                     match indexer.index_paths(repo, paths, cancel).await {
@@ -285,7 +290,19 @@ async fn start_watcher(
         }
     };
     let cfg = cfg.clone();
-    let started = tokio::task::spawn_blocking(move || RootWatcher::start(walker, &cfg)).await;
+    // The reflog, to read the change history again after a commit; a git that does not answer
+    // costs only that (the periodic reconcile reads it).
+    let reflog = tokio::time::timeout(
+        Duration::from_secs(10),
+        crate::scan::history::reflog_dir(&repo.root),
+    )
+    .await
+    .ok()
+    .flatten()
+    .filter(|_| repo.rules().history_commits > 0);
+    let started =
+        tokio::task::spawn_blocking(move || RootWatcher::start(walker, &cfg, reflog.as_deref()))
+            .await;
     match started {
         Ok(Ok(w)) => {
             tracing::info!(repository = %repo.name, directories = w.watched(), "watching for changes");

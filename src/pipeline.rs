@@ -366,11 +366,12 @@ impl Indexer {
     }
 
     /// Counts how often each file of the repository changed in its latest
-    /// `index.history_commits` commits and records it, the prior of `search.history_weight`. A
+    /// `index.history_commits` commits and records it, the prior of `search.history_weight`
+    /// (after each full reconcile, and when the watcher sees the history move). A
     /// root outside git has none; a failure, or a git that has not answered in
     /// [`HISTORY_TIMEOUT`], is logged and costs only the prior (the counts recorded before
     /// stay). A cancel (shutdown) stops it at once, killing git.
-    async fn record_history(&self, repo: &Repository, cancel: &CancellationToken) {
+    pub async fn record_history(&self, repo: &Repository, cancel: &CancellationToken) {
         let max_commits = repo.rules().history_commits;
         if max_commits == 0 {
             return;

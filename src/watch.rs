@@ -12,6 +12,11 @@
 //! trees such as `node_modules` or `target` cost no inotify watches. A new directory is
 //! watched when it appears. Symbolic links are never followed.
 //!
+//! The repository's reflog directory (`.git/logs`) is watched too, when the caller gives it:
+//! git appends to its `HEAD` at every commit, checkout, merge, rebase or reset, which
+//! [`Change::History`] reports (after the paths of the same batch), so that the change counts
+//! search weighs follow a commit within seconds rather than at the next periodic reconcile.
+//!
 //! When events were lost (the kernel queue overflowed, a watch could not be added) the batch
 //! becomes [`Change::Rescan`]: the caller runs a full reconcile, which is the truth anyway.
 //! When the root itself is deleted, moved or replaced, the watches are left on what it was:
@@ -49,6 +54,9 @@ pub enum Change {
     /// had, which no longer receive its events. Start a new watcher once a reconcile finds the
     /// root there again.
     RootGone { reason: String },
+    /// The repository's history moved (a commit, checkout, merge, rebase or reset): its
+    /// change counts are to be read again.
+    History,
 }
 
 enum Signal {
@@ -71,12 +79,21 @@ pub struct RootWatcher {
     lost: Option<String>,
     /// The root went away ([`Change::RootGone`]); reported before anything else.
     root_gone: Option<String>,
+    /// The reflog git appends to when the history moves (`<git dir>/logs/HEAD`), if watched.
+    reflog: Option<PathBuf>,
+    /// It changed since the last [`Change::History`].
+    history: bool,
 }
 
 impl RootWatcher {
-    /// Starts watching every directory of `walker`'s root that a walk would enter. Blocking
-    /// (it walks the directories): call from a blocking thread for large trees.
-    pub fn start(walker: Walker, cfg: &WatchConfig) -> Result<Self, notify::Error> {
+    /// Starts watching every directory of `walker`'s root that a walk would enter, and
+    /// `reflog_dir` (the repository's `.git/logs`, [`crate::scan::history::reflog_dir`]) when
+    /// given. Blocking (it walks the directories): call from a blocking thread for large trees.
+    pub fn start(
+        walker: Walker,
+        cfg: &WatchConfig,
+        reflog_dir: Option<&Path>,
+    ) -> Result<Self, notify::Error> {
         let (tx, events) = mpsc::channel(QUEUE);
         let overflowed = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&overflowed);
@@ -114,9 +131,18 @@ impl RootWatcher {
             max_delay: Duration::from_millis(cfg.max_delay_ms),
             lost: None,
             root_gone: None,
+            reflog: None,
+            history: false,
         };
         let root = this.walker.root().to_owned();
         this.watch_tree(&root)?;
+        if let Some(dir) = reflog_dir {
+            match this.watcher.watch(dir, RecursiveMode::NonRecursive) {
+                Ok(()) => this.reflog = Some(dir.join("HEAD")),
+                // The counts then follow at the periodic reconcile, as without git.
+                Err(e) => tracing::debug!(dir = %dir.display(), error = %e, "reflog not watched"),
+            }
+        }
         Ok(this)
     }
 
@@ -155,6 +181,9 @@ impl RootWatcher {
             if let Some(reason) = self.lost.take() {
                 return Some(Change::Rescan { reason });
             }
+            if std::mem::take(&mut self.history) {
+                return Some(Change::History);
+            }
             let first = self.events.recv().await?;
             let since = Instant::now();
             let mut paths = BTreeSet::new();
@@ -178,6 +207,8 @@ impl RootWatcher {
                 rescan.get_or_insert_with(|| "more file events than the daemon could queue".into());
             }
             if let Some(reason) = rescan {
+                // A reconcile reads the history too.
+                self.history = false;
                 return Some(Change::Rescan { reason });
             }
             if !paths.is_empty() {
@@ -196,6 +227,10 @@ impl RootWatcher {
             Signal::Path(p) => (p, false),
             Signal::Gone(p) => (p, true),
         };
+        if self.reflog.as_ref() == Some(&path) {
+            self.history = true;
+            return None;
+        }
         let rel = self.walker.rel(&path)?;
         if rel.is_empty() {
             // The root itself deleted or moved: its watches end with it, even when another

@@ -27,7 +27,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A commit that touches more files than this is left out of the counts.
@@ -71,6 +71,23 @@ pub async fn read(
         git
     };
     log(repository, &["--relative"], revision, max_commits, ".").await
+}
+
+/// The reflog directory of the repository that holds `root` (`<git dir>/logs`, whose `HEAD`
+/// git appends to at every commit, checkout, merge, rebase or reset), if `root` is in one that
+/// keeps reflogs: what a watcher watches to know that the history changed.
+pub async fn reflog_dir(root: &Path) -> Option<PathBuf> {
+    let mut git = Command::new("git");
+    git.arg("-C")
+        .arg(root)
+        .args(["-c", "safe.directory=*", "rev-parse", "--absolute-git-dir"])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let out = output(git).await.ok().filter(|o| o.status.success())?;
+    let dir = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim_end_matches('\n'));
+    let logs = dir.join("logs");
+    logs.is_dir().then_some(logs)
 }
 
 /// The log of `revision` in the repository `repository()` chooses (a `git` command without its
@@ -458,6 +475,21 @@ mod tests {
                 .expect("not an error")
                 .is_none()
         );
+    }
+
+    #[tokio::test]
+    async fn the_reflog_directory_is_the_repositorys_also_from_a_folder_of_it() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir(&repo).expect("mkdir");
+        git(&repo, &["init", "-q"]);
+        // No commit yet, no reflog.
+        assert_eq!(reflog_dir(&repo).await, None);
+        commit(&repo, &[("svc/a.rs", "1")], "first");
+        let logs = repo.canonicalize().expect("canonical").join(".git/logs");
+        assert_eq!(reflog_dir(&repo).await, Some(logs.clone()));
+        assert_eq!(reflog_dir(&repo.join("svc")).await, Some(logs));
+        assert_eq!(reflog_dir(tmp.path()).await, None, "not a repository");
     }
 
     #[tokio::test]

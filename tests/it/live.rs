@@ -303,7 +303,7 @@ async fn a_burst_of_changes_is_coalesced_into_few_batches() {
     let mut watch = cfg.watch.clone();
     watch.debounce_ms = 100;
     watch.max_delay_ms = 2000;
-    let mut w = RootWatcher::start(walker, &watch).expect("watch");
+    let mut w = RootWatcher::start(walker, &watch, None).expect("watch");
     // Excluded trees are not watched at all.
     assert_eq!(w.watched(), 2, "the root and src/");
 
@@ -325,6 +325,7 @@ async fn a_burst_of_changes_is_coalesced_into_few_batches() {
             Change::Rescan { reason } | Change::RootGone { reason } => {
                 panic!("unexpected rescan: {reason}")
             }
+            Change::History => panic!("no history is watched"),
         }
     }
     // Files created before the new directory's watch was in place are covered by the
@@ -337,6 +338,57 @@ async fn a_burst_of_changes_is_coalesced_into_few_batches() {
         !seen.iter().any(|p| p.starts_with("node_modules")),
         "excluded paths are dropped"
     );
+}
+
+#[tokio::test]
+async fn a_commit_updates_the_change_counts_without_waiting_for_a_reconcile() {
+    let n = nats();
+    let db = test_db().await;
+    let repo = support::repo(&[
+        ("app/a.py", "def a():\n    return 1\n"),
+        ("app/b.py", "x = 1\n"),
+    ]);
+    let root = std::fs::canonicalize(repo.path()).expect("canonical");
+    support::git(&root, &["init", "-q"]);
+    support::git(&root, &["add", "-A"]);
+    support::git(&root, &["commit", "-q", "-m", "first"]);
+    let mut cfg = live_config(&db, &n.url);
+    // Only the start-up pass: anything after it comes from the watcher.
+    cfg.watch.reconcile_interval_secs = 0;
+    let name = support::repos(&cfg, &[&root])[0].name.clone();
+    let serving = Serving::start(cfg, &root).await;
+    let key = (name, "app/a.py".to_owned());
+    let store = codesearch::store::Store::from_pool(serving.pool.clone());
+    let changes = || {
+        let (store, key) = (store.clone(), key.clone());
+        async move {
+            store
+                .file_changes(std::slice::from_ref(&key))
+                .await
+                .expect("read")
+                .get(&key)
+                .copied()
+        }
+    };
+    eventually(
+        "the start-up pass records the first commit",
+        WAIT,
+        || async { changes().await == Some(1.0) },
+    )
+    .await;
+    for (i, text) in ["def a():\n    return 2\n", "def a():\n    return 3\n"]
+        .iter()
+        .enumerate()
+    {
+        write(&root, "app/a.py", text);
+        support::git(&root, &["commit", "-q", "-am", &format!("change {i}")]);
+        let want = i as f64 + 2.0;
+        eventually("a commit counts at once", WAIT, || async {
+            changes().await == Some(want)
+        })
+        .await;
+    }
+    serving.stop().await;
 }
 
 #[tokio::test]
