@@ -31,7 +31,7 @@ use crate::store::{
     StoreError,
 };
 
-use super::imports::PACKAGE;
+use super::imports::{PACKAGE, SWIFT_MODULE};
 use super::inherit::bases_in;
 use super::tsconfig::{Aliases, BARE, nearest_config};
 use super::workspaces::Packages;
@@ -762,6 +762,18 @@ impl IntelService {
                 let dir = path.rfind('/').map_or("", |i| &path[..i]);
                 keys.push(go_import_key(&module, dir));
             }
+            // A Swift file is imported with its module: its package target's, else (an Xcode
+            // target's directory is named for it) any directory above it.
+            if path.ends_with(".swift") {
+                let modules: Vec<&str> = match swift_module(&path) {
+                    Some(m) => vec![m],
+                    None => parent_dir(&path)
+                        .split('/')
+                        .filter(|d| !d.is_empty())
+                        .collect(),
+                };
+                keys.extend(modules.iter().map(|m| format!("{SWIFT_MODULE}{m}")));
+            }
             // The bare specifiers that name it: as a workspace package's file, and through
             // the aliases in force wherever a file imports one.
             if family(&path) == "ecma" {
@@ -1344,8 +1356,9 @@ impl<'s> Resolver<'s> {
     }
 
     /// The files each import resolves to: the first candidate that exists (the nearest file
-    /// when a suffix names several), every file of a Go package, the files of the nearest
-    /// directory of a Kotlin package that define the name; empty for what is outside.
+    /// when a suffix names several), every file of a Go package or a Swift module, the files of
+    /// the nearest directory of a Kotlin package that define the name; empty for what is
+    /// outside.
     async fn resolve_imports(
         &mut self,
         rows: &[ImportRow],
@@ -1354,11 +1367,17 @@ impl<'s> Resolver<'s> {
         let mut by_repo: HashMap<&str, (HashSet<String>, HashSet<String>)> = HashMap::new();
         // (repository) -> (name, package directory)
         let mut members: HashMap<&str, BTreeSet<(String, String)>> = HashMap::new();
+        let mut swift: HashMap<&str, BTreeSet<String>> = HashMap::new();
         for (row, candidates) in rows.iter().zip(&candidates) {
             let (keys, dirs) = by_repo.entry(row.repository.as_str()).or_default();
             for c in candidates {
                 if c.starts_with("go:") {
                     dirs.insert(c.clone());
+                } else if let Some(module) = c.strip_prefix(SWIFT_MODULE) {
+                    swift
+                        .entry(row.repository.as_str())
+                        .or_default()
+                        .insert(module.to_owned());
                 } else if let Some(dir) = c.strip_prefix(PACKAGE) {
                     members
                         .entry(row.repository.as_str())
@@ -1376,6 +1395,15 @@ impl<'s> Resolver<'s> {
             for (name, dir, p) in self.store.package_definers(repo, &wanted).await? {
                 found
                     .entry((repo.to_owned(), package_key(&dir, &name)))
+                    .or_default()
+                    .push(p);
+            }
+        }
+        for (repo, modules) in swift {
+            let modules: Vec<String> = modules.into_iter().collect();
+            for (module, p) in self.store.swift_module_files(repo, &modules).await? {
+                found
+                    .entry((repo.to_owned(), format!("{SWIFT_MODULE}{module}")))
                     .or_default()
                     .push(p);
             }
@@ -1434,7 +1462,7 @@ impl<'s> Resolver<'s> {
                         continue;
                     }
                     if let Some(paths) = found.get(&(repo.clone(), c.clone())) {
-                        if c.starts_with("go:") {
+                        if c.starts_with("go:") || c.starts_with(SWIFT_MODULE) {
                             return paths.clone();
                         }
                         // The nearest of several files a suffix names.
@@ -2045,18 +2073,25 @@ impl<'s> Resolver<'s> {
             }
         }
         let dir = parent_dir(&r.file_path);
+        // A Swift package target is a module, whatever its subdirectories: its files see each
+        // other's declarations without an import.
+        let module = swift_module(&r.file_path);
         let near: Vec<&DefinitionRow> = callable
             .iter()
             .copied()
-            .filter(|d| d.repository == r.repository && parent_dir(&d.file_path) == dir)
+            .filter(|d| {
+                d.repository == r.repository
+                    && (parent_dir(&d.file_path) == dir
+                        || module.is_some_and(|m| swift_module(&d.file_path) == Some(m)))
+            })
             .filter(fits)
             .collect();
         if !near.is_empty() {
             let base = match (receiver, family(&r.file_path)) {
                 (true, _) => 0.3,
-                // Go packages and Java packages are directories: what one file names, its
-                // directory defines.
-                (false, "go" | "java") => 0.85,
+                // Go packages, Java packages and Swift modules: what one file names, its
+                // package defines.
+                (false, "go" | "java" | "swift") => 0.85,
                 (false, _) => 0.5,
             };
             return spread(near, Resolution::SameModule, base);
@@ -2370,6 +2405,20 @@ fn common_prefix(a: &str, b: &str) -> usize {
         .count()
 }
 
+/// The Swift package target a Swift file belongs to, its module: `ArgumentParser` of
+/// `Sources/ArgumentParser/Parsing/Name.swift` (or `Tests/…`, at any depth).
+fn swift_module(path: &str) -> Option<&str> {
+    if !path.ends_with(".swift") {
+        return None;
+    }
+    let segments: Vec<&str> = path.split('/').collect();
+    let at = segments
+        .iter()
+        .position(|s| matches!(*s, "Sources" | "Tests"))?;
+    // The target's directory, not the file itself.
+    (at + 2 < segments.len()).then(|| segments[at + 1])
+}
+
 fn parent_dir(path: &str) -> &str {
     path.rfind('/').map_or("", |i| &path[..i])
 }
@@ -2556,6 +2605,26 @@ mod tests {
         assert_eq!(owner_last("Stack::push"), Some("Stack"));
         assert_eq!(owner_last("a.B.c"), Some("B"));
         assert_eq!(owner_last("push"), None);
+    }
+
+    #[test]
+    fn a_swift_file_belongs_to_its_package_target() {
+        for (path, module) in [
+            (
+                "Sources/ArgumentParser/Parsing/Name.swift",
+                Some("ArgumentParser"),
+            ),
+            (
+                "Tests/ArgumentParserUnitTests/HelpTests.swift",
+                Some("ArgumentParserUnitTests"),
+            ),
+            ("packages/kit/Sources/Kit/Kit.swift", Some("Kit")),
+            ("Sources/main.swift", None),
+            ("App/Views/Home.swift", None),
+            ("Sources/ArgumentParser/Name.kt", None),
+        ] {
+            assert_eq!(swift_module(path), module, "{path}");
+        }
     }
 
     #[test]

@@ -37,6 +37,13 @@ use crate::chunk::CodeLanguage;
 /// `jvmMain/kotlin/okio/internal`).
 pub const PACKAGE: &str = "package:";
 
+/// The prefix of an import candidate that is a Swift module (`swift:ArgumentParser` of `import
+/// ArgumentParser`): the Swift files of the Swift package target of that name, under
+/// `Sources/ArgumentParser/` (or `Tests/…`) at any depth of the repository, else of a
+/// directory of that name (an Xcode project's target). A module from outside the repository
+/// (`Foundation`) has none.
+pub const SWIFT_MODULE: &str = "swift:";
+
 /// The keys a file at `rel_path` answers to in [`Import::candidates`]: `/` + its path, and
 /// every suffix of its path at a `/` (`c.py`, `b/c.py`, `a/b/c.py`).
 pub fn path_keys(rel_path: &str) -> Vec<String> {

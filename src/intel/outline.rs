@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::extract::UNNAMED_RECEIVER;
-use super::imports::PACKAGE;
+use super::imports::{PACKAGE, SWIFT_MODULE};
 use super::{
     Definition, Extraction, Import, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS,
 };
@@ -186,8 +186,13 @@ fn code_lines(file_type: &str, text: &str) -> Vec<CodeLine> {
 }
 
 /// The kind a definition's keyword makes: a function inside a class is a method (it is called
-/// on an object), except in Elixir, whose modules hold functions.
+/// on an object), except in Elixir, whose modules hold functions; a Swift `extension` is one.
 fn kind_of(keyword: &str, in_class: bool, file_type: &str) -> &'static str {
+    // Swift's `extension Int { … }` adds members to a type it does not define: `Int(x)`
+    // calls the type, not the extension.
+    if keyword == "extension" && file_type == "swift" {
+        return "extension";
+    }
     match definition_kind(keyword) {
         "function" if in_class && !matches!(file_type, "ex" | "exs") => "method",
         kind => kind,
@@ -449,9 +454,18 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                     let before = &line.code[..name_at];
                     let on_value = if arrows {
                         before.ends_with("->")
+                    } else if let Some(dot) = before.strip_suffix('.') {
+                        // Dart's cascade `..add(x)`; a chain's next line `.filter(…)`; else
+                        // what ends an expression, `)`, `]`, a name, a literal's quote.
+                        // Swift's `.customLong(name)` after `= ` or `(` names a static member
+                        // of the type the context expects: no receiver.
+                        (dot.ends_with('.') && file_type == "dart")
+                            || dot.trim().is_empty()
+                            || dot.ends_with(|c: char| {
+                                c.is_alphanumeric() || "_)]}\"'?!>`".contains(c)
+                            })
                     } else {
-                        before.ends_with('.') && !before.ends_with("..")
-                            || before.ends_with("..") && file_type == "dart"
+                        false
                     };
                     on_value.then(|| {
                         literal_type(file_type, before)
@@ -534,6 +548,15 @@ static IMPORT: LazyLock<Regex> = LazyLock::new(|| {
     .expect("a valid regex")
 });
 
+/// Swift's `import ArgumentParser`, with attributes and an access level (`@testable import`,
+/// `@_spi(Testing) public import`), and of one declaration, `import struct WinSDK.COORD`.
+static SWIFT_IMPORT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+(?:(?:typealias|struct|class|enum|protocol|let|var|func)\s+([A-Za-z_]\w*)\.([A-Za-z_]\w*)|([A-Za-z_]\w*))",
+    )
+    .expect("a valid regex")
+});
+
 /// Lua's `require("a.b")` and `require "a.b"`.
 static LUA_REQUIRE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"\brequire\s*\(?\s*["']([\w./-]+)["']"#).expect("a valid regex"));
@@ -596,6 +619,24 @@ fn imports(file_type: &str, text: &str, lines: &[CodeLine], rel_path: &str) -> V
                     name: "*".to_owned(),
                     line: number,
                     candidates: vec![format!("{path}.lua"), format!("{path}/init.lua")],
+                });
+            }
+            continue;
+        }
+        if file_type == "swift" {
+            let caps = SWIFT_IMPORT.captures(&code.code);
+            if let Some(module) = caps.as_ref().and_then(|c| c.get(1).or(c.get(3))) {
+                let module = module.as_str();
+                // A module brings in every name it declares; `import struct M.X`, one.
+                let one = caps.as_ref().and_then(|c| c.get(2)).map(|m| m.as_str());
+                out.push(Import {
+                    specifier: match one {
+                        Some(name) => format!("{module}.{name}"),
+                        None => module.to_owned(),
+                    },
+                    name: one.unwrap_or("*").to_owned(),
+                    line: number,
+                    candidates: vec![format!("{SWIFT_MODULE}{module}")],
                 });
             }
             continue;
@@ -933,6 +974,31 @@ mod tests {
     }
 
     #[test]
+    fn swift_extensions_and_implicit_members() {
+        let swift = "extension Int {\n  func clamped() -> Int { self }\n}\n\nfunc run(name: String) {\n  let n = Int(name)\n  self = .customLong(name)\n  let s = parse().first()\n  values\n    .filter(keep)\n}\n";
+        assert_eq!(
+            defs("swift", swift),
+            [
+                // Not a class: `Int(name)` is the standard library's.
+                ("Int".to_owned(), "extension", 1, 3, None),
+                ("Int.clamped".to_owned(), "method", 2, 2, Some(0)),
+                ("run".to_owned(), "function", 5, 11, None),
+            ]
+        );
+        assert_eq!(
+            calls("swift", swift),
+            [
+                "Int:6",
+                // A static member of the type the context expects: no receiver here.
+                "customLong:7",
+                "parse:8",
+                "(…).first:8",
+                "(…).filter:10",
+            ]
+        );
+    }
+
+    #[test]
     fn dart_named_constructors_are_their_classes_members() {
         let dart = "class User {\n  const User(this.name);\n\n  const User._guest() : name = 'guest';\n\n  factory User.fromJson(Map<String, dynamic> json) =>\n      User(json['name'] as String);\n\n  factory User.guest() => const User._guest();\n\n  final String name;\n}\n\nvoid main() {\n  final u = User.fromJson(decode(text));\n  Other.named(u);\n}\n";
         assert_eq!(
@@ -1010,6 +1076,31 @@ mod tests {
                     "a.Outer.Inner".to_owned(),
                     "Inner".to_owned(),
                     owned(&["a/Outer.kt", "a/Outer.java"])
+                ),
+            ]
+        );
+        // A Swift module, with attributes and an access level; one declaration of it.
+        assert_eq!(
+            imports(
+                "swift",
+                "import Foundation\n@testable import ArgumentParser\n@_spi(Testing) public import Tools\nimport struct WinSDK.COORD\n// import Nothing\n"
+            ),
+            [
+                (
+                    "Foundation".to_owned(),
+                    "*".to_owned(),
+                    owned(&["swift:Foundation"])
+                ),
+                (
+                    "ArgumentParser".to_owned(),
+                    "*".to_owned(),
+                    owned(&["swift:ArgumentParser"])
+                ),
+                ("Tools".to_owned(), "*".to_owned(), owned(&["swift:Tools"])),
+                (
+                    "WinSDK.COORD".to_owned(),
+                    "COORD".to_owned(),
+                    owned(&["swift:WinSDK"])
                 ),
             ]
         );

@@ -706,6 +706,47 @@ impl Store {
             .collect())
     }
 
+    /// The Swift files of each of `modules` in `repository` ([`crate::intel`]'s `swift:`
+    /// import candidates): (module, path) pairs, those of the package target
+    /// (`Sources/<module>/`, `Tests/<module>/`, at any depth) when it has some, else those under
+    /// a directory named for the module; at most 2,000 files each.
+    pub async fn swift_module_files(
+        &self,
+        repository: &str,
+        modules: &[String],
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT m.name, f.file_path, f.tier
+             FROM unnest($2::text[]) AS m(name)
+             JOIN LATERAL (
+               SELECT f.file_path,
+                      CASE WHEN f.file_path ~ ('(^|/)(Sources|Tests)/' || m.name || '/')
+                           THEN 0 ELSE 1 END AS tier
+               FROM indexed_files f
+               WHERE f.repository = $1 AND f.error IS NULL AND f.file_path LIKE '%.swift'
+                 AND f.file_path ~ ('(^|/)' || m.name || '/')
+               ORDER BY tier
+               LIMIT 2000) f ON true
+             WHERE m.name ~ '^[A-Za-z_][A-Za-z0-9_]*$'",
+        )
+        .bind(repository)
+        .bind(modules)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("resolving Swift modules"))?;
+        let tier = |m: &str| {
+            rows.iter()
+                .filter(|r| r.get::<String, _>("name") == m)
+                .map(|r| r.get::<i32, _>("tier"))
+                .min()
+        };
+        Ok(rows
+            .iter()
+            .filter(|r| Some(r.get::<i32, _>("tier")) == tier(&r.get::<String, _>("name")))
+            .map(|r| (r.get("name"), r.get("file_path")))
+            .collect())
+    }
+
     /// Which of `keys` (import candidates: `/path` or a path suffix) name indexed files of
     /// `repository`, and which files: (key, path) pairs.
     pub async fn files_for_keys(

@@ -1370,3 +1370,65 @@ async fn kotlin_extension_functions_are_called_on_their_receivers_and_imported_b
     }
     d.stop().await;
 }
+
+#[tokio::test]
+async fn swift_modules_are_their_package_targets() {
+    let d = Daemon::start(&[
+        (
+            "Sources/Kit/Models/Item.swift",
+            "public struct Item {\n  public init() {}\n}\n\nextension Item {\n  public func price() -> Int { 1 }\n}\n",
+        ),
+        (
+            "Sources/Kit/Helpers.swift",
+            "func makeItem() -> Item {\n  return Item()\n}\n",
+        ),
+        (
+            "Tests/KitTests/ItemTests.swift",
+            "import XCTest\n@testable import Kit\n\nfinal class ItemTests: XCTestCase {\n  func testPrice() {\n    let item = makeItem()\n    XCTAssertEqual(item.price(), 1)\n  }\n}\n",
+        ),
+    ])
+    .await;
+    for (symbol, want) in [
+        // The struct from another directory of its module; its extension is no type to call.
+        ("Item", ("Sources/Kit/Helpers.swift", 2, "same_module")),
+        // Through `@testable import Kit`.
+        ("makeItem", ("Tests/KitTests/ItemTests.swift", 6, "import")),
+    ] {
+        let r = d
+            .ask("agog.codebase.callers", json!({ "symbol": symbol }))
+            .await;
+        assert_eq!(
+            callers(&r),
+            [(want.0.to_owned(), want.1, want.2.to_owned())],
+            "{symbol}: {r}"
+        );
+    }
+    let r = d
+        .ask(
+            "agog.codebase.related",
+            json!({ "path": "Tests/KitTests/ItemTests.swift" }),
+        )
+        .await;
+    let mut imports = imported_paths(&r);
+    imports.sort_unstable();
+    // XCTest is from outside the repository.
+    assert_eq!(
+        imports,
+        ["Sources/Kit/Helpers.swift", "Sources/Kit/Models/Item.swift"],
+        "{r}"
+    );
+    let r = d
+        .ask(
+            "agog.codebase.related",
+            json!({ "path": "Sources/Kit/Helpers.swift" }),
+        )
+        .await;
+    let importers: Vec<&str> = r["importedBy"]
+        .as_array()
+        .unwrap_or_else(|| panic!("importedBy in {r}"))
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    assert_eq!(importers, ["Tests/KitTests/ItemTests.swift"], "{r}");
+    d.stop().await;
+}
