@@ -4,17 +4,19 @@
 //! directions: the callers of `T` are the call sites whose resolution includes `T`, so
 //! callers and callees always agree. A call resolves, in order, through
 //! 1. its qualifier naming the definition's owner (`Stack::new`, `self.push` in `Stack`):
-//!    `same_file` or `qualified`;
+//!    `same_file` or `qualified` (`import` for the one of several the file imports);
 //! 2. the file's imports: a name imported from a file that defines it, or a module imported
 //!    under the qualifier (`utils.parse`): `import`. A name imported from outside the
 //!    repository (a package) resolves to nothing here: the call is `external`;
 //! 3. a definition in the same file: `same_file`;
-//! 4. a definition in the same directory (a Go package, a Python package): `same_module`;
+//! 4. a definition in the same directory (a Go package, a Python package), or the same Swift
+//!    package target: `same_module`;
 //! 5. otherwise every definition of the name in the workspace, in the same language family:
 //!    `name_only`, with a confidence divided among them.
 //!
 //! A bare call (`foo()`) never resolves to a method, and a call on a receiver (`x.foo()`)
-//! only to methods. Confidence is a plain number in 0..1 per resolution kind, divided by the
+//! only to methods, or to Kotlin's extension functions, which are reached both ways. Java's
+//! and Kotlin's `private` definitions are reached from their own file only. Confidence is a plain number in 0..1 per resolution kind, divided by the
 //! number of definitions the call could be; answers carry it so a caller can filter.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -2411,12 +2413,11 @@ fn swift_module(path: &str) -> Option<&str> {
     if !path.ends_with(".swift") {
         return None;
     }
-    let segments: Vec<&str> = path.split('/').collect();
-    let at = segments
-        .iter()
-        .position(|s| matches!(*s, "Sources" | "Tests"))?;
+    let mut segments = path.split('/');
+    segments.find(|s| matches!(*s, "Sources" | "Tests"))?;
+    let module = segments.next()?;
     // The target's directory, not the file itself.
-    (at + 2 < segments.len()).then(|| segments[at + 1])
+    segments.next().map(|_| module)
 }
 
 fn parent_dir(path: &str) -> &str {

@@ -714,8 +714,9 @@ fn imports(file_type: &str, text: &str, lines: &[CodeLine], rel_path: &str) -> V
 }
 
 /// The files an import of a class or module by its path (`a.b.C`) may come from: `a/b/C.kt`
-/// (and `a/b/C.java`, for Kotlin), `.scala`, `.groovy`, Haskell's `.hs`. A member of a class (`a.b.C.name`,
-/// `okio.ByteString.Companion.encodeUtf8`: a segment before the last is capitalised) comes
+/// (and `a/b/C.java`, for Kotlin), `.scala`, `.groovy`, Haskell's `.hs`. A member of a class
+/// (`a.b.C.name`, `okio.ByteString.Companion.encodeUtf8`: a segment before the last is
+/// capitalised) comes
 /// from its class's file; in Kotlin, a top-level function or property (`okio.internal.
 /// commonReadByte`: no segment capitalised) from a file of its package that defines it,
 /// whatever the file's name ([`PACKAGE`]).

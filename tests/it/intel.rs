@@ -94,9 +94,18 @@ fn caller_lines(reply: &Value) -> Vec<(String, i64)> {
 
 /// The paths of a `related` reply's imports, in its order.
 fn imported_paths(reply: &Value) -> Vec<&str> {
-    reply["imports"]
+    related_paths(reply, "imports")
+}
+
+/// The paths of the files that import a `related` reply's file, in its order.
+fn importer_paths(reply: &Value) -> Vec<&str> {
+    related_paths(reply, "importedBy")
+}
+
+fn related_paths<'a>(reply: &'a Value, field: &str) -> Vec<&'a str> {
+    reply[field]
         .as_array()
-        .unwrap_or_else(|| panic!("imports in {reply}"))
+        .unwrap_or_else(|| panic!("{field} in {reply}"))
         .iter()
         .filter_map(|f| f["path"].as_str())
         .collect()
@@ -835,12 +844,7 @@ async fn imports_through_tsconfig_paths_resolve_as_the_compiler_does() {
             json!({ "path": "libs/ui/src/lib/button.ts" }),
         )
         .await;
-    let by: Vec<&str> = r["importedBy"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{r}"))
-        .iter()
-        .filter_map(|i| i["path"].as_str())
-        .collect();
+    let by = importer_paths(&r);
     assert_eq!(by, ["apps/web/src/main.ts"], "{r}");
     d.stop().await;
 }
@@ -904,12 +908,7 @@ async fn a_workspace_package_resolves_to_its_sources_not_its_build() {
             json!({ "path": "packages/common/src/text.ts" }),
         )
         .await;
-    let by: Vec<&str> = r["importedBy"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{r}"))
-        .iter()
-        .filter_map(|i| i["path"].as_str())
-        .collect();
+    let by = importer_paths(&r);
     assert_eq!(by, ["docs/intro.mdx", "packages/server/src/app.ts"], "{r}");
     d.stop().await;
 }
@@ -1423,12 +1422,7 @@ async fn swift_modules_are_their_package_targets() {
             json!({ "path": "Sources/Kit/Helpers.swift" }),
         )
         .await;
-    let importers: Vec<&str> = r["importedBy"]
-        .as_array()
-        .unwrap_or_else(|| panic!("importedBy in {r}"))
-        .iter()
-        .filter_map(|f| f["path"].as_str())
-        .collect();
+    let importers = importer_paths(&r);
     assert_eq!(importers, ["Tests/KitTests/ItemTests.swift"], "{r}");
     d.stop().await;
 }
