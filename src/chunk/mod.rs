@@ -72,7 +72,8 @@ use tree_sitter::Tree;
 /// Kotlin's extension functions named by their receiver's type (`fun <T> List<T>.second()` is
 /// `List.second`), and imports of a class's members and of a package's functions, Dart's
 /// named constructors (`factory User.fromJson(…)`) as definitions, Swift's module imports and
-/// extensions, and calls on expressions in the languages read by their outline; part of
+/// extensions, Elixir's pipes into a name and function plugs as calls, and calls on
+/// expressions in the languages read by their outline; part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
 pub const CHUNKER_VERSION: i32 = 33;

@@ -485,6 +485,51 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 return out;
             }
         }
+        if matches!(file_type, "ex" | "exs") {
+            for (qualifier, name) in elixir_calls_without_parentheses(&line.code) {
+                out.push(Reference {
+                    name: name.to_owned(),
+                    qualifier: qualifier.map(str::to_owned),
+                    line: number,
+                    enclosing,
+                    args: None,
+                });
+            }
+            if out.len() >= MAX_REFERENCES {
+                out.truncate(MAX_REFERENCES);
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// Elixir's calls written without parentheses that are calls whatever the context: a pipe into
+/// a name, `conn |> fetch_session |> Plug.Conn.halt` (each followed by another pipe or the
+/// line's end), and a function plug, `plug :fetch_session`, which calls the module's own
+/// function. (`halt conn`, a call of one argument without parentheses, cannot be told from
+/// a variable by its line alone.)
+fn elixir_calls_without_parentheses(code: &str) -> Vec<(Option<&str>, &str)> {
+    static PIPED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"\|>\s*(?:([A-Z][\w.]*)\.)?([a-z_][\w]*[?!]?)\s*(?:$|\|>)")
+            .expect("a valid regex")
+    });
+    static PLUG: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\s*plug\s+:([a-z_][\w]*[?!]?)").expect("a valid regex"));
+    let mut out: Vec<(Option<&str>, &str)> = Vec::new();
+    // A pipe's end is the next pipe's start: step over one match at a time.
+    let mut at = 0;
+    while let Some(caps) = PIPED.captures_at(code, at) {
+        let Some(name) = caps.get(2) else {
+            break;
+        };
+        out.push((caps.get(1).map(|m| m.as_str()), name.as_str()));
+        at = name.end();
+    }
+    out.retain(|(_, name)| !NOT_CALLS.contains(name));
+    // An atom names a function, whatever the word (`plug :match`).
+    if let Some(name) = PLUG.captures(code).and_then(|c| c.get(1)) {
+        out.push((None, name.as_str()));
     }
     out
 }
@@ -927,6 +972,19 @@ mod tests {
             ]
         );
         assert_eq!(calls("ex", elixir), ["Plug.Conn.Status.code:8"]);
+        // Without parentheses: piped into a name, and a function plug.
+        let piped = "defmodule App.Router do\n  plug :match\n  plug Plug.Logger\n\n  def call(conn) do\n    conn\n    |> fetch_session\n    |> Plug.Conn.halt |> put_status(404)\n    |> done?\n    value = conn |> other\n  end\nend\n";
+        assert_eq!(
+            calls("ex", piped),
+            [
+                "match:2",
+                "fetch_session:7",
+                "put_status:8",
+                "Plug.Conn.halt:8",
+                "done?:9",
+                "other:10"
+            ]
+        );
     }
 
     #[test]
