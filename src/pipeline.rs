@@ -52,6 +52,8 @@ const PREPARED_QUEUE: usize = 32;
 const WRITE_QUEUE: usize = 16;
 /// Files written to the database at once.
 const WRITERS: usize = 4;
+/// Files whose module or component type changed (not their content), recorded at once.
+const RECLASSIFY_BATCH: usize = 500;
 /// How long a reconcile waits on `git log` for the change history. A thousand commits take
 /// well under a second even on large repositories (hugo, typeorm); a git still running after
 /// this is stuck (a hung network filesystem, a lock) and is killed.
@@ -600,6 +602,7 @@ impl Indexer {
         // Stage 2: gather, reuse, embed.
         let mut batch: Vec<Prepared> = Vec::new();
         let mut batch_chunks = 0;
+        let mut reclassified: Vec<(String, Option<String>, Option<String>)> = Vec::new();
         let mut result: Result<(), IndexError> = Ok(());
         loop {
             // A full batch is embedded below before the next message is taken, so a partial
@@ -626,20 +629,15 @@ impl Indexer {
                     if let Some(bar) = progress {
                         bar.inc(1);
                     }
-                    if let Err(e) = self
-                        .store
-                        .reclassify_file(
-                            &repository,
-                            &rel_path,
-                            module.as_deref(),
-                            component_type.as_deref(),
-                        )
-                        .await
-                    {
-                        result = Err(e.into());
-                        break;
+                    reclassified.push((rel_path, module, component_type));
+                    if reclassified.len() >= RECLASSIFY_BATCH {
+                        let files = std::mem::take(&mut reclassified);
+                        if let Err(e) = self.store.reclassify_files(&repository, &files).await {
+                            result = Err(e.into());
+                            break;
+                        }
+                        report.reclassified += files.len();
                     }
-                    report.reclassified += 1;
                 }
                 Some(Scanned::Skipped {
                     rel_path,
@@ -703,6 +701,16 @@ impl Indexer {
         }
         drop(scan_rx);
         drop(write_tx);
+        if result.is_ok() && !reclassified.is_empty() {
+            match self
+                .store
+                .reclassify_files(&repository, &reclassified)
+                .await
+            {
+                Ok(()) => report.reclassified += reclassified.len(),
+                Err(e) => result = Err(e.into()),
+            }
+        }
         let written = writer.await.map_err(|e| IndexError::Task(e.to_string()))?;
         reader.await.map_err(|e| IndexError::Task(e.to_string()))?;
         result?;

@@ -231,37 +231,47 @@ impl Store {
         Ok(())
     }
 
-    /// Records a file's module and component type anew, its content unchanged: the rules
-    /// (`index.module_rules`, `index.component_rules`) now say otherwise of its path. Its
-    /// chunks (and their narrow copies, by trigger) and its recorded state change together,
-    /// and cached results of its repository are dropped.
-    pub async fn reclassify_file(
+    /// Records files' modules and component types anew, their content unchanged: the rules
+    /// (`index.module_rules`, `index.component_rules`) now say otherwise of their paths.
+    /// `(path, module, component type)` each. Their chunks (and their narrow copies, by
+    /// trigger) and their recorded states change together, in one transaction (a rule change
+    /// over a large repository was a transaction per file), and cached results of the
+    /// repository are dropped.
+    pub async fn reclassify_files(
         &self,
         repository: &str,
-        file_path: &str,
-        module: Option<&str>,
-        component_type: Option<&str>,
+        files: &[(String, Option<String>, Option<String>)],
     ) -> Result<(), StoreError> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        let paths: Vec<&str> = files.iter().map(|(p, ..)| p.as_str()).collect();
+        let modules: Vec<Option<&str>> = files.iter().map(|(_, m, _)| m.as_deref()).collect();
+        let types: Vec<Option<&str>> = files.iter().map(|(.., t)| t.as_deref()).collect();
         let mut tx = self.begin_derived().await?;
-        for update in [
-            "UPDATE codebase_index SET module = $3, component_type = $4",
-            "UPDATE indexed_files SET module = $3, component_type = $4, attributes_recorded = true",
-        ] {
+        for table in ["codebase_index", "indexed_files"] {
+            let recorded = if table == "indexed_files" {
+                ", attributes_recorded = true"
+            } else {
+                ""
+            };
             sqlx::query(&format!(
-                "{update} WHERE repository = $1 AND file_path = $2"
+                "UPDATE {table} t SET module = u.module, component_type = u.component_type{recorded}
+                 FROM unnest($2::text[], $3::text[], $4::text[]) AS u(file_path, module, component_type)
+                 WHERE t.repository = $1 AND t.file_path = u.file_path"
             ))
             .bind(repository)
-            .bind(file_path)
-            .bind(module)
-            .bind(component_type)
+            .bind(&paths)
+            .bind(&modules)
+            .bind(&types)
             .execute(&mut *tx)
             .await
-            .map_err(q("recording a file's module and component type"))?;
+            .map_err(q("recording files' modules and component types"))?;
         }
         bump_generation(&mut tx, repository).await?;
         tx.commit()
             .await
-            .map_err(q("committing a file's module and component type"))
+            .map_err(q("committing files' modules and component types"))
     }
 
     /// Records that a file cannot be indexed (binary, too large, ...) and drops its chunks,

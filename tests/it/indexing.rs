@@ -1784,17 +1784,27 @@ async fn narrow_vector_copies_follow_every_write() {
 
 #[tokio::test]
 async fn changed_rules_reclassify_unchanged_files_without_reading_them_again() {
-    let (repo, store, indexer) = setup(&[
+    // More files than one transaction of reclassifications records.
+    let generated: Vec<(String, String)> = (0..520)
+        .map(|i| {
+            (
+                format!("backend/src/invoice/gen/m{i}.service.ts"),
+                format!("export const v{i} = {i};\n"),
+            )
+        })
+        .collect();
+    let mut files: Vec<(&str, &str)> = vec![
         ("backend/src/invoice/invoice.service.ts", SERVICE),
         ("frontend/app.py", "def main():\n    print('hi')\n"),
-    ])
-    .await;
+    ];
+    files.extend(generated.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    let (repo, store, indexer) = setup(&files).await;
     let cancel = CancellationToken::new();
     let first = indexer
         .index_root(repo.path(), None, &cancel)
         .await
         .expect("index");
-    assert_eq!((first.indexed, first.reclassified), (2, 0));
+    assert_eq!((first.indexed, first.reclassified), (522, 0));
 
     // The rules change: the service now belongs to module "billing" as a "domain" file.
     let mut index = codesearch::config::Config::defaults()
@@ -1827,9 +1837,15 @@ async fn changed_rules_reclassify_unchanged_files_without_reading_them_again() {
             second.reclassified,
             second.embedded
         ),
-        (0, 2, 1, 0),
+        (0, 522, 521, 0),
         "{second:?}"
     );
+    let billed = rows(
+        &store,
+        "SELECT count(*) FROM indexed_files WHERE module = 'billing' AND component_type = 'domain'",
+    )
+    .await;
+    assert_eq!(billed, 521);
     let path = "backend/src/invoice/invoice.service.ts";
     for table in ["codebase_index", "chunk_vectors", "indexed_files"] {
         let column = if table == "chunk_vectors" {
@@ -1856,5 +1872,5 @@ async fn changed_rules_reclassify_unchanged_files_without_reading_them_again() {
         .index_root(repo.path(), None, &cancel)
         .await
         .expect("index");
-    assert_eq!((third.unchanged, third.reclassified), (2, 0));
+    assert_eq!((third.unchanged, third.reclassified), (522, 0));
 }
