@@ -9,8 +9,9 @@
 //!    under the qualifier (`utils.parse`): `import`. A name imported from outside the
 //!    repository (a package) resolves to nothing here: the call is `external`;
 //! 3. a definition in the same file: `same_file`;
-//! 4. a definition in the same directory (a Go package, a Python package), or the same Swift
-//!    package target: `same_module`;
+//! 4. a definition in the same directory (a Go package, a Python package), the same Swift
+//!    package target, or the same Java or Kotlin package in another source set:
+//!    `same_module`;
 //! 5. otherwise every definition of the name in the workspace, in the same language family:
 //!    `name_only`, with a confidence divided among them.
 //!
@@ -2075,16 +2076,20 @@ impl<'s> Resolver<'s> {
             }
         }
         let dir = parent_dir(&r.file_path);
-        // A Swift package target is a module, whatever its subdirectories: its files see each
-        // other's declarations without an import.
+        // A Swift package target is a module, whatever its subdirectories, and a Java or Kotlin
+        // package one whatever its source set (`src/main/java/a/b`, `src/test/java/a/b`,
+        // `src/jvmMain/kotlin/a/b`): their files see each other's declarations without an
+        // import.
         let module = swift_module(&r.file_path);
+        let package = jvm_package(&r.file_path);
         let near: Vec<&DefinitionRow> = callable
             .iter()
             .copied()
             .filter(|d| {
                 d.repository == r.repository
                     && (parent_dir(&d.file_path) == dir
-                        || module.is_some_and(|m| swift_module(&d.file_path) == Some(m)))
+                        || module.is_some_and(|m| swift_module(&d.file_path) == Some(m))
+                        || package.is_some_and(|p| jvm_package(&d.file_path) == Some(p)))
             })
             .filter(fits)
             .collect();
@@ -2420,6 +2425,28 @@ fn swift_module(path: &str) -> Option<&str> {
     segments.next().map(|_| module)
 }
 
+/// The package directory of a Java or Kotlin file under a Gradle or Maven source root,
+/// `src/<set>/java/` or `src/<set>/kotlin/`: `com/squareup/moshi` of
+/// `moshi/src/main/java/com/squareup/moshi/Moshi.kt`; `None` elsewhere, or in the default
+/// package.
+fn jvm_package(path: &str) -> Option<&str> {
+    if family(path) != "java" {
+        return None;
+    }
+    let dir = parent_dir(path);
+    // The source root: a `java` or `kotlin` directory two below a `src`.
+    let (mut two_up, mut one_up) = ("", "");
+    let mut end = 0;
+    for segment in dir.split('/') {
+        end += segment.len() + 1;
+        if matches!(segment, "java" | "kotlin") && two_up == "src" {
+            return dir.get(end..).filter(|p| !p.is_empty());
+        }
+        (two_up, one_up) = (one_up, segment);
+    }
+    None
+}
+
 fn parent_dir(path: &str) -> &str {
     path.rfind('/').map_or("", |i| &path[..i])
 }
@@ -2625,6 +2652,23 @@ mod tests {
             ("Sources/ArgumentParser/Name.kt", None),
         ] {
             assert_eq!(swift_module(path), module, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_jvm_file_belongs_to_the_package_under_its_source_root() {
+        for (path, package) in [
+            (
+                "moshi/src/main/java/com/squareup/moshi/Moshi.kt",
+                Some("com/squareup/moshi"),
+            ),
+            ("src/test/java/com/x/FooTest.java", Some("com/x")),
+            ("okio/src/jvmMain/kotlin/okio/Buffer.kt", Some("okio")),
+            ("src/main/java/Main.java", None),
+            ("lib/com/x/Foo.java", None),
+            ("src/main/java/com/x/util.py", None),
+        ] {
+            assert_eq!(jvm_package(path), package, "{path}");
         }
     }
 

@@ -1426,3 +1426,54 @@ async fn swift_modules_are_their_package_targets() {
     assert_eq!(importers, ["Tests/KitTests/ItemTests.swift"], "{r}");
     d.stop().await;
 }
+
+#[tokio::test]
+async fn a_java_or_kotlin_test_calls_its_package_in_another_source_set() {
+    let d = Daemon::start(&[
+        (
+            "src/main/kotlin/shop/Prices.kt",
+            "package shop\n\nfun total(items: List<Int>): Int = items.sum()\n",
+        ),
+        // The same name in another package.
+        (
+            "src/main/kotlin/other/Sums.kt",
+            "package other\n\nfun total(n: Int): Int = n\n",
+        ),
+        (
+            "src/test/kotlin/shop/PricesTest.kt",
+            "package shop\n\nclass PricesTest {\n  fun adds() = total(listOf(1, 2))\n}\n",
+        ),
+    ])
+    .await;
+    let r = d
+        .ask(
+            "agog.codebase.callers",
+            json!({ "symbol": "total", "path": "src/main/kotlin/shop/Prices.kt" }),
+        )
+        .await;
+    assert_eq!(
+        callers(&r)
+            .into_iter()
+            .filter(|(path, ..)| path.ends_with("PricesTest.kt"))
+            .collect::<Vec<_>>(),
+        [(
+            "src/test/kotlin/shop/PricesTest.kt".to_owned(),
+            4,
+            "same_module".to_owned()
+        )],
+        "{r}"
+    );
+    let r = d
+        .ask(
+            "agog.codebase.callers",
+            json!({ "symbol": "total", "path": "src/main/kotlin/other/Sums.kt" }),
+        )
+        .await;
+    assert!(
+        !callers(&r)
+            .iter()
+            .any(|(path, ..)| path.ends_with("PricesTest.kt")),
+        "not the other package's: {r}"
+    );
+    d.stop().await;
+}
