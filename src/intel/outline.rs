@@ -208,15 +208,16 @@ fn definitions(file_type: &str, lines: &[CodeLine]) -> Vec<Definition> {
             continue;
         }
         let number = i as u32 + 1;
-        // The innermost definition still open at this line.
-        let enclosing = open
-            .iter()
-            .rev()
-            .find(|&&(d, indent)| out[d].end_line >= number && indent < line.indent)
-            .map(|&(d, _)| d);
         let found = definition_in(file_type, &line.code).or_else(|| {
-            let class = &out[enclosing?];
-            let name = dart_named_constructor(file_type, &line.code, class)?;
+            if file_type != "dart" {
+                return None;
+            }
+            // The innermost definition still open at this line, a named constructor's class.
+            let &(enclosing, _) = open
+                .iter()
+                .rev()
+                .find(|&&(d, indent)| out[d].end_line >= number && indent < line.indent)?;
+            let name = dart_named_constructor(&line.code, &out[enclosing])?;
             Some(("function", Cow::Borrowed(name)))
         });
         let Some((keyword, name)) = found else {
@@ -260,12 +261,8 @@ fn definitions(file_type: &str, lines: &[CodeLine]) -> Vec<Definition> {
 /// A Dart named constructor of `class`, declared on `code`: `fromJson` of `factory
 /// User.fromJson(Map<String, dynamic> json) =>` or `const Point.origin()` in `class User`,
 /// `class Point`; called as `User.fromJson(json)`, as a static method is.
-fn dart_named_constructor<'a>(
-    file_type: &str,
-    code: &'a str,
-    class: &Definition,
-) -> Option<&'a str> {
-    if file_type != "dart" || class.kind != "class" {
+fn dart_named_constructor<'a>(code: &'a str, class: &Definition) -> Option<&'a str> {
+    if class.kind != "class" {
         return None;
     }
     let caps = DART_NAMED_CONSTRUCTOR.captures(code)?;

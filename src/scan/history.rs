@@ -61,26 +61,26 @@ pub async fn read(
     revision: &str,
     max_commits: usize,
 ) -> Result<Option<Vec<Commit>>, HistoryError> {
-    let repository = || {
-        let mut git = Command::new("git");
-        git.arg("-C")
-            .arg(root)
-            // The daemon (or its container) often runs as another user than the one who owns
-            // the checkout: reading its log is safe, and git would refuse it otherwise.
-            .args(["-c", "safe.directory=*"]);
-        git
-    };
-    log(repository, &["--relative"], revision, max_commits, ".").await
+    log(|| git_at(root), &["--relative"], revision, max_commits, ".").await
+}
+
+/// A `git` command (without its subcommand) run in the repository that holds `root`.
+fn git_at(root: &Path) -> Command {
+    let mut git = Command::new("git");
+    git.arg("-C")
+        .arg(root)
+        // The daemon (or its container) often runs as another user than the one who owns the
+        // checkout: reading its history is safe, and git would refuse it otherwise.
+        .args(["-c", "safe.directory=*"]);
+    git
 }
 
 /// The reflog directory of the repository that holds `root` (`<git dir>/logs`, whose `HEAD`
 /// git appends to at every commit, checkout, merge, rebase or reset), if `root` is in one that
 /// keeps reflogs: what a watcher watches to know that the history changed.
 pub async fn reflog_dir(root: &Path) -> Option<PathBuf> {
-    let mut git = Command::new("git");
-    git.arg("-C")
-        .arg(root)
-        .args(["-c", "safe.directory=*", "rev-parse", "--absolute-git-dir"])
+    let mut git = git_at(root);
+    git.args(["rev-parse", "--absolute-git-dir"])
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());

@@ -727,24 +727,24 @@ impl Store {
                  AND f.file_path ~ ('(^|/)' || m.name || '/')
                ORDER BY tier
                LIMIT 2000) f ON true
-             WHERE m.name ~ '^[A-Za-z_][A-Za-z0-9_]*$'",
+             WHERE m.name ~ '^[A-Za-z_][A-Za-z0-9_]*$'
+             ORDER BY m.name, f.tier",
         )
         .bind(repository)
         .bind(modules)
         .fetch_all(&self.pool)
         .await
         .map_err(q("resolving Swift modules"))?;
-        let tier = |m: &str| {
-            rows.iter()
-                .filter(|r| r.get::<String, _>("name") == m)
-                .map(|r| r.get::<i32, _>("tier"))
-                .min()
-        };
-        Ok(rows
-            .iter()
-            .filter(|r| Some(r.get::<i32, _>("tier")) == tier(&r.get::<String, _>("name")))
-            .map(|r| (r.get("name"), r.get("file_path")))
-            .collect())
+        // Each module's files of its best tier (the rows come in tier order).
+        let mut best: HashMap<String, i32> = HashMap::new();
+        let mut out = Vec::new();
+        for r in &rows {
+            let (name, tier): (String, i32) = (r.get("name"), r.get("tier"));
+            if *best.entry(name.clone()).or_insert(tier) == tier {
+                out.push((name, r.get("file_path")));
+            }
+        }
+        Ok(out)
     }
 
     /// Which of `keys` (import candidates: `/path` or a path suffix) name indexed files of
