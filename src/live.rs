@@ -7,8 +7,9 @@
 //!    events or failed, every `reconcile_interval_secs`, and after any failure (the database
 //!    restarting, say), retried with backoff until it succeeds. It is the truth.
 //! 3. In between, each batch of changed paths from the watcher is indexed through the same
-//!    stages ([`Indexer::index_paths`]); a failed batch turns into a reconcile. When the git
-//!    history moves (a commit, a checkout), its change counts are read again.
+//!    stages ([`Indexer::index_paths`]); a failed batch turns into a reconcile.
+//! 4. After each reconcile, and whenever the git history moves (a commit, a checkout), the
+//!    change counts are read again, in a task of their own so that a slow git delays no file.
 //!
 //! Nothing here gives up: errors are logged, counted in [`Metrics`], and retried.
 //!
@@ -19,6 +20,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WatchConfig;
@@ -143,6 +145,16 @@ async fn keep_while_held(
     // then once a minute.
     let mut failing = crate::outage::Outage::default();
     let mut next_periodic = periodic.map(|p| tokio::time::Instant::now() + p);
+    // The change counts are read beside the loop: a git that takes its time (a huge history,
+    // a stuck network disk) holds up no file change, and commits made while it reads coalesce
+    // into one more read.
+    let history = Arc::new(Notify::new());
+    tokio::spawn(follow_history(
+        indexer.clone(),
+        repo.clone(),
+        history.clone(),
+        cancel.clone(),
+    ));
     loop {
         if let Some(reason) = due {
             // The watcher could not start, died, or lost its root: start it again before the
@@ -153,7 +165,7 @@ async fn keep_while_held(
             metrics.reconcile_started(reason);
             metrics.pass_started();
             record_state(indexer, repo, RepoState::Indexing, None).await;
-            let result = indexer.index_repository(repo, None, cancel).await;
+            let result = indexer.reconcile(repo, None, cancel).await;
             metrics.pass_finished();
             match result {
                 Ok(report) => {
@@ -168,6 +180,7 @@ async fn keep_while_held(
                     if !cancel.is_cancelled() {
                         record_state(indexer, repo, RepoState::Ready, None).await;
                     }
+                    history.notify_one();
                     let changed = report.indexed + report.removed as usize;
                     if let Err(e) = indexer.store().after_index_pass(changed).await {
                         tracing::warn!(error = %e, "index upkeep failed; next pass retries");
@@ -236,7 +249,7 @@ async fn keep_while_held(
                 }
                 Some(Change::History) => {
                     tracing::debug!(repository = %repo.name, "the git history moved; reading the change counts");
-                    indexer.record_history(repo, cancel).await;
+                    history.notify_one();
                 }
                 Some(Change::Paths { paths, since }) => {
                     let count = paths.len();
@@ -262,6 +275,22 @@ async fn keep_while_held(
                     }
                 }
             }
+        }
+    }
+}
+
+/// Reads the repository's change counts each time `due` is notified, until `cancel` fires
+/// (which also stops a read under way, killing git).
+async fn follow_history(
+    indexer: Indexer,
+    repo: Repository,
+    due: Arc<Notify>,
+    cancel: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = due.notified() => indexer.record_history(&repo, &cancel).await,
         }
     }
 }

@@ -331,9 +331,27 @@ impl Indexer {
         self.index_repository(&repo, progress, cancel).await
     }
 
-    /// Brings the index of a repository up to date with the disk: a full reconcile (walk,
-    /// sweep of the files it recorded that are gone, the stages for the rest).
+    /// Brings the index of a repository up to date with the disk: a full reconcile
+    /// ([`Indexer::reconcile`]), then its change counts ([`Indexer::record_history`]).
     pub async fn index_repository(
+        &self,
+        repo: &Repository,
+        progress: Option<&ProgressBar>,
+        cancel: &CancellationToken,
+    ) -> Result<IndexReport, IndexError> {
+        let started = Instant::now();
+        let mut report = self.reconcile(repo, progress, cancel).await?;
+        if !cancel.is_cancelled() {
+            self.record_history(repo, cancel).await;
+        }
+        report.total_time = started.elapsed();
+        Ok(report)
+    }
+
+    /// A full reconcile of a repository's index with the disk: the walk, the sweep of the files
+    /// it recorded that are gone, the stages for the rest. The change counts are left as they
+    /// are (the live loop reads them beside it, so that a slow git holds up no file).
+    pub async fn reconcile(
         &self,
         repo: &Repository,
         progress: Option<&ProgressBar>,
@@ -360,9 +378,6 @@ impl Indexer {
             .run(repo, candidates, walk_skips, states, progress, cancel)
             .await?;
         report.unlisted = unlisted;
-        if !cancel.is_cancelled() {
-            self.record_history(repo, cancel).await;
-        }
         report.total_time = started.elapsed();
         Ok(report)
     }

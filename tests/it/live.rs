@@ -391,6 +391,65 @@ async fn a_commit_updates_the_change_counts_without_waiting_for_a_reconcile() {
     serving.stop().await;
 }
 
+/// A git that does not answer `git log` (here: its object store's list of alternates is a
+/// FIFO nobody writes, so git blocks opening it) delays no file change, and a stop kills it.
+#[tokio::test]
+async fn a_hung_git_log_holds_up_no_file_change() {
+    let n = nats();
+    let db = test_db().await;
+    let repo = support::repo(&[("app/a.py", "def a():\n    return 1\n")]);
+    let root = std::fs::canonicalize(repo.path()).expect("canonical");
+    support::git(&root, &["init", "-q"]);
+    support::git(&root, &["add", "-A"]);
+    support::git(&root, &["commit", "-q", "-m", "first"]);
+    let mut cfg = live_config(&db, &n.url);
+    cfg.watch.reconcile_interval_secs = 0;
+    let name = support::repos(&cfg, &[&root])[0].name.clone();
+    let serving = Serving::start(cfg, &root).await;
+    let store = codesearch::store::Store::from_pool(serving.pool.clone());
+    let key = (name, "app/a.py".to_owned());
+    eventually("the start-up pass records the commit", WAIT, || async {
+        let counts = store.file_changes(std::slice::from_ref(&key)).await;
+        counts.expect("read").get(&key) == Some(&1.0)
+    })
+    .await;
+
+    let fifo = root.join(".git/objects/info/alternates");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.expect("mkfifo").success(), "mkfifo {}", fifo.display());
+    // What a commit does to the reflog; git itself would now hang on the FIFO too.
+    let mut reflog = std::fs::OpenOptions::new()
+        .append(true)
+        .open(root.join(".git/logs/HEAD"))
+        .expect("reflog");
+    std::io::Write::write_all(
+        &mut reflog,
+        b"0000000000000000000000000000000000000000 1111111111111111111111111111111111111111 A <a@b> 1700000000 +0000\tcommit: hang\n",
+    )
+    .expect("append");
+    // The read of the counts is now stuck for HISTORY_TIMEOUT (120 s); edits go on.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    write(
+        &root,
+        "app/b.py",
+        "def ocelot_after_the_hang():\n    return 2\n",
+    );
+    eventually("an edit made while git hangs is indexed", WAIT, || async {
+        serving
+            .contents("app/b.py")
+            .await
+            .contains("ocelot_after_the_hang")
+    })
+    .await;
+    let stopped = Instant::now();
+    serving.stop().await;
+    assert!(
+        stopped.elapsed() < Duration::from_secs(15),
+        "the stop waited {:?} on git",
+        stopped.elapsed()
+    );
+}
+
 #[tokio::test]
 async fn a_sick_ollama_costs_nothing() {
     let n = nats();
