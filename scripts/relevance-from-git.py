@@ -51,9 +51,11 @@ SKIP_PATH = re.compile(
     r"""(^|/)(tests?|testing|__tests__|spec|specs|testdata|fixtures?|benches|benchmarks?|
     examples?|\.github|\.circleci|ci|vendor|node_modules|dist|build)/|
     (^|/)(test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.test\.[a-z]+|[^/]*\.spec\.[a-z]+|conftest\.py)$|
+    (^|/)[a-z]+Test/|(^|/)[^/]*Tests?\.(java|kt|kts|swift|scala)$|
     (^|/)(CHANGELOG|CHANGES|HISTORY|NEWS|AUTHORS|CONTRIBUTORS|LICENSE|COPYING|NOTICE)[^/]*$|
     \.(lock|sum|toml|cfg|ini|ya?ml|json|txt|in|svg|png|jpe?g|gif|ico|snap)$|
-    (^|/)(Makefile|Dockerfile|setup\.py|package\.json|go\.mod)$|(^|/)\.[^/]+$""",
+    (^|/)(Makefile|Dockerfile|setup\.py|package\.json|go\.mod|Package\.swift)$|\.gradle(\.kts)?$|
+    (^|/)\.[^/]+$""",
     re.I | re.X,
 )
 CODE_OR_DOCS = re.compile(r"\.(rs|py|pyi|ts|tsx|js|mjs|cjs|jsx|go|md|rst|graphql|sql|sh)$")
