@@ -10,7 +10,8 @@
 //! it runs with them too), `large` (commit subjects over two repositories of thousands of
 //! files, only ever scored), `large-subjects` (240 more over the same two, none of
 //! `large`'s commits, only ever scored; it runs with `large`) and `outline` (commit subjects
-//! over PHP, Kotlin and Elixir repositories, only ever scored), `moved` (commit subjects over
+//! over PHP, Kotlin and Elixir repositories, only ever scored), `languages` (commit subjects
+//! over Kotlin, Java, Dart and Swift repositories, only ever scored), `moved` (commit subjects over
 //! four of `commits`' and `validation`'s repositories, labelled with the files they changed
 //! that have moved since, by their names in the snapshot, which the other sets leave out; only
 //! ever scored) and `train` (commit subjects
@@ -30,8 +31,8 @@
 //!
 //! The corpora are indexed incrementally into the database given by `DATABASE_URL` (one
 //! repository per corpus), so a second run re-uses the vectors and takes seconds. They go to
-//! the workspace `CODESEARCH_WORKSPACE` names (default `default`): `large`, `outline` and
-//! `train` run in ones of their own (`CODESEARCH_WORKSPACE=large RELEVANCE_SETS=large`), so
+//! the workspace `CODESEARCH_WORKSPACE` names (default `default`): `large`, `outline`,
+//! `languages` and `train` run in ones of their own (`CODESEARCH_WORKSPACE=large RELEVANCE_SETS=large`), so
 //! that their corpora leave the other sets' statistics alone; the bench warns when the
 //! workspace holds repositories no set of the run searches. The embedder is the configured one (`CODESEARCH_EMBEDDER`,
 //! default `auto`: the local model here). The database is the bench's alone: a daemon started
