@@ -105,6 +105,11 @@ mod tests {
             "tests/Unit/RouterTest.php",
             "src/ArenaTest.cc",
             "AFNetworkingTests/AFHTTPSessionManagerTests.m",
+            "okio/src/commonTest/kotlin/okio/ByteStringTest.kt",
+            "okio/src/jvmTest/kotlin/okio/ZipBuilder.kt",
+            "app/src/androidTest/java/com/acme/Helpers.kt",
+            "lib/src/testFixtures/java/com/acme/Fakes.java",
+            "MyAppTests/Helpers.swift",
         ] {
             assert_eq!(c.classify(path).1.as_deref(), Some("test"), "{path}");
         }
@@ -121,6 +126,12 @@ mod tests {
             // A specification, not its tests.
             ("spec/Section 1 -- Overview.md", Some("docs")),
             ("src/Contest.java", None),
+            ("okio/src/commonMain/kotlin/okio/Buffer.kt", None),
+            ("src/latest/index.ts", None),
+            (
+                "okio-testing-support/src/commonMain/kotlin/okio/FakeClock.kt",
+                None,
+            ),
         ] {
             assert_eq!(c.classify(path).1.as_deref(), component, "{path}");
         }
