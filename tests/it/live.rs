@@ -349,9 +349,7 @@ async fn a_commit_updates_the_change_counts_without_waiting_for_a_reconcile() {
         ("app/b.py", "x = 1\n"),
     ]);
     let root = std::fs::canonicalize(repo.path()).expect("canonical");
-    support::git(&root, &["init", "-q"]);
-    support::git(&root, &["add", "-A"]);
-    support::git(&root, &["commit", "-q", "-m", "first"]);
+    support::git_init_commit(&root);
     let mut cfg = live_config(&db, &n.url);
     // Only the start-up pass: anything after it comes from the watcher.
     cfg.watch.reconcile_interval_secs = 0;
@@ -399,9 +397,7 @@ async fn a_hung_git_log_holds_up_no_file_change() {
     let db = test_db().await;
     let repo = support::repo(&[("app/a.py", "def a():\n    return 1\n")]);
     let root = std::fs::canonicalize(repo.path()).expect("canonical");
-    support::git(&root, &["init", "-q"]);
-    support::git(&root, &["add", "-A"]);
-    support::git(&root, &["commit", "-q", "-m", "first"]);
+    support::git_init_commit(&root);
     let mut cfg = live_config(&db, &n.url);
     cfg.watch.reconcile_interval_secs = 0;
     let name = support::repos(&cfg, &[&root])[0].name.clone();

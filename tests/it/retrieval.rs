@@ -1280,9 +1280,7 @@ async fn files_recent_commits_changed_gain_the_history_weight() {
     assert_eq!(search(0.5).await, plain);
     assert_eq!(scores(long_lived.clone()).await, plain);
 
-    support::git(root, &["init", "-q"]);
-    support::git(root, &["add", "-A"]);
-    support::git(root, &["commit", "-q", "-m", "first"]);
+    support::git_init_commit(root);
     for n in 2..=3 {
         support::write(root, "billing/thrice.py", &module(&format!("thrice{n}")));
         support::git(root, &["commit", "-q", "-am", "again"]);

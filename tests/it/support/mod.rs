@@ -549,6 +549,13 @@ pub fn git(dir: &Path, args: &[&str]) {
     );
 }
 
+/// Makes `dir` a git repository whose one commit holds all its files.
+pub fn git_init_commit(dir: &Path) {
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "first"]);
+}
+
 pub fn write(root: &Path, rel: &str, content: &str) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
