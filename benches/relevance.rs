@@ -52,7 +52,7 @@
 
 mod common;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -131,6 +131,14 @@ struct Query {
     /// Which file the query came from (set when loading).
     #[serde(skip)]
     set: String,
+}
+
+impl Query {
+    /// A whole commit message (`long.toml`, `languages-long.toml`): timed apart from short
+    /// queries, and a task for the context pre-fetch.
+    fn is_long(&self) -> bool {
+        self.set == "long" || self.set.ends_with("-long")
+    }
 }
 
 /// Sums of the per-query figures.
@@ -309,7 +317,7 @@ async fn main() -> anyhow::Result<()> {
         let mut scores: Vec<(String, [Score; 4])> = Vec::new();
         for q in labels.query.iter().filter(|q| q.corpus == c.name) {
             let hybrid_ms = latencies
-                .entry(if q.set == "long" { "long" } else { "short" })
+                .entry(if q.is_long() { "long" } else { "short" })
                 .or_default();
             let row = if q.set == c.set {
                 c.name.clone()
@@ -540,14 +548,14 @@ async fn changed_code(
     histories: &Histories<'_>,
     cfg: &Config,
 ) -> anyhow::Result<()> {
-    let of_set = |sets: &[&str]| -> Vec<&Query> {
+    let of_sets = |keep: &dyn Fn(&Query) -> bool| -> Vec<&Query> {
         labels
             .query
             .iter()
-            .filter(|q| sets.contains(&q.set.as_str()) && roots.contains_key(&q.corpus))
+            .filter(|q| keep(q) && roots.contains_key(&q.corpus))
             .collect()
     };
-    let tasks = of_set(&["long"]);
+    let tasks = of_sets(&Query::is_long);
     if tasks.is_empty() {
         return Ok(());
     }
@@ -574,7 +582,9 @@ async fn changed_code(
          ({definitions} over {scored} tasks), tasks with all of them",
         cfg.context.budget_tokens
     );
-    for (name, mode, per_file) in variants {
+    // Per repository: each variant's share of the changed files in the block.
+    let mut by_repository: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for (v, (name, mode, per_file)) in variants.into_iter().enumerate() {
         let (mut files_share, mut files_whole) = (0.0, 0);
         let (mut defs_share, mut defs_whole) = (0.0, 0);
         for (q, defs) in tasks.iter().zip(&changed) {
@@ -600,8 +610,13 @@ async fn changed_code(
                 .iter()
                 .filter(|r| in_block.contains_key(r.as_str()))
                 .count();
-            files_share += found as f64 / q.relevant.len() as f64;
+            let share = found as f64 / q.relevant.len() as f64;
+            files_share += share;
             files_whole += usize::from(found == q.relevant.len());
+            let row = by_repository.entry(q.corpus.as_str()).or_default();
+            row.resize(variants.len() + 1, 0.0);
+            row[v] += share;
+            row[variants.len()] += f64::from(u8::from(v == 0));
             if !defs.is_empty() {
                 let (held, all) = held_of(defs, |path, s, e| {
                     in_block
@@ -618,12 +633,22 @@ async fn changed_code(
             defs_share / scored.max(1) as f64,
         );
     }
+    println!("  per repository, share of the changed files in the block:");
+    for (repository, row) in &by_repository {
+        let tasks = row[variants.len()];
+        let shares: Vec<String> = variants
+            .iter()
+            .zip(row)
+            .map(|((name, ..), sum)| format!("{name} {:.3}", sum / tasks))
+            .collect();
+        println!("    {repository} ({tasks} tasks): {}", shares.join(", "));
+    }
     println!(
         "\nsearch, 10 results: share of the changed definitions among the chunks shown; hybrid \
          time with the query vectors cached"
     );
     shown_by_search("long queries", &tasks, &changed, search, histories).await?;
-    let subjects = of_set(&["commits", "validation"]);
+    let subjects = of_sets(&|q| ["commits", "validation", "languages"].contains(&q.set.as_str()));
     let changed = changed_of(labels, roots, &subjects, &opts)?;
     shown_by_search("commit subjects", &subjects, &changed, search, histories).await?;
     Ok(())
