@@ -73,10 +73,12 @@ use tree_sitter::Tree;
 /// `List.second`), and imports of a class's members and of a package's functions, Dart's
 /// named constructors (`factory User.fromJson(…)`) as definitions, Swift's module imports and
 /// extensions, Elixir's pipes into a name and function plugs as calls, and calls on
-/// expressions in the languages read by their outline; part of
+/// expressions in the languages read by their outline, since version 34 their members named by
+/// the classes they are in (`RateLimiter.refill`, `Plug.Conn.halt`) and the code between
+/// members by its class; part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
-pub const CHUNKER_VERSION: i32 = 33;
+pub const CHUNKER_VERSION: i32 = 34;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,6 +9,7 @@
 //! `function`, `def`, `class`, ...) names the block, so that a search for the name finds it.
 
 use std::borrow::Cow;
+use std::rc::Rc;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -226,17 +227,38 @@ pub(crate) fn layout(text: &str, max_chars: usize, file_type: &str) -> Layout {
     }
     let mut blocks = Vec::new();
     cut(text, &lines, max_chars, file_type, &mut blocks);
+    let owners = owners(text, &lines, file_type);
     let spans = blocks
         .into_iter()
         .map(|(start, end)| {
+            let first = lines.partition_point(|l| l.start < start);
             let (kind, symbol) = match named(&text[start..end], file_type) {
-                Some((kind, name)) => (kind, Some(name)),
-                None => ("code", None),
+                // A member is named by the definitions it is in: `RateLimiter.refill`.
+                Some((kind, name, at)) => {
+                    let owner = owners.get(first + at).cloned().flatten();
+                    let name = match owner {
+                        Some(owner) if !name.contains(['.', ':']) => format!("{owner}.{name}"),
+                        _ => name,
+                    };
+                    (kind, Some(name))
+                }
+                // Code between a class's members is the class's.
+                None => {
+                    let code = (first..lines.len()).find(|&i| !lines[i].blank);
+                    (
+                        "code",
+                        code.and_then(|i| owners[i].as_deref().map(str::to_owned)),
+                    )
+                }
             };
             Span {
                 start,
                 end,
-                defines: symbol.iter().cloned().collect(),
+                defines: if kind == "code" {
+                    Vec::new()
+                } else {
+                    symbol.iter().cloned().collect()
+                },
                 symbol,
                 kind,
                 parent: 0,
@@ -258,19 +280,72 @@ const HEAD_LINES: usize = 30;
 /// of its first [`HEAD_LINES`] lines at the indentation of its first line that [`DEFINITION`]
 /// matches. Definitions nested deeper are not the block's, nor is the code of the container
 /// whose closing line ends it.
-fn named(block: &str, file_type: &str) -> Option<(&'static str, String)> {
+/// With the index of its line in the block.
+fn named(block: &str, file_type: &str) -> Option<(&'static str, String, usize)> {
     let indent = |l: &str| l.len() - l.trim_start().len();
     let base = block.lines().find(|l| !l.trim().is_empty()).map(indent)?;
-    let (keyword, name) = block
+    let (at, (keyword, name)) = block
         .lines()
         .take(HEAD_LINES)
-        .filter(|l| indent(l) == base)
-        .find_map(|l| definition_in(file_type, l))?;
+        .enumerate()
+        .filter(|(_, l)| indent(l) == base)
+        .find_map(|(at, l)| Some((at, definition_in(file_type, l)?)))?;
     let kind = match definition_kind(keyword) {
         "function" => "function",
         _ => "class",
     };
-    Some((kind, name.into_owned()))
+    Some((kind, name.into_owned(), at))
+}
+
+/// For each line, the classes (objects, modules, structs, extensions, ...) it is inside, as
+/// a member's name is qualified by them: `Outer.Inner`; `None` at the top level or inside a
+/// function. Read from the indentation, as the blocks are: a definition is inside the ones
+/// above it indented less that were not closed since. A class is closed by a line at its
+/// indentation or less that closes a block (`}`, `end`) or starts another definition, and not
+/// by other lines (a raw string's lines at column 0, a multi-line header's `) : Base {`); a
+/// function by any line at its indentation or less but such a continuation.
+fn owners(text: &str, lines: &[Line], file_type: &str) -> Vec<Option<Rc<str>>> {
+    // (indentation, the qualified name of a class; `None` for a function).
+    let mut open: Vec<(usize, Option<Rc<str>>)> = Vec::with_capacity(8);
+    let mut out = Vec::with_capacity(lines.len());
+    for l in lines {
+        if l.blank {
+            out.push(open.last().and_then(|(_, o)| o.clone()));
+            continue;
+        }
+        let code = text[l.start..l.end].trim();
+        let definition = definition_in(file_type, code);
+        let closes = code.starts_with('}') || code == "end" || code.starts_with("end ");
+        let continues = code.starts_with([')', ']', '.', ',', '?', ':', '|', '&', '+']);
+        while let Some((indent, owner)) = open.last() {
+            let ends = if owner.is_some() {
+                definition.is_some() || closes
+            } else {
+                !continues
+            };
+            if *indent >= l.indent && ends {
+                open.pop();
+            } else {
+                break;
+            }
+        }
+        let owner = open.last().and_then(|(_, o)| o.clone());
+        if let Some((keyword, name)) = definition {
+            let container = matches!(
+                definition_kind(keyword),
+                "class" | "interface" | "struct" | "enum" | "module"
+            );
+            let name = match &owner {
+                Some(outer) if container && !name.contains(['.', ':']) => {
+                    Rc::from(format!("{outer}.{name}"))
+                }
+                _ => Rc::from(&*name),
+            };
+            open.push((l.indent, container.then_some(name)));
+        }
+        out.push(owner);
+    }
+    out
 }
 
 /// The kind of definition a keyword of [`DEFINITION`] makes: `class`, `interface`, `struct`,
@@ -329,7 +404,7 @@ fn cut(
     for (depth, &level) in levels.iter().take(LEVELS).enumerate() {
         // One block at its own level: a function is not opened up.
         if depth == 1
-            && named(&text[start..end], file_type).is_some_and(|(kind, _)| kind == "function")
+            && named(&text[start..end], file_type).is_some_and(|(kind, ..)| kind == "function")
         {
             break;
         }
@@ -383,8 +458,9 @@ mod tests {
             \x20 public fun skipValue() {\n    val depth = 0\n    while (depth > 0) {\n      next()\n    }\n  }\n\n\
             \x20 internal companion object {\n    fun of(source: BufferedSource): JsonReader = JsonUtf8Reader(source)\n  }\n\
             }\n";
-        // The class's header keeps its first member; a part named by a definition nested
-        // deeper (the companion's `fun of`) is not named by it.
+        // The class's header keeps its first member; a member is named by its class; a part
+        // named by a definition nested deeper (the companion's `fun of`) is not named by it, but
+        // is its class's code.
         assert_eq!(
             blocks(kotlin, 120),
             [
@@ -396,11 +472,15 @@ mod tests {
                     "/** Reads JSON. */".to_owned()
                 ),
                 (
-                    Some("skipValue".to_owned()),
+                    Some("JsonReader.skipValue".to_owned()),
                     "function",
                     "  public fun skipValue() {".to_owned()
                 ),
-                (None, "code", "  internal companion object {".to_owned()),
+                (
+                    Some("JsonReader".to_owned()),
+                    "code",
+                    "  internal companion object {".to_owned()
+                ),
             ]
         );
         // Small enough: one block.
@@ -442,6 +522,56 @@ mod tests {
         }
     }
 
+    /// Each definition's name as the blocks give it, one block per definition (`max` 1).
+    fn names(text: &str, file_type: &str) -> Vec<String> {
+        layout(text, 1, file_type)
+            .spans
+            .into_iter()
+            .filter(|s| s.kind != "code")
+            .filter_map(|s| s.symbol)
+            .collect()
+    }
+
+    #[test]
+    fn members_are_named_by_the_classes_they_are_in_and_nothing_else() {
+        let kotlin = "class Outer(\n  val a: Int,\n) : Base {\n\n  fun first() {\n    val s = \"\"\"\n\
+            raw at column 0\n    \"\"\".trimIndent()\n  }\n\n  fun Buffer.ext() = 1\n\n\
+            \x20 class Inner {\n\n    fun deep() {\n      fun local() {}\n    }\n  }\n\n\
+            \x20 fun second() = 2\n\n  companion object {\n\n    fun create(): Outer = Outer(1)\n  }\n}\n\n\
+            fun top() {}\n";
+        assert_eq!(
+            names(kotlin, "kt"),
+            [
+                "Outer",
+                "Outer.first",
+                "Buffer.ext",
+                "Outer.Inner",
+                "Outer.Inner.deep",
+                "Outer.second",
+                "Outer.create",
+                "top",
+            ]
+        );
+        let elixir = "defmodule Plug.Conn do\n\n  def halt(conn) do\n    conn\n  end\n\n  defp put(conn), do: conn\nend\n\ndefmodule Other do\n\n  def x, do: 1\nend\n";
+        assert_eq!(
+            names(elixir, "ex"),
+            [
+                "Plug.Conn",
+                "Plug.Conn.halt",
+                "Plug.Conn.put",
+                "Other",
+                "Other.x"
+            ]
+        );
+        let swift = "extension Parser: Sendable {\n\n  func parse() {}\n}\n\nstruct Flag<T> {\n\n  init() {}\n\n  func value() -> T {}\n}\n";
+        assert_eq!(
+            names(swift, "swift"),
+            ["Parser", "Parser.parse", "Flag", "Flag.value"]
+        );
+        let lua = "local M = {}\n\nfunction M.setup()\nend\n";
+        assert_eq!(names(lua, "lua"), ["M.setup"]);
+    }
+
     #[test]
     fn a_file_of_functions_is_cut_at_them_and_a_large_function_kept_whole() {
         let body: String = (0..12).map(|i| format!("  local v{i} = {i}\n")).collect();
@@ -458,7 +588,11 @@ mod tests {
         let php = "<?php\nclass Client\n{\n    public function send($request)\n    {\n        return $this->sendAsync($request)->wait();\n    }\n    private function prepareDefaults(array $options): array\n    {\n        $defaults = $this->config;\n        return $defaults;\n    }\n}\n";
         let got = blocks(php, 100);
         let names: Vec<Option<&str>> = got.iter().map(|b| b.0.as_deref()).collect();
-        assert_eq!(names, [Some("Client"), Some("prepareDefaults")], "{got:?}");
+        assert_eq!(
+            names,
+            [Some("Client"), Some("Client.prepareDefaults")],
+            "{got:?}"
+        );
         // Elixir's `def`, Lua's `function M.name`, Lisp's `(defun name`.
         for (line, name) in [
             ("  defp render(conn, status) do", "render"),
