@@ -1,6 +1,7 @@
 //! What extraction adds to the non-model work of indexing a file: chunking alone (one parse)
 //! against one parse handed to chunking and extraction, over every code file (and Vue, Svelte
-//! and Astro component) under the directories given (default: the crates this project builds with, from cargo's registry).
+//! and Astro component) under the directories given (default: the crates this project builds with, from cargo's registry),
+//! and apart, over the files of the languages read by their outline (Kotlin, Swift, PHP, ...).
 //!
 //! `cargo bench --bench extract -- DIR...`; prints files, definitions, calls, imports and the
 //! time of each, best of five rounds; and what redacting credentials costs beside them.
@@ -11,16 +12,21 @@ use std::time::{Duration, Instant};
 use codesearch::chunk::{self, ChunkOptions, Language};
 use codesearch::{parse, scan, secrets};
 
-fn code_files(dir: &Path, out: &mut Vec<(String, String)>) {
+/// The files under `dir` with a grammar (`outline` false) or read by their outline (true).
+fn code_files(dir: &Path, outline: bool, out: &mut Vec<(String, String)>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
-            code_files(&p, out);
+            code_files(&p, outline, out);
         } else if let Some(rel) = p.to_str()
-            && Language::from_path(rel).code().is_some()
+            && if outline {
+                chunk::reads_outline(rel)
+            } else {
+                Language::from_path(rel).code().is_some()
+            }
             && let Ok(text) = std::fs::read_to_string(&p)
             && text.len() < 1_000_000
         {
@@ -61,21 +67,32 @@ fn main() {
             }
         }
     }
-    let mut files = Vec::new();
-    for d in &dirs {
-        code_files(d, &mut files);
+    for outline in [false, true] {
+        let mut files = Vec::new();
+        for d in &dirs {
+            code_files(d, outline, &mut files);
+        }
+        if !files.is_empty() {
+            if outline {
+                println!("\nread by their outline:");
+            }
+            measure(&files);
+        }
     }
+}
+
+fn measure(files: &[(String, String)]) {
     let bytes: usize = files.iter().map(|(_, t)| t.len()).sum();
     let opts = ChunkOptions::default();
     let chunk_only = best_of(5, || {
-        for (p, t) in &files {
+        for (p, t) in files {
             std::hint::black_box(chunk::chunk_file(p, t, &opts));
         }
     });
     let (mut defs, mut calls, mut imports) = (0, 0, 0);
     let both = best_of(5, || {
         (defs, calls, imports) = (0, 0, 0);
-        for (p, t) in &files {
+        for (p, t) in files {
             let a = std::hint::black_box(parse::analyze(p, t, &opts));
             defs += a.intel.definitions.len();
             calls += a.intel.references.len();
@@ -83,7 +100,7 @@ fn main() {
         }
     });
     println!(
-        "{} code files, {:.1} MB: {defs} definitions, {calls} calls, {imports} imports",
+        "{} files, {:.1} MB: {defs} definitions, {calls} calls, {imports} imports",
         files.len(),
         bytes as f64 / 1e6
     );
@@ -96,7 +113,7 @@ fn main() {
     let mut redacted = 0;
     let redact = best_of(5, || {
         redacted = 0;
-        for (p, t) in &files {
+        for (p, t) in files {
             let (out, n) = secrets::redact(t, &scan::file_type_of(p), p);
             std::hint::black_box(out);
             redacted += n;

@@ -140,6 +140,13 @@ pub enum Language {
     Text,
 }
 
+/// Whether a file is cut by its outline ([`outline`]): source code of a language the chunker
+/// has no grammar for (Kotlin, PHP, Swift, Elixir, ...).
+pub fn reads_outline(rel_path: &str) -> bool {
+    matches!(Language::from_path(rel_path), Language::Text)
+        && outline::applies_to(&crate::scan::file_type_of(rel_path))
+}
+
 impl Language {
     pub fn from_path(rel_path: &str) -> Self {
         let ext = crate::scan::file_type_of(rel_path);
