@@ -300,36 +300,48 @@ fn named(block: &str, file_type: &str) -> Option<(&'static str, String, usize)> 
 /// For each line, the classes (objects, modules, structs, extensions, ...) it is inside, as
 /// a member's name is qualified by them: `Outer.Inner`; `None` at the top level or inside a
 /// function. Read from the indentation, as the blocks are: a definition is inside the ones
-/// above it indented less that were not closed since. A class is closed by a line at its
-/// indentation or less that closes a block (`}`, `end`) or starts another definition, and not
-/// by other lines (a raw string's lines at column 0, a multi-line header's `) : Base {`); a
-/// function by any line at its indentation or less but such a continuation.
+/// above it indented less that were not closed since. A class whose body has begun (a line
+/// indented deeper, or a `{` line) is closed by a line at its indentation or less that closes
+/// a block (`}`, `end`) or starts another definition, and not by other lines (a raw string's
+/// lines at column 0, a multi-line header's `) : Base {`); a function, or a class without a
+/// body yet (`data class Point(val x: Int)`), by any line at its indentation or less but such a
+/// continuation.
 fn owners(text: &str, lines: &[Line], file_type: &str) -> Vec<Option<Rc<str>>> {
-    // (indentation, the qualified name of a class; `None` for a function).
-    let mut open: Vec<(usize, Option<Rc<str>>)> = Vec::with_capacity(8);
+    struct Open {
+        indent: usize,
+        /// The qualified name of a class; `None` for a function.
+        class: Option<Rc<str>>,
+        body: bool,
+    }
+    let mut open: Vec<Open> = Vec::with_capacity(8);
     let mut out = Vec::with_capacity(lines.len());
     for l in lines {
         if l.blank {
-            out.push(open.last().and_then(|(_, o)| o.clone()));
+            out.push(open.last().and_then(|o| o.class.clone()));
             continue;
         }
         let code = text[l.start..l.end].trim();
         let definition = definition_in(file_type, code);
         let closes = code.starts_with('}') || code == "end" || code.starts_with("end ");
-        let continues = code.starts_with([')', ']', '.', ',', '?', ':', '|', '&', '+']);
-        while let Some((indent, owner)) = open.last() {
-            let ends = if owner.is_some() {
+        let continues = code.starts_with([')', ']', '.', ',', '?', ':', '|', '&', '+', '{']);
+        while let Some(o) = open.last() {
+            let ends = if o.class.is_some() && o.body {
                 definition.is_some() || closes
             } else {
                 !continues
             };
-            if *indent >= l.indent && ends {
+            if o.indent >= l.indent && ends {
                 open.pop();
             } else {
                 break;
             }
         }
-        let owner = open.last().and_then(|(_, o)| o.clone());
+        if let Some(o) = open.last_mut()
+            && (l.indent > o.indent || code.starts_with('{'))
+        {
+            o.body = true;
+        }
+        let owner = open.last().and_then(|o| o.class.clone());
         if let Some((keyword, name)) = definition {
             let container = matches!(
                 definition_kind(keyword),
@@ -341,7 +353,11 @@ fn owners(text: &str, lines: &[Line], file_type: &str) -> Vec<Option<Rc<str>>> {
                 }
                 _ => Rc::from(&*name),
             };
-            open.push((l.indent, container.then_some(name)));
+            open.push(Open {
+                indent: l.indent,
+                class: container.then_some(name),
+                body: code.ends_with('{'),
+            });
         }
         out.push(owner);
     }
@@ -538,7 +554,7 @@ mod tests {
             raw at column 0\n    \"\"\".trimIndent()\n  }\n\n  fun Buffer.ext() = 1\n\n\
             \x20 class Inner {\n\n    fun deep() {\n      fun local() {}\n    }\n  }\n\n\
             \x20 fun second() = 2\n\n  companion object {\n\n    fun create(): Outer = Outer(1)\n  }\n}\n\n\
-            fun top() {}\n";
+            fun top() {}\n\ndata class Point(val x: Int)\n\nprivate val origin = Point(0)\n\nfun Point.far() = 1\n";
         assert_eq!(
             names(kotlin, "kt"),
             [
@@ -550,8 +566,18 @@ mod tests {
                 "Outer.second",
                 "Outer.create",
                 "top",
+                "Point",
+                "Point.far",
             ]
         );
+        // What follows a class without a body is not in it.
+        let glue: Vec<Option<String>> = layout(kotlin, 1, "kt")
+            .spans
+            .into_iter()
+            .filter(|s| s.kind == "code")
+            .map(|s| s.symbol)
+            .collect();
+        assert_eq!(glue.last(), Some(&None), "{glue:?}");
         let elixir = "defmodule Plug.Conn do\n\n  def halt(conn) do\n    conn\n  end\n\n  defp put(conn), do: conn\nend\n\ndefmodule Other do\n\n  def x, do: 1\nend\n";
         assert_eq!(
             names(elixir, "ex"),
