@@ -278,9 +278,8 @@ const HEAD_LINES: usize = 30;
 
 /// The kind (`class` or `function`) and name of the definition a block starts with: the first
 /// of its first [`HEAD_LINES`] lines at the indentation of its first line that [`DEFINITION`]
-/// matches. Definitions nested deeper are not the block's, nor is the code of the container
-/// whose closing line ends it.
-/// With the index of its line in the block.
+/// matches, and the index of that line in the block. Definitions nested deeper are not the
+/// block's, nor is the code of the container whose closing line ends it.
 fn named(block: &str, file_type: &str) -> Option<(&'static str, String, usize)> {
     let indent = |l: &str| l.len() - l.trim_start().len();
     let base = block.lines().find(|l| !l.trim().is_empty()).map(indent)?;

@@ -75,6 +75,9 @@ pub enum SkipReason {
     Secret,
     /// A Jupyter notebook whose cells could not be read line for line (the message says why).
     Notebook(String),
+    /// Its path is not valid UTF-8 (a Latin-1 file name): paths are stored and asked for as
+    /// text, and two such names could read the same.
+    NameNotUtf8,
 }
 
 impl SkipReason {
@@ -92,6 +95,7 @@ impl SkipReason {
             SkipReason::Unstorable(_) => "cannot be stored",
             SkipReason::Secret => "secret file",
             SkipReason::Notebook(_) => "unreadable notebook",
+            SkipReason::NameNotUtf8 => "name not utf-8",
         }
     }
 }
@@ -111,6 +115,9 @@ impl fmt::Display for SkipReason {
             SkipReason::Unstorable(e) => write!(f, "cannot be stored: {e}"),
             SkipReason::Secret => f.write_str("secret file (index.secret_files)"),
             SkipReason::Notebook(e) => write!(f, "unreadable notebook: {e}"),
+            SkipReason::NameNotUtf8 => f.write_str(
+                "its name is not UTF-8 (paths are stored as text): rename it to index it",
+            ),
             other => f.write_str(other.label()),
         }
     }

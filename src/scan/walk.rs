@@ -230,6 +230,18 @@ impl Walker {
                     });
                     continue;
                 }
+                // `rel` read its undecodable bytes as U+FFFD: two such names could be one path.
+                if entry
+                    .path()
+                    .strip_prefix(&self.root)
+                    .is_ok_and(|r| r.to_str().is_none())
+                {
+                    skipped.push(Skipped {
+                        rel_path,
+                        reason: SkipReason::NameNotUtf8,
+                    });
+                    continue;
+                }
                 if file_type.is_symlink() {
                     let reason = match std::fs::metadata(entry.path()) {
                         Err(_) => SkipReason::BrokenSymlink,
@@ -425,6 +437,28 @@ mod tests {
             paths(venv.walk().0),
             vec!["lib/python3.11/site-packages/pip/__init__.py"]
         );
+    }
+
+    #[test]
+    fn a_file_whose_name_is_not_utf8_is_skipped_and_said_so() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        fs::create_dir_all(root.join("src")).expect("mkdir");
+        fs::write(root.join("src/ok.py"), "x = 1\n").expect("write");
+        // `café.py` and `cafè.py` in Latin-1: both would read `caf\u{FFFD}.py`.
+        for name in [&b"caf\xe9.py"[..], &b"caf\xe8.py"[..]] {
+            let path = root.join("src").join(std::ffi::OsStr::from_bytes(name));
+            fs::write(path, "y = 2\n").expect("write");
+        }
+        let cfg = Config::defaults().expect("defaults");
+        let w = Walker::new(root, &cfg.index).expect("walker");
+        let (cands, skipped, _) = w.walk();
+        let paths: Vec<_> = cands.iter().map(|c| c.rel_path.as_str()).collect();
+        assert_eq!(paths, ["src/ok.py"]);
+        assert_eq!(skipped.len(), 2, "{skipped:?}");
+        assert!(skipped.iter().all(|s| s.reason == SkipReason::NameNotUtf8));
+        assert_eq!(skipped[0].rel_path, "src/caf\u{FFFD}.py");
     }
 
     #[test]
