@@ -5,7 +5,7 @@
 # directories (default: this repository) and serve searches on NATS until Ctrl-C or SIGTERM,
 # when codesearch and then the services it started are stopped.
 #
-#   scripts/run.sh [PATH...]
+#   scripts/run.sh [PATH | NAME=PATH ...]
 #
 # Ports: CODESEARCH_PG_PORT (default 54329), CODESEARCH_NATS_PORT (default 4222).
 # Everything else is codesearch's own configuration (docs/CONFIGURATION.md), e.g.
@@ -22,9 +22,11 @@ is_running() { # PID WORDS: whether process PID is alive and its command line ho
   [ -n "$1" ] && kill -0 "$1" 2>/dev/null \
     && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "$2"
 }
-# A mistyped path is said before minutes of setup and build, not after.
+# A mistyped path is said before minutes of setup and build, not after. A root may be named,
+# NAME=PATH, as `codesearch serve` takes it.
 for path in "$@"; do
-  [ -d "$path" ] || die "$path is not a directory: scripts/run.sh [PATH...] indexes and serves directories"
+  [ -d "$path" ] || [ -d "${path#*=}" ] \
+    || die "$path is not a directory: scripts/run.sh [PATH | NAME=PATH ...] indexes and serves directories"
 done
 mkdir -p "$STATE"
 if [ -f "$STATE/run.pid" ] && is_running "$(cat "$STATE/run.pid")" "run.sh"; then

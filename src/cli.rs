@@ -47,9 +47,10 @@ pub enum Command {
     ///
     /// With no PATH and no [[repositories]] in the configuration, indexes the working
     /// directory. Each root is a repository named after its directory; two roots with the same
-    /// directory name need names of their own ([[repositories]] in the configuration).
+    /// directory name need names of their own: NAME=PATH, or [[repositories]] in the
+    /// configuration.
     Index {
-        /// Directories to index.
+        /// Directories to index, each as PATH or NAME=PATH (`one-app=~/one/app`).
         paths: Vec<PathBuf>,
         /// Name of the repository, when one PATH is given (default: its directory's name).
         #[arg(long)]
@@ -59,7 +60,7 @@ pub enum Command {
     ///
     /// Also serves the repositories added by repository requests (`codesearch repo add`).
     Serve {
-        /// Directories to index and serve.
+        /// Directories to index and serve, each as PATH or NAME=PATH (`one-app=~/one/app`).
         paths: Vec<PathBuf>,
         /// Name of the repository, when one PATH is given (default: its directory's name).
         #[arg(long)]

@@ -29,8 +29,9 @@ pub enum RepositoryError {
     Invalid(String),
     #[error(
         "two roots would both be repository `{name}`: {first} and {second}; each root needs a \
-         name of its own: index them in separate runs with `--repository NAME`, or list them in \
-         the configuration as [[repositories]] with `path` and `name`"
+         name of its own: name them on the command line as NAME=PATH (`codesearch serve \
+         one-{name}={first} two-{name}={second}`), or list them in the configuration as \
+         [[repositories]] with `path` and `name`"
     )]
     NameClash {
         name: String,
@@ -176,11 +177,12 @@ pub fn resolve(
         paths.to_vec()
     };
     for path in &cli_paths {
-        let root = canonical_root(path)?;
-        let name = if named {
-            config.index.repository.clone()
-        } else {
-            default_name(&root)
+        let (given, path) = named_path(path);
+        let root = canonical_root(&path)?;
+        let name = match given {
+            Some(name) => name,
+            None if named => config.index.repository.clone(),
+            None => default_name(&root),
         };
         push(
             &mut out,
@@ -210,6 +212,21 @@ pub fn resolve(
         push(&mut out, repo)?;
     }
     Ok(out)
+}
+
+/// A command-line root as `NAME=PATH` (`one-app=~/one/app`): the name it is given and its
+/// path. A path that exists as written is a path, `=` or not; so is one whose part before the
+/// first `=` holds a `/`.
+fn named_path(arg: &Path) -> (Option<String>, PathBuf) {
+    if arg.exists() {
+        return (None, arg.to_owned());
+    }
+    match arg.to_str().and_then(|a| a.split_once('=')) {
+        Some((name, path)) if !name.is_empty() && !name.contains('/') && !path.is_empty() => {
+            (Some(name.to_owned()), PathBuf::from(path))
+        }
+        _ => (None, arg.to_owned()),
+    }
 }
 
 /// Adds `repo` unless its root is already there under the same name; refuses a name or a
@@ -301,6 +318,33 @@ mod tests {
         let message = err.to_string();
         assert!(message.contains("`app`"), "{message}");
         assert!(message.contains("[[repositories]]"), "{message}");
+        assert!(message.contains("NAME=PATH"), "{message}");
+
+        // Named on the command line.
+        let arg = |name: &str, path: &Path| PathBuf::from(format!("{name}={}", path.display()));
+        let repos = resolve_refusing(
+            &config("", ""),
+            &[arg("one-app", &one), arg("two-app", &two)],
+        )
+        .expect("named roots");
+        let names: Vec<(&str, &Path)> = repos
+            .iter()
+            .map(|r| (r.name.as_str(), r.root.as_path()))
+            .collect();
+        let canonical = |p: &Path| p.canonicalize().expect("canonical");
+        assert_eq!(
+            names,
+            [
+                ("one-app", canonical(&one).as_path()),
+                ("two-app", canonical(&two).as_path())
+            ]
+        );
+        // A directory whose name holds `=` is a path; a name is checked as any name is.
+        let odd = base.path().join("a=b");
+        std::fs::create_dir_all(&odd).expect("mkdir");
+        let repos = resolve_refusing(&config("", ""), std::slice::from_ref(&odd)).expect("path");
+        assert_eq!(repos[0].name, "a=b");
+        assert!(resolve_refusing(&config("", ""), &[arg(" padded", &one)]).is_err());
 
         let err = resolve_refusing(&config("shared", ""), &[one.clone(), two.clone()])
             .expect_err("--repository for two roots");
