@@ -25,7 +25,8 @@ is_running() { # PID WORDS: whether process PID is alive and its command line ho
 # A mistyped path is said before minutes of setup and build, not after. A root may be named,
 # NAME=PATH, as `codesearch serve` takes it.
 for path in "$@"; do
-  [ -d "$path" ] || [ -d "${path#*=}" ] \
+  named="${path#*=}"
+  [ -d "$path" ] || [ -d "${named/#\~\//$HOME/}" ] \
     || die "$path is not a directory: scripts/run.sh [PATH | NAME=PATH ...] indexes and serves directories"
 done
 mkdir -p "$STATE"

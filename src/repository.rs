@@ -216,14 +216,20 @@ pub fn resolve(
 
 /// A command-line root as `NAME=PATH` (`one-app=~/one/app`): the name it is given and its
 /// path. A path that exists as written is a path, `=` or not; so is one whose part before the
-/// first `=` holds a `/`.
+/// first `=` holds a `/`. A PATH starting `~/` is under `$HOME`: bash expands it after `=`,
+/// other shells leave it.
 fn named_path(arg: &Path) -> (Option<String>, PathBuf) {
     if arg.exists() {
         return (None, arg.to_owned());
     }
     match arg.to_str().and_then(|a| a.split_once('=')) {
         Some((name, path)) if !name.is_empty() && !name.contains('/') && !path.is_empty() => {
-            (Some(name.to_owned()), PathBuf::from(path))
+            let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+            let path = match (path.strip_prefix("~/"), home) {
+                (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+                _ => PathBuf::from(path),
+            };
+            (Some(name.to_owned()), path)
         }
         _ => (None, arg.to_owned()),
     }
@@ -345,6 +351,12 @@ mod tests {
         let repos = resolve_refusing(&config("", ""), std::slice::from_ref(&odd)).expect("path");
         assert_eq!(repos[0].name, "a=b");
         assert!(resolve_refusing(&config("", ""), &[arg(" padded", &one)]).is_err());
+        if let Some(home) = std::env::var_os("HOME") {
+            assert_eq!(
+                named_path(Path::new("h=~/src/app")),
+                (Some("h".to_owned()), PathBuf::from(home).join("src/app"))
+            );
+        }
 
         let err = resolve_refusing(&config("shared", ""), &[one.clone(), two.clone()])
             .expect_err("--repository for two roots");
