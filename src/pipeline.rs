@@ -311,11 +311,24 @@ impl Indexer {
                 git_url: repo.git_url.as_deref(),
             })
             .await?;
-        if let Claimed::Moved { from } = claimed
+        if let Claimed::Moved { from } = &claimed
             && !from.is_empty()
         {
             tracing::info!(repository = %repo.name, %from, to = %repo.root.display(),
                 "the repository's recorded root is gone: taken as moved here");
+        }
+        if matches!(claimed, Claimed::New) {
+            let root = repo.root.to_string_lossy();
+            let others = self
+                .store
+                .other_names_at(&root, &repo.workspace, &repo.name)
+                .await?;
+            if !others.is_empty() {
+                tracing::warn!(repository = %repo.name, root = %root, also = %others.join(", "),
+                    "this root is also indexed under another name, so its files are stored and \
+                     found twice; remove the name no longer wanted with `codesearch repo remove \
+                     NAME`");
+            }
         }
         Ok(())
     }

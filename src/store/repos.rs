@@ -241,6 +241,26 @@ impl Store {
         Ok(rows.iter().map(record).collect())
     }
 
+    /// The names other than `name` recorded for `root` in `workspace`: the same files indexed
+    /// twice, under two names.
+    pub async fn other_names_at(
+        &self,
+        root: &str,
+        workspace: &str,
+        name: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        sqlx::query_scalar(
+            "SELECT name FROM repositories
+              WHERE root_path = $1 AND workspace = $2 AND name <> $3 ORDER BY name",
+        )
+        .bind(root)
+        .bind(workspace)
+        .bind(name)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("reading the names of a root"))
+    }
+
     /// One repository, by name.
     pub async fn repository(&self, name: &str) -> Result<Option<RepoRecord>, StoreError> {
         let row = sqlx::query(&format!(

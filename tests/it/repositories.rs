@@ -2,7 +2,7 @@
 //! workspaces (in the service and through the NATS server's own permissions), and repository
 //! requests.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -92,6 +92,41 @@ async fn roots_with_the_same_directory_name_never_sweep_each_other() {
         .await,
         2
     );
+
+    // Named on the command line (NAME=PATH), the second root takes a name of its own; the
+    // first root under a second name is its files twice, which the claim warns of.
+    let named_two = PathBuf::from(format!("two-app={}", two.display()));
+    let again = PathBuf::from(format!("again={}", one.display()));
+    let repos = support::repos(&cfg, &[&named_two, &again]);
+    assert_eq!(repos[0].name, "two-app");
+    codesearch::daemon::index(
+        &cfg,
+        store.clone(),
+        Arc::clone(&embedder),
+        &repos,
+        &cancel,
+        false,
+    )
+    .await
+    .expect("index two-app and again");
+    let root = repos[1].root.to_string_lossy();
+    assert_eq!(
+        store
+            .other_names_at(&root, "default", "again")
+            .await
+            .expect("names"),
+        ["app"]
+    );
+    assert!(
+        store
+            .other_names_at(&repos[0].root.to_string_lossy(), "default", "two-app")
+            .await
+            .expect("names")
+            .is_empty()
+    );
+    for name in ["two-app", "again"] {
+        assert!(store.remove_repository(name).await.expect("remove"));
+    }
 
     // Named in the configuration, both live side by side, pass after pass.
     let named = config_with(
