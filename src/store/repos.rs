@@ -249,16 +249,12 @@ impl Store {
         workspace: &str,
         name: &str,
     ) -> Result<Vec<String>, StoreError> {
-        sqlx::query_scalar(
-            "SELECT name FROM repositories
-              WHERE root_path = $1 AND workspace = $2 AND name <> $3 ORDER BY name",
-        )
-        .bind(root)
-        .bind(workspace)
-        .bind(name)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(q("reading the names of a root"))
+        let recorded = self.repositories(Some(workspace)).await?;
+        Ok(recorded
+            .into_iter()
+            .filter(|r| r.root == root && r.name != name)
+            .map(|r| r.name)
+            .collect())
     }
 
     /// One repository, by name.
