@@ -18,6 +18,25 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::{self, test_db, write};
 
+/// One `codesearch index` run over `repos`, without a progress bar.
+async fn index_once(
+    cfg: &Config,
+    store: &Store,
+    embedder: &Arc<dyn Embedder>,
+    repos: &[codesearch::repository::Repository],
+) -> anyhow::Result<Vec<codesearch::pipeline::IndexReport>> {
+    let cancel = CancellationToken::new();
+    codesearch::daemon::index(
+        cfg,
+        store.clone(),
+        Arc::clone(embedder),
+        repos,
+        &cancel,
+        false,
+    )
+    .await
+}
+
 async fn count(store: &Store, sql: &str) -> i64 {
     sqlx::query(sql)
         .fetch_one(store.pool())
@@ -57,28 +76,13 @@ async fn roots_with_the_same_directory_name_never_sweep_each_other() {
     // anything of the first is touched.
     let cfg = support::config(&db, "nats://unused");
     let (store, embedder) = codesearch::daemon::open(&cfg).await.expect("open");
-    let cancel = CancellationToken::new();
-    let first = codesearch::daemon::index(
-        &cfg,
-        store.clone(),
-        Arc::clone(&embedder),
-        &support::repos(&cfg, &[&one]),
-        &cancel,
-        false,
-    )
-    .await
-    .expect("index one/app");
+    let first = index_once(&cfg, &store, &embedder, &support::repos(&cfg, &[&one]))
+        .await
+        .expect("index one/app");
     assert_eq!(first[0].indexed, 2);
-    let err = codesearch::daemon::index(
-        &cfg,
-        store.clone(),
-        Arc::clone(&embedder),
-        &support::repos(&cfg, &[&two]),
-        &cancel,
-        false,
-    )
-    .await
-    .expect_err("two/app may not take `app`");
+    let err = index_once(&cfg, &store, &embedder, &support::repos(&cfg, &[&two]))
+        .await
+        .expect_err("two/app may not take `app`");
     let message = format!("{err:#}");
     assert!(
         message.contains("`app`") && message.contains("still exists"),
@@ -99,16 +103,9 @@ async fn roots_with_the_same_directory_name_never_sweep_each_other() {
     let again = PathBuf::from(format!("again={}", one.display()));
     let repos = support::repos(&cfg, &[&named_two, &again]);
     assert_eq!(repos[0].name, "two-app");
-    codesearch::daemon::index(
-        &cfg,
-        store.clone(),
-        Arc::clone(&embedder),
-        &repos,
-        &cancel,
-        false,
-    )
-    .await
-    .expect("index two-app and again");
+    index_once(&cfg, &store, &embedder, &repos)
+        .await
+        .expect("index two-app and again");
     let root = repos[1].root.to_string_lossy();
     assert_eq!(
         store
@@ -139,16 +136,9 @@ async fn roots_with_the_same_directory_name_never_sweep_each_other() {
     );
     let repos = support::repos(&named, &[] as &[&Path]);
     for pass in 0..3 {
-        let reports = codesearch::daemon::index(
-            &named,
-            store.clone(),
-            Arc::clone(&embedder),
-            &repos,
-            &cancel,
-            false,
-        )
-        .await
-        .expect("index both");
+        let reports = index_once(&named, &store, &embedder, &repos)
+            .await
+            .expect("index both");
         let removed: u64 = reports.iter().map(|r| r.removed).sum();
         let embedded: usize = reports.iter().map(|r| r.embedded).sum();
         assert_eq!(removed, 0, "pass {pass}: {reports:?}");
@@ -180,16 +170,9 @@ async fn roots_with_the_same_directory_name_never_sweep_each_other() {
     std::fs::remove_dir_all(&one).expect("rm");
     let moved = base.path().join("moved/app");
     write(&moved, "src/only_one.py", "def first():\n    return 1\n");
-    let reports = codesearch::daemon::index(
-        &cfg,
-        store.clone(),
-        Arc::clone(&embedder),
-        &support::repos(&cfg, &[&moved]),
-        &cancel,
-        false,
-    )
-    .await
-    .expect("moved root");
+    let reports = index_once(&cfg, &store, &embedder, &support::repos(&cfg, &[&moved]))
+        .await
+        .expect("moved root");
     assert_eq!(reports[0].removed, 1, "billing.py is not in the moved tree");
     assert_eq!(reports[0].embedded, 0, "vectors are reused");
 }
@@ -299,13 +282,11 @@ async fn a_repository_is_watched_while_a_daemon_holds_its_lease() {
     write(&two, "b.py", "def b():\n    return 2\n");
     let cfg = support::config(&db, "nats://unused");
     let (store, embedder) = codesearch::daemon::open(&cfg).await.expect("open");
-    codesearch::daemon::index(
+    index_once(
         &cfg,
-        store.clone(),
-        Arc::clone(&embedder),
+        &store,
+        &embedder,
         &support::repos(&cfg, &[&one, &two]),
-        &CancellationToken::new(),
-        false,
     )
     .await
     .expect("index");
