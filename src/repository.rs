@@ -180,6 +180,14 @@ pub fn resolve(
         let (given, path) = named_path(path);
         let root = canonical_root(&path)?;
         let name = match given {
+            Some(name) if named && name != config.index.repository => {
+                return Err(RepositoryError::Invalid(format!(
+                    "{} is named {name:?}, but --repository (index.repository) names it {:?}; \
+                     give one name: drop --repository, or the NAME= before the path",
+                    path.display(),
+                    config.index.repository
+                )));
+            }
             Some(name) => name,
             None if named => config.index.repository.clone(),
             None => default_name(&root),
@@ -361,6 +369,17 @@ mod tests {
         let err = resolve_refusing(&config("shared", ""), &[one.clone(), two.clone()])
             .expect_err("--repository for two roots");
         assert!(err.to_string().contains("names one repository"), "{err}");
+        // --repository beside a NAME=PATH: one name is fine twice, two names are refused.
+        let repos = resolve_refusing(&config("one-app", ""), &[arg("one-app", &one)])
+            .expect("the same name twice");
+        assert_eq!(repos[0].name, "one-app");
+        let err = resolve_refusing(&config("shared", ""), &[arg("one-app", &one)])
+            .expect_err("two names for one root");
+        let message = err.to_string();
+        assert!(
+            message.contains("\"one-app\"") && message.contains("\"shared\""),
+            "{message}"
+        );
 
         // Named in the configuration, both are fine, each in its workspace.
         let toml = format!(
