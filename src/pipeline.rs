@@ -463,6 +463,31 @@ impl Indexer {
         Ok(report)
     }
 
+    /// Records a file skipped for a reason checked again at every pass (binary, too large, a
+    /// symbolic link, ...), unless it was recorded with that reason already.
+    async fn record_skip(
+        &self,
+        repository: &str,
+        rel_path: &str,
+        previous: Option<&FileState>,
+        reason: &SkipReason,
+    ) -> Result<(), StoreError> {
+        let message = reason.to_string();
+        if previous.and_then(|p| p.error.as_deref()) == Some(message.as_str()) {
+            return Ok(());
+        }
+        self.store
+            .record_skip(
+                repository,
+                rel_path,
+                "",
+                CHUNKER_VERSION,
+                self.embedder.model_id(),
+                &message,
+            )
+            .await
+    }
+
     /// The stages over `candidates`. `states` holds the recorded state of every file the run
     /// covers: recorded files that are not candidates any more are deleted.
     async fn run(
@@ -479,21 +504,33 @@ impl Indexer {
             repository: repository.clone(),
             ..Default::default()
         };
-        for s in &walk_skips {
-            tracing::debug!(path = %s.rel_path, reason = %s.reason, "skipped");
-            *report.skipped.entry(s.reason.label()).or_default() += 1;
-        }
         report.files_seen = candidates.len() + walk_skips.len();
 
         let present: HashSet<&str> = candidates.iter().map(|c| c.rel_path.as_str()).collect();
+        // The walk's own skips (a symbolic link, a secret file, a name that is not UTF-8) are
+        // recorded as any skipped file is, so that `status` counts them; a skip whose lossy
+        // name reads as a candidate's is left out rather than written over that file.
+        let walk_skips: Vec<Skipped> = walk_skips
+            .into_iter()
+            .filter(|s| !present.contains(s.rel_path.as_str()))
+            .collect();
+        let mut seen = present;
+        seen.extend(walk_skips.iter().map(|s| s.rel_path.as_str()));
         let vanished: Vec<String> = states
             .keys()
-            .filter(|p| !present.contains(p.as_str()))
+            .filter(|p| !seen.contains(p.as_str()))
             .cloned()
             .collect();
         report.removed = self.store.delete_files(&repository, &vanished).await?;
         for p in &vanished {
             states.remove(p);
+        }
+        for s in &walk_skips {
+            tracing::debug!(path = %s.rel_path, reason = %s.reason, "skipped");
+            *report.skipped.entry(s.reason.label()).or_default() += 1;
+            let previous = states.remove(&s.rel_path);
+            self.record_skip(&repository, &s.rel_path, previous.as_ref(), &s.reason)
+                .await?;
         }
         // Without a bar to draw (the daemon's passes), the same counts go to the log.
         let own_bar = progress.is_none().then(ProgressBar::hidden);
@@ -677,19 +714,9 @@ impl Indexer {
                     if let Some(bar) = progress {
                         bar.inc(1);
                     }
-                    let message = reason.to_string();
-                    if previous.as_ref().and_then(|p| p.error.as_deref()) != Some(message.as_str())
-                        && let Err(e) = self
-                            .store
-                            .record_skip(
-                                &repository,
-                                &rel_path,
-                                "",
-                                CHUNKER_VERSION,
-                                self.embedder.model_id(),
-                                &message,
-                            )
-                            .await
+                    if let Err(e) = self
+                        .record_skip(&repository, &rel_path, previous.as_ref(), &reason)
+                        .await
                     {
                         result = Err(e.into());
                         break;

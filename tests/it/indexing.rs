@@ -524,6 +524,39 @@ async fn bad_files_are_skipped_with_a_reason_and_lose_nothing_else() {
             .await
             .expect("recorded");
     assert_eq!(error.as_deref(), Some("binary"));
+    // The walk's own skips are recorded as the others are, so that `status` counts them:
+    // binary, too large, not UTF-8 and the broken link.
+    let summary = store.index_summary().await.expect("summary");
+    assert_eq!(summary.errors, 4, "{summary:?}");
+    let error: Option<String> =
+        sqlx::query_scalar("SELECT error FROM indexed_files WHERE file_path = 'src/dangling.rs'")
+            .fetch_one(store.pool())
+            .await
+            .expect("the broken link is recorded");
+    assert_eq!(error.as_deref(), Some("broken symlink"));
+    // Once recorded, a skip is not written again; once it is gone, its record goes.
+    let written_at = || async {
+        sqlx::query_scalar::<_, chrono::DateTime<chrono::Utc>>(
+            "SELECT indexed_at FROM indexed_files WHERE file_path = 'src/dangling.rs'",
+        )
+        .fetch_one(store.pool())
+        .await
+        .expect("recorded")
+    };
+    let first = written_at().await;
+    let again = indexer
+        .index_root(repo.path(), None, &CancellationToken::new())
+        .await
+        .expect("index again");
+    assert_eq!((again.removed, again.skipped_total()), (0, 4));
+    assert_eq!(written_at().await, first);
+    std::fs::remove_file(repo.path().join("src/dangling.rs")).expect("remove link");
+    let after = indexer
+        .index_root(repo.path(), None, &CancellationToken::new())
+        .await
+        .expect("index after the link went");
+    assert_eq!(after.removed, 1);
+    assert_eq!(store.index_summary().await.expect("summary").errors, 3);
     let latin: String = sqlx::query_scalar(
         "SELECT chunk_content FROM codebase_index WHERE file_path = 'src/latin1.rs'",
     )
