@@ -293,7 +293,8 @@ pub enum RepoAction {
         #[command(flatten)]
         common: RepoArgs,
     },
-    /// Remove a repository added by a request: its rows, its watcher and its clone.
+    /// Remove a repository: its rows, its watcher and its clone. With no daemon answering, the
+    /// rows are deleted from the database directly (refused while the repository is indexed).
     Remove {
         name: String,
         #[command(flatten)]

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 use codesearch::bus::Kind;
-use codesearch::bus::client::Client;
+use codesearch::bus::client::{Client, ClientError};
 use codesearch::bus::wire;
 use codesearch::cli::{Cli, Command, ContextFormat, GlobalArgs, McpAction, RepoAction};
 use codesearch::cli::{one_line, terminal_safe};
@@ -155,8 +155,41 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let removing = request.action == "remove";
             let payload = serde_json::to_vec(&request)?;
-            let reply =
-                request_reply(&config, Kind::Repo, common.workspace.as_deref(), payload).await?;
+            let reply = match Client::new(&config)
+                .request(Kind::Repo, common.workspace.as_deref(), payload)
+                .await
+            {
+                Ok(reply) => reply,
+                // Nobody to ask: the database is asked directly, which refuses while anyone
+                // indexes the repository.
+                Err(e @ (ClientError::NoDaemon { .. } | ClientError::Connect { .. }))
+                    if removing =>
+                {
+                    let name = request.name.unwrap_or_default();
+                    let workspace = common
+                        .workspace
+                        .unwrap_or_else(|| config.workspaces.default.clone());
+                    eprintln!("{e}\nremoving `{name}` from the index database itself");
+                    let reply = match codesearch::roots::remove_unattended(
+                        &config, &workspace, &name,
+                    )
+                    .await
+                    {
+                        Ok(summary) => serde_json::to_vec(&wire::RepoResponse {
+                            success: true,
+                            workspace,
+                            repository: Some(summary.into()),
+                            repositories: None,
+                        })?,
+                        Err(e) => {
+                            eprintln!("error: {}", terminal_safe(&e.to_string()));
+                            return Ok(ExitCode::FAILURE);
+                        }
+                    };
+                    bytes::Bytes::from(reply)
+                }
+                Err(e) => return Err(e.into()),
+            };
             if common.json {
                 out!("{}", String::from_utf8_lossy(&reply));
                 return Ok(ExitCode::SUCCESS);

@@ -23,7 +23,7 @@ use crate::config::{Config, check_repository_name, check_workspace_name, redact_
 use crate::health::Metrics;
 use crate::pipeline::{IndexError, Indexer};
 use crate::repository::{Repository, RepositoryError, default_name, root_or_awaited};
-use crate::store::{Origin, RepoState, StoreError};
+use crate::store::{Origin, RepoRecord, RepoState, RepositorySummary, Store, StoreError};
 
 /// Longest a clone may take.
 const CLONE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
@@ -352,13 +352,7 @@ impl Roots {
             }
         }
         store.remove_repository(name).await?;
-        if record.git_url.is_some()
-            && let Ok(clones) = self.clone_dir()
-            && Path::new(&record.root).starts_with(&clones)
-            && let Err(e) = tokio::fs::remove_dir_all(&record.root).await
-        {
-            tracing::warn!(repository = %name, error = %e, "could not delete the clone");
-        }
+        delete_clone(&self.inner.config, &record).await;
         tracing::info!(repository = %name, %workspace, "repository removed");
         Ok(())
     }
@@ -421,6 +415,61 @@ impl Roots {
         })?;
         std::fs::canonicalize(dir)
             .map_err(|e| RootsError::Invalid(format!("clone directory {}: {e}", dir.display())))
+    }
+}
+
+/// Removes a repository of `workspace` when no daemon answers to do it (`codesearch repo
+/// remove` with NATS down or no daemon running): its rows, and its clone when a request cloned
+/// it. Refused while a daemon (or a `codesearch index`) holds the repository's lease, so rows
+/// are never deleted under a running pass. Returns the repository's figures before removal.
+pub async fn remove_unattended(
+    config: &Config,
+    workspace: &str,
+    name: &str,
+) -> Result<RepositorySummary, RootsError> {
+    let store = Store::connect(&config.database).await?;
+    let not_found =
+        || RootsError::NotFound(format!("no repository `{name}` in workspace `{workspace}`"));
+    let summary = store
+        .workspace_summary(workspace)
+        .await?
+        .repositories
+        .into_iter()
+        .find(|r| r.name == name)
+        .ok_or_else(not_found)?;
+    let record = store.repository(name).await?.ok_or_else(not_found)?;
+    let Some(lease) = store.try_lease(name).await? else {
+        return Err(RootsError::Invalid(format!(
+            "repository `{name}` is being indexed by a running daemon or `codesearch index` \
+             (it holds the repository's lease) that no request reached; remove it through that \
+             daemon once NATS answers, or stop it first"
+        )));
+    };
+    let removed = store.remove_repository(name).await;
+    lease.release().await;
+    removed?;
+    delete_clone(config, &record).await;
+    if record.origin == Origin::Local {
+        tracing::warn!(repository = %name, root = %record.root,
+            "removed; it was indexed from a command line or configuration, and comes back when a \
+             daemon or `codesearch index` is given that root again");
+    }
+    Ok(summary)
+}
+
+/// Deletes a removed repository's clone: only a directory a request cloned, inside
+/// `workspaces.clone_dir`.
+async fn delete_clone(config: &Config, record: &RepoRecord) {
+    if record.git_url.is_none() {
+        return;
+    }
+    let Ok(clones) = std::fs::canonicalize(&config.workspaces.clone_dir) else {
+        return;
+    };
+    if Path::new(&record.root).starts_with(&clones)
+        && let Err(e) = tokio::fs::remove_dir_all(&record.root).await
+    {
+        tracing::warn!(repository = %record.name, error = %e, "could not delete the clone");
     }
 }
 

@@ -121,9 +121,49 @@ async fn roots_with_the_same_directory_name_never_sweep_each_other() {
             .expect("names")
             .is_empty()
     );
+    // With no daemon to ask, `repo remove` removes from the database itself, but never under
+    // a pass: not while the repository's lease is held.
+    let remove = |name: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_codesearch"))
+            .args(["repo", "remove", name])
+            .env("DATABASE_URL", &cfg.database.url)
+            .env("NATS_URL", "nats://127.0.0.1:1")
+            .output()
+            .expect("run codesearch repo remove")
+    };
+    let lease = store
+        .try_lease("again")
+        .await
+        .expect("lease")
+        .expect("free");
+    let out = remove("again");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("lease"),
+        "{stderr}"
+    );
+    lease.release().await;
     for name in ["two-app", "again"] {
-        assert!(store.remove_repository(name).await.expect("remove"));
+        let out = remove(name);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.starts_with(&format!("workspace default: removed {name} (")),
+            "{stdout}"
+        );
+        assert!(store.repository(name).await.expect("read").is_none());
     }
+    let out = remove("never-was");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("no repository `never-was`"),
+        "{stderr}"
+    );
+    assert!(store.repository("app").await.expect("read").is_some());
 
     // Named in the configuration, both live side by side, pass after pass.
     let named = config_with(
