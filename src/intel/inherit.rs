@@ -13,7 +13,14 @@ pub fn bases_in(signature: &str, family: &str) -> Vec<String> {
     let list = match family {
         "java" | "ecma" => signature
             .split_once(" extends ")
-            .map(|(_, rest)| rest.replace(" implements ", ", ")),
+            .map(|(_, rest)| rest.replace(" implements ", ", "))
+            .or_else(|| {
+                signature
+                    .split_once(" implements ")
+                    .map(|(_, rest)| rest.to_owned())
+            })
+            // Kotlin's `class Buffer(…) : Source, Sink by sink`.
+            .or_else(|| colon_list(signature).map(str::to_owned)),
         // `class CounterCubit extends Cubit<int> with Counting implements Sink<int>`
         "dart" => signature
             .split_once(" extends ")
@@ -38,6 +45,8 @@ pub fn bases_in(signature: &str, family: &str) -> Vec<String> {
         .into_iter()
         .filter(|b| !b.contains('='))
         .filter_map(|b| {
+            // Kotlin's delegation: `Sink by sink`.
+            let b = b.split(" by ").next().unwrap_or_default();
             let b = b
                 .split_whitespace()
                 .filter(|w| !matches!(*w, "public" | "private" | "protected" | "virtual"))
@@ -124,6 +133,21 @@ mod tests {
                 "export class Api extends Client<Req> {",
                 "ecma",
                 &["Client"],
+            ),
+            (
+                "class RealBufferedSource(@JvmField val source: Source) : BufferedSource {",
+                "java",
+                &["BufferedSource"],
+            ),
+            (
+                "open class Adapter<T : Any>(x: Int) : Base<T>(x), Sink by sink where T : Any {",
+                "java",
+                &["Base", "Sink"],
+            ),
+            (
+                "public final class Plain implements Closeable, Flushable {",
+                "java",
+                &["Closeable", "Flushable"],
             ),
             ("public class Plain", "csharp", &[]),
             ("pub struct Stack<T>", "rust", &[]),
