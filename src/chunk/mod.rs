@@ -75,10 +75,11 @@ use tree_sitter::Tree;
 /// extensions, Elixir's pipes into a name and function plugs as calls, and calls on
 /// expressions in the languages read by their outline, since version 34 their members named by
 /// the classes they are in (`RateLimiter.refill`, `Plug.Conn.halt`) and the code between
-/// members by its class; part of
+/// members by its class, since version 35 Kotlin's calls in a scope function's lambda
+/// (`Buffer().apply { writeUtf8(s) }`, `sink.also { it.close() }`) made on its receiver; part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
-pub const CHUNKER_VERSION: i32 = 34;
+pub const CHUNKER_VERSION: i32 = 35;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

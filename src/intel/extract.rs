@@ -76,6 +76,12 @@ struct RawDef {
 /// `load().parse()`.
 pub const UNNAMED_RECEIVER: &str = "(…)";
 
+/// The qualifier's prefix of a call without a receiver inside a Kotlin lambda whose `this` is
+/// of a known class (`this@Buffer` for `writeUtf8(s)` in `Buffer().apply { … }`): a call on
+/// that class where it has the method, else a bare call (Kotlin's `this@label` names a
+/// lambda's or an outer class's receiver).
+pub const IMPLICIT_RECEIVER: &str = "this@";
+
 /// A variable, parameter or field whose type is declared (Java, C#, C++): calls on it are
 /// calls on its type.
 struct Binding {

@@ -34,6 +34,7 @@ use crate::store::{
     StoreError,
 };
 
+use super::extract::IMPLICIT_RECEIVER;
 use super::imports::{PACKAGE, SWIFT_MODULE};
 use super::inherit::bases_in;
 use super::tsconfig::{Aliases, BARE, nearest_config};
@@ -1047,11 +1048,25 @@ impl<'s> Resolver<'s> {
     /// type: `Scope.make`, `this.SetToken` with `this` as its class) or in (a call without a
     /// receiver in Java, C#, C++ or Ruby), and theirs, [`INHERITANCE_DEPTH`] levels up.
     async fn load_bases(&mut self, refs: &[ReferenceRow]) -> Result<(), StoreError> {
+        // A call on a lambda's implicit receiver may be read as bare too: the class it is in.
+        let bare = |r: &ReferenceRow| {
+            let implicit = r
+                .qualifier
+                .as_deref()
+                .is_some_and(|q| q.starts_with(IMPLICIT_RECEIVER));
+            implicit.then(|| {
+                class_of_call(&ReferenceRow {
+                    qualifier: None,
+                    ..r.clone()
+                })
+                .map(str::to_owned)
+            })?
+        };
         let mut wanted: BTreeSet<String> = refs
             .iter()
-            .filter_map(class_of_call)
-            .filter(|c| !self.bases.contains_key(*c))
-            .map(str::to_owned)
+            .filter_map(|r| class_of_call(r).map(str::to_owned))
+            .chain(refs.iter().filter_map(bare))
+            .filter(|c| !self.bases.contains_key(c))
             .collect();
         for _ in 0..INHERITANCE_DEPTH {
             if wanted.is_empty() {
@@ -1698,6 +1713,41 @@ impl<'s> Resolver<'s> {
     /// can see ([`visible_from`]) and to the overloads that take its arguments best
     /// ([`by_arity`]), when some do and some do not.
     fn resolve<'a>(&'a self, r: &ReferenceRow, callables: &mut Callables<'a>) -> Outcome<'a> {
+        // A call without a receiver in a Kotlin lambda whose `this` is known (`writeUtf8(s)` in
+        // `Buffer().apply { … }`): the receiver's method where its class (or a base) has one,
+        // or an extension of it; else the bare call it looks like (the enclosing class's
+        // method, a top-level function).
+        if let Some(class) = r
+            .qualifier
+            .as_deref()
+            .and_then(|q| q.strip_prefix(IMPLICIT_RECEIVER))
+        {
+            let on = ReferenceRow {
+                qualifier: Some(class.to_owned()),
+                ..r.clone()
+            };
+            // Only what the class (or a base) owns: a name only another class's extension
+            // defines is a lambda's further in (`putEntry(…)` in `with(fs) { zip { … } }`).
+            if let Outcome::Targets(mut hits) = self.resolve_one(&on, callables) {
+                let ancestors = self.ancestors(class);
+                hits.retain(|(d, ..)| {
+                    owner_last(&d.qualified).is_some_and(|o| o == class || ancestors.contains(&o))
+                });
+                if !hits.is_empty() {
+                    return Outcome::Targets(hits);
+                }
+            }
+            let bare = ReferenceRow {
+                qualifier: None,
+                ..r.clone()
+            };
+            return self.resolve_one(&bare, callables);
+        }
+        self.resolve_one(r, callables)
+    }
+
+    /// [`Self::resolve`] of a call read as written.
+    fn resolve_one<'a>(&'a self, r: &ReferenceRow, callables: &mut Callables<'a>) -> Outcome<'a> {
         match self.resolve_by_name(r, callables) {
             Outcome::Targets(hits) if !hits.is_empty() => {
                 let hits = by_receiver(r, visible_from(r, hits));
@@ -2250,7 +2300,7 @@ fn class_of_call(r: &ReferenceRow) -> Option<&str> {
             enclosing_class()
         }
         Some(q) => {
-            let last = last_segment(q);
+            let last = last_segment(q.strip_prefix(IMPLICIT_RECEIVER).unwrap_or(q));
             last.starts_with(|c: char| c.is_uppercase()).then_some(last)
         }
         None if calls_own_methods_bare(family(&r.file_path)) => enclosing_class(),
@@ -2547,9 +2597,11 @@ fn last_segment(s: &str) -> &str {
 /// The names whose imports resolving `r` looks at ([`Resolver::resolve`]): its own, its
 /// qualifier's first part (a module, a package, a namespace), and wildcards.
 fn import_names(r: &ReferenceRow) -> impl Iterator<Item = &str> {
-    ["*", r.name.as_str()]
-        .into_iter()
-        .chain(r.qualifier.as_deref().map(first_segment))
+    ["*", r.name.as_str()].into_iter().chain(
+        r.qualifier
+            .as_deref()
+            .map(|q| first_segment(q.strip_prefix(IMPLICIT_RECEIVER).unwrap_or(q))),
+    )
 }
 
 fn first_segment(s: &str) -> &str {

@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::extract::UNNAMED_RECEIVER;
+use super::extract::{IMPLICIT_RECEIVER, UNNAMED_RECEIVER};
 use super::imports::{PACKAGE, SWIFT_MODULE};
 use super::{
     Definition, Extraction, Import, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS,
@@ -354,8 +354,14 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
     // The definitions open at the line, innermost last (they start in file order, and nest).
     let mut open: Vec<u32> = Vec::new();
     let mut next = 0;
+    let kotlin = matches!(file_type, "kt" | "kts");
+    // Kotlin's scope-function lambdas open over several lines, innermost last.
+    let mut lambdas: Vec<ScopeLambda> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let number = i as u32 + 1;
+        while !line.blank() && lambdas.last().is_some_and(|l| line.indent <= l.indent) {
+            lambdas.pop();
+        }
         while next < definitions.len() && definitions[next].start_line <= number {
             open.push(next as u32);
             next += 1;
@@ -379,6 +385,32 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 .map(|&d| Some(d))
                 .chain([None])
                 .find_map(|scope| typed.get(&scope)?.get(name).cloned())
+        };
+        let opened: Vec<ScopeLambda> = if kotlin {
+            scope_lambdas(&line.code, line.indent, |name| {
+                lambdas
+                    .iter()
+                    .rev()
+                    .find(|l| l.param.as_deref() == Some(name))
+                    .map(|l| l.class.clone())
+                    .or_else(|| type_of(name))
+            })
+        } else {
+            Vec::new()
+        };
+        // The lambdas a call at `at` on this line is in, innermost last.
+        let around = |at: usize| {
+            lambdas.iter().chain(
+                opened
+                    .iter()
+                    .filter(move |l| l.open_at < at && l.close_at.is_none_or(|c| at < c)),
+            )
+        };
+        let receiver_of = |at: usize| around(at).rfind(|l| l.param.is_none());
+        let param_type = |at: usize, name: &str| {
+            around(at)
+                .rfind(|l| l.param.as_deref() == Some(name))
+                .map(|l| l.class.clone())
         };
         // The name a definition line defines is not a call of it.
         let own = open
@@ -425,9 +457,15 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 // `label:call(` in Swift, `x ? a :b(`: not a receiver outside Lua.
                 (Some(_), Some(":")) if file_type != "lua" => None,
                 (Some(q), Some(s)) if !arrows && (s == "->" || q.contains("->")) => None,
+                // In `Buffer().apply { this.flush() }`, the lambda's receiver.
+                (Some("this"), _) if receiver_of(whole).is_some() => {
+                    receiver_of(whole).map(|l| l.class.clone())
+                }
                 (Some("$this" | "this" | "self" | "static" | "Self"), _) => enclosing
                     .and_then(|e| class_of(definitions, e))
                     .map(str::to_owned),
+                // `sink.also { it.flush() }`: the lambda's parameter is its receiver.
+                (Some(q), _) if param_type(whole, q).is_some() => param_type(whole, q),
                 (Some(q), _) => {
                     let q = q.trim_start_matches('$');
                     // `reader.peek()`, `this.reader.peek()`, `$this->reader->peek()`: a name
@@ -464,11 +502,20 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                     } else {
                         false
                     };
-                    on_value.then(|| {
-                        literal_type(file_type, before)
-                            .unwrap_or(UNNAMED_RECEIVER)
-                            .to_owned()
-                    })
+                    if on_value {
+                        Some(
+                            literal_type(file_type, before)
+                                .unwrap_or(UNNAMED_RECEIVER)
+                                .to_owned(),
+                        )
+                    } else {
+                        // In `Buffer().apply { writeUtf8(s) }`, on the lambda's receiver if
+                        // its class has the method, else the bare call it looks like; a
+                        // capitalised name is a class's constructor.
+                        receiver_of(whole)
+                            .filter(|_| name.starts_with(|c: char| c.is_lowercase()))
+                            .map(|l| format!("{IMPLICIT_RECEIVER}{}", l.class))
+                    }
                 }
             };
             out.push(Reference {
@@ -482,6 +529,7 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 return out;
             }
         }
+        lambdas.extend(opened.into_iter().filter(|l| l.close_at.is_none()));
         if matches!(file_type, "ex" | "exs") {
             for (qualifier, name) in elixir_calls_without_parentheses(&line.code) {
                 out.push(Reference {
@@ -499,6 +547,102 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
         }
     }
     out
+}
+
+/// A Kotlin scope function's lambda whose receiver's class is known: `Buffer().apply {`,
+/// `sink.run {`, `with(reader) {` (`this` in the lambda is the receiver), `sink.also {`,
+/// `source?.let { s ->` (the receiver is the lambda's parameter).
+#[derive(Debug)]
+struct ScopeLambda {
+    class: String,
+    /// The parameter that names the receiver (`it`, or the one declared); `None` where the
+    /// receiver is `this`, which bare calls reach.
+    param: Option<String>,
+    /// The indentation of the line it opens on: it closes at the next line indented no deeper.
+    indent: usize,
+    /// Where, on the line it opens on, its `{` is, and its `}` if it closes there.
+    open_at: usize,
+    close_at: Option<usize>,
+}
+
+/// A scope function called on a name (`sink.apply {`, `source?.let {`) or on a constructor's
+/// result (`Buffer().apply {`, `Moshi.Builder().run {`), its lambda's parameter if declared.
+static SCOPE_CALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:^|[^\w.$])(?:([a-z_]\w*)|((?:[A-Z]\w*\.)*[A-Z]\w*)(?:<[^<>()]*>)?\([^()]*\))\s*\??\.\s*(apply|run|also|let)\s*(\{)(?:\s*([a-z_]\w*)\s*->)?",
+    )
+    .expect("a valid regex")
+});
+
+/// `with(reader) {`, `with(Buffer()) {`.
+static SCOPE_WITH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:^|[^\w.$])with\s*\(\s*(?:([a-z_]\w*)|((?:[A-Z]\w*\.)*[A-Z]\w*)(?:<[^<>()]*>)?\([^()]*\))\s*\)\s*(\{)",
+    )
+    .expect("a valid regex")
+});
+
+/// The scope-function lambdas that open on a Kotlin line whose receiver's class is known: a
+/// constructor's, or a name's that `type_of` knows.
+fn scope_lambdas(
+    code: &str,
+    indent: usize,
+    type_of: impl Fn(&str) -> Option<String>,
+) -> Vec<ScopeLambda> {
+    if !code.contains('{') {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let found = SCOPE_CALL
+        .captures_iter(code)
+        .map(|c| (c, true))
+        .chain(SCOPE_WITH.captures_iter(code).map(|c| (c, false)));
+    for (caps, call) in found {
+        let class = match (caps.get(1), caps.get(2)) {
+            (Some(name), _) if name.as_str() == "this" => None,
+            (Some(name), _) => type_of(name.as_str()),
+            (None, Some(class)) => class.as_str().rsplit('.').next().map(str::to_owned),
+            (None, None) => None,
+        };
+        let (Some(class), Some(brace)) = (class, if call { caps.get(4) } else { caps.get(3) })
+        else {
+            continue;
+        };
+        let param = match caps.get(3).map(|m| m.as_str()) {
+            Some("also" | "let") if call => {
+                Some(caps.get(5).map_or("it", |m| m.as_str()).to_owned())
+            }
+            _ => None,
+        };
+        let open_at = brace.start();
+        out.push(ScopeLambda {
+            class,
+            param,
+            indent,
+            open_at,
+            close_at: closing_brace(code, open_at),
+        });
+    }
+    out.sort_by_key(|l| l.open_at);
+    out
+}
+
+/// Where the `}` that closes the `{` at `open` is on the same line, if it is.
+fn closing_brace(code: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in code.char_indices().skip_while(|&(i, _)| i < open) {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Elixir's calls written without parentheses that are calls whatever the context: a pipe into
@@ -909,6 +1053,33 @@ mod tests {
                 "peek:9",
                 "check:9",
                 "JsonUtf8Reader:13"
+            ]
+        );
+    }
+
+    #[test]
+    fn kotlin_scope_functions_lend_their_receiver_to_the_lambda() {
+        let kotlin = "class Writer(private val sink: Sink) {\n  fun write(source: Source?) {\n    Buffer().apply {\n      writeUtf8(\"a\")\n      this.flush()\n      helper(Item())\n    }\n    sink.also { it.close() }\n    source?.let { s ->\n      s.read(1)\n      it.read(2)\n    }\n    with(sink) { emit() }\n    load().apply { unknown() }\n    this.apply { own() }\n    helper()\n  }\n\n  fun helper() = Unit\n}\n";
+        assert_eq!(
+            calls("kt", kotlin),
+            [
+                "Buffer:3",
+                // In the lambda, `this` is the Buffer: bare calls are on it (or bare, when it
+                // has no such method: `helper()` is the class's own).
+                "this@Buffer.writeUtf8:4",
+                "Buffer.flush:5",
+                "this@Buffer.helper:6",
+                "Item:6",
+                // `it` and a declared parameter are the receiver.
+                "Sink.close:8",
+                "Source.read:10",
+                "it.read:11",
+                "this@Sink.emit:13",
+                // A receiver of unknown class, or `this`: bare calls stay bare.
+                "load:14",
+                "unknown:14",
+                "own:15",
+                "helper:16",
             ]
         );
     }

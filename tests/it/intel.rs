@@ -1371,6 +1371,45 @@ async fn kotlin_extension_functions_are_called_on_their_receivers_and_imported_b
 }
 
 #[tokio::test]
+async fn calls_in_a_kotlin_scope_functions_lambda_reach_its_receiver_or_stay_bare() {
+    let d = Daemon::start(&[
+        (
+            "src/main/kotlin/okio/Buffer.kt",
+            "package okio\n\nopen class Sink {\n  fun flush() = Unit\n}\n\nclass Buffer : Sink() {\n  fun writeUtf8(s: String): Buffer = this\n}\n",
+        ),
+        (
+            "src/main/kotlin/okio/Writer.kt",
+            "package okio\n\nclass Writer {\n  fun write() {\n    Buffer().apply {\n      writeUtf8(\"a\")\n      flush()\n      helper()\n    }\n  }\n\n  fun helper() = Unit\n\n  fun writeUtf8(s: String) = Unit\n}\n",
+        ),
+    ])
+    .await;
+    for (symbol, want) in [
+        // The Buffer's own method, not the enclosing class's of the same name.
+        (
+            "Buffer.writeUtf8",
+            vec![("src/main/kotlin/okio/Writer.kt".to_owned(), 6)],
+        ),
+        ("Writer.writeUtf8", vec![]),
+        // One the Buffer inherits.
+        (
+            "Sink.flush",
+            vec![("src/main/kotlin/okio/Writer.kt".to_owned(), 7)],
+        ),
+        // A name the Buffer lacks is the bare call it looks like: the class's own.
+        (
+            "Writer.helper",
+            vec![("src/main/kotlin/okio/Writer.kt".to_owned(), 8)],
+        ),
+    ] {
+        let r = d
+            .ask("agog.codebase.callers", json!({ "symbol": symbol }))
+            .await;
+        assert_eq!(caller_lines(&r), want, "{symbol}: {r}");
+    }
+    d.stop().await;
+}
+
+#[tokio::test]
 async fn swift_modules_are_their_package_targets() {
     let d = Daemon::start(&[
         (
