@@ -25,7 +25,8 @@ pub fn bases_in(signature: &str, family: &str) -> Vec<String> {
         "dart" => signature
             .split_once(" extends ")
             .map(|(_, rest)| rest.replace(" with ", ", ").replace(" implements ", ", ")),
-        "csharp" | "c" => colon_list(signature).map(str::to_owned),
+        // Swift's `struct Repeat: ParsableCommand`, `class A<T>: B where T: C`.
+        "csharp" | "c" | "swift" => colon_list(signature).map(str::to_owned),
         // `class TestRakeDsl < Rake::TestCase # :nodoc:`
         "ruby" => signature
             .split_once(" < ")
@@ -148,6 +149,11 @@ mod tests {
                 "public final class Plain implements Closeable, Flushable {",
                 "java",
                 &["Closeable", "Flushable"],
+            ),
+            (
+                "public struct Flag<Value>: Decodable, ParsedWrapper where Value: Equatable {",
+                "swift",
+                &["Decodable", "ParsedWrapper"],
             ),
             ("public class Plain", "csharp", &[]),
             ("pub struct Stack<T>", "rust", &[]),
