@@ -1467,6 +1467,37 @@ async fn swift_modules_are_their_package_targets() {
 }
 
 #[tokio::test]
+async fn a_swift_type_reaches_the_methods_of_the_protocols_it_conforms_to() {
+    let d = Daemon::start(&[
+        (
+            "Sources/Kit/Parsable.swift",
+            "public protocol Parsable {}\n\nextension Parsable {\n  public static func parse(_ args: [String]) -> Self { fatalError() }\n}\n\npublic protocol Command: Parsable {}\n\nextension Command {\n  public static func main() {\n    _ = parse([])\n  }\n}\n",
+        ),
+        (
+            "Tests/KitTests/RepeatTests.swift",
+            "@testable import Kit\n\nstruct Repeat: Command {}\n\nfunc testRepeat() {\n  _ = Repeat.parse([\"--count\", \"2\"])\n}\n",
+        ),
+    ])
+    .await;
+    // On a type conforming to a protocol that refines the one whose extension defines it.
+    let r = d
+        .ask(
+            "agog.codebase.callers",
+            json!({ "symbol": "Parsable.parse" }),
+        )
+        .await;
+    assert_eq!(
+        caller_lines(&r),
+        [
+            ("Sources/Kit/Parsable.swift".to_owned(), 11),
+            ("Tests/KitTests/RepeatTests.swift".to_owned(), 6),
+        ],
+        "{r}"
+    );
+    d.stop().await;
+}
+
+#[tokio::test]
 async fn a_java_or_kotlin_test_calls_its_package_in_another_source_set() {
     let d = Daemon::start(&[
         (
