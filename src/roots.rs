@@ -7,7 +7,8 @@
 //! URL (cloned with the `git` program into `workspaces.clone_dir`); the reply comes at once
 //! and the repository's state says how far it is. Requested repositories are recorded with
 //! origin `request` and started again when the daemon starts. Removing one stops its keeper,
-//! then deletes its rows (and its clone).
+//! then deletes its rows (and its clone); [`remove_unattended`] does that from the command
+//! line when no daemon answers.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
