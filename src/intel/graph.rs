@@ -23,8 +23,9 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
+use regex::Regex;
 use thiserror::Error;
 
 use crate::search::{SearchError, SearchService};
@@ -1097,6 +1098,19 @@ impl<'s> Resolver<'s> {
         Ok(())
     }
 
+    /// Reads what resolving the calls whose lambdas hold `refs`' calls needs
+    /// ([`lambda_calls`]).
+    async fn load_lambda_calls(&mut self, refs: &[ReferenceRow]) -> Result<(), StoreError> {
+        let calls = lambda_calls(refs);
+        if calls.is_empty() {
+            return Ok(());
+        }
+        self.load_names(calls.iter().map(|r| defined_as(&r.name).to_owned()))
+            .await?;
+        self.load_imports(&calls).await?;
+        self.load_bases(&calls).await
+    }
+
     /// The classes `class` derives from, nearest first, as far as [`Self::load_bases`] read.
     fn ancestors<'a>(&'a self, class: &'a str) -> Vec<&'a str> {
         let mut out: Vec<&str> = Vec::new();
@@ -1625,6 +1639,7 @@ impl<'s> Resolver<'s> {
                 .any(|r| repositories.binary_search(r).is_err());
         self.load_imports(&refs).await?;
         self.load_bases(&refs).await?;
+        self.load_lambda_calls(&refs).await?;
         let wanted: HashSet<(i64, i32)> = targets.iter().map(|d| (d.file_id, d.ordinal)).collect();
         let target_rows: HashMap<(i64, i32), &DefinitionRow> = targets
             .iter()
@@ -1666,6 +1681,7 @@ impl<'s> Resolver<'s> {
             .await?;
         self.load_imports(&refs).await?;
         self.load_bases(&refs).await?;
+        self.load_lambda_calls(&refs).await?;
         let by_key: HashMap<(i64, i32), &DefinitionRow> = sources
             .iter()
             .map(|d| ((d.file_id, d.ordinal), d))
@@ -1717,24 +1733,31 @@ impl<'s> Resolver<'s> {
         // `Buffer().apply { … }`): the receiver's method where its class (or a base) has one,
         // or an extension of it; else the bare call it looks like (the enclosing class's
         // method, a top-level function).
-        if let Some(class) = r
+        if let Some(receivers) = r
             .qualifier
             .as_deref()
             .and_then(|q| q.strip_prefix(IMPLICIT_RECEIVER))
         {
-            let on = ReferenceRow {
-                qualifier: Some(class.to_owned()),
-                ..r.clone()
-            };
-            // Only what the class (or a base) owns: a name only another class's extension
-            // defines is a lambda's further in (`putEntry(…)` in `with(fs) { zip { … } }`).
-            if let Outcome::Targets(mut hits) = self.resolve_one(&on, callables) {
-                let ancestors = self.ancestors(class);
-                hits.retain(|(d, ..)| {
-                    owner_last(&d.qualified).is_some_and(|o| o == class || ancestors.contains(&o))
-                });
-                if !hits.is_empty() {
-                    return Outcome::Targets(hits);
+            // The lambdas' receivers, innermost first, as Kotlin tries them.
+            for receiver in receivers.split(' ') {
+                let Some(class) = self.receiver_class(r, receiver, callables) else {
+                    continue;
+                };
+                let on = ReferenceRow {
+                    qualifier: Some(class.clone()),
+                    ..r.clone()
+                };
+                // Only what the class (or a base) owns: a name only another class's extension
+                // defines is a lambda's further in (`putEntry(…)` in `with(fs) { zip { … } }`).
+                if let Outcome::Targets(mut hits) = self.resolve_one(&on, callables) {
+                    let ancestors = self.ancestors(&class);
+                    hits.retain(|(d, ..)| {
+                        owner_last(&d.qualified)
+                            .is_some_and(|o| o == class || ancestors.contains(&o))
+                    });
+                    if !hits.is_empty() {
+                        return Outcome::Targets(hits);
+                    }
                 }
             }
             let bare = ReferenceRow {
@@ -1744,6 +1767,26 @@ impl<'s> Resolver<'s> {
             return self.resolve_one(&bare, callables);
         }
         self.resolve_one(r, callables)
+    }
+
+    /// The class a lambda's receiver is: written (`Buffer`), or, for the lambda passed to a
+    /// call (`fileSystem.read()`), the receiver its function declares for its last parameter
+    /// (`readerAction: BufferedSource.() -> T`), when every definition it resolves to agrees.
+    fn receiver_class<'a>(
+        &'a self,
+        r: &ReferenceRow,
+        receiver: &str,
+        callables: &mut Callables<'a>,
+    ) -> Option<String> {
+        let Some(call) = lambda_call(r, receiver) else {
+            return Some(receiver.to_owned());
+        };
+        let Outcome::Targets(hits) = self.resolve(&call, callables) else {
+            return None;
+        };
+        let mut classes = hits.iter().map(|(d, ..)| lambda_receiver(&d.signature));
+        let first = classes.next()??;
+        classes.all(|c| c == Some(first)).then(|| first.to_owned())
     }
 
     /// [`Self::resolve`] of a call read as written.
@@ -2246,8 +2289,14 @@ fn visible_from<'a>(
     r: &ReferenceRow,
     hits: Vec<(&'a DefinitionRow, Resolution, f32)>,
 ) -> Vec<(&'a DefinitionRow, Resolution, f32)> {
+    // The modifiers come before the parameters: `class Source(private val s: S)` is public.
     let visible = |d: &DefinitionRow| {
-        d.file_id == r.file_id || !d.signature.split_whitespace().any(|w| w == "private")
+        let modifiers = d
+            .signature
+            .split(['(', '<', '=', '{'])
+            .next()
+            .unwrap_or_default();
+        d.file_id == r.file_id || !modifiers.split_whitespace().any(|w| w == "private")
     };
     match family(&r.file_path) {
         "java" if !hits.iter().any(|(d, ..)| visible(d)) => Vec::new(),
@@ -2299,8 +2348,12 @@ fn class_of_call(r: &ReferenceRow) -> Option<&str> {
         Some("super" | "base") if matches!(family(&r.file_path), "java" | "csharp" | "ruby") => {
             enclosing_class()
         }
+        // A lambda's receivers: the first one known to be a class.
+        Some(q) if q.starts_with(IMPLICIT_RECEIVER) => q[IMPLICIT_RECEIVER.len()..]
+            .split(' ')
+            .find(|c| !c.ends_with("()") && c.starts_with(|c: char| c.is_uppercase())),
         Some(q) => {
-            let last = last_segment(q.strip_prefix(IMPLICIT_RECEIVER).unwrap_or(q));
+            let last = last_segment(q);
             last.starts_with(|c: char| c.is_uppercase()).then_some(last)
         }
         None if calls_own_methods_bare(family(&r.file_path)) => enclosing_class(),
@@ -2597,11 +2650,61 @@ fn last_segment(s: &str) -> &str {
 /// The names whose imports resolving `r` looks at ([`Resolver::resolve`]): its own, its
 /// qualifier's first part (a module, a package, a namespace), and wildcards.
 fn import_names(r: &ReferenceRow) -> impl Iterator<Item = &str> {
-    ["*", r.name.as_str()].into_iter().chain(
-        r.qualifier
-            .as_deref()
-            .map(|q| first_segment(q.strip_prefix(IMPLICIT_RECEIVER).unwrap_or(q))),
-    )
+    let qualifier = r.qualifier.as_deref().unwrap_or_default();
+    let qualifiers = match qualifier.strip_prefix(IMPLICIT_RECEIVER) {
+        // A lambda's receivers, each a class or a call.
+        Some(receivers) => receivers.split(' ').collect::<Vec<_>>(),
+        None if qualifier.is_empty() => Vec::new(),
+        None => vec![qualifier],
+    };
+    ["*", r.name.as_str()]
+        .into_iter()
+        .chain(qualifiers.into_iter().map(first_segment))
+}
+
+/// The call whose lambda a call without a receiver is in, from one of its qualifier's
+/// receivers (`fileSystem.read()`, [`IMPLICIT_RECEIVER`]); `None` for a class.
+fn lambda_call(r: &ReferenceRow, receiver: &str) -> Option<ReferenceRow> {
+    let call = receiver.strip_suffix("()")?;
+    let (qualifier, name) = match call.rsplit_once('.') {
+        Some((q, n)) => (Some(q.to_owned()), n),
+        None => (None, call),
+    };
+    Some(ReferenceRow {
+        name: name.to_owned(),
+        qualifier,
+        args: None,
+        ..r.clone()
+    })
+}
+
+/// The calls whose lambdas hold `refs`' calls without a receiver: resolving those resolves
+/// these first, so their names, imports and bases are read too.
+fn lambda_calls(refs: &[ReferenceRow]) -> Vec<ReferenceRow> {
+    refs.iter()
+        .flat_map(|r| {
+            r.qualifier
+                .as_deref()
+                .and_then(|q| q.strip_prefix(IMPLICIT_RECEIVER))
+                .into_iter()
+                .flat_map(|receivers| receivers.split(' '))
+                .filter_map(|receiver| lambda_call(r, receiver))
+        })
+        .collect()
+}
+
+/// The receiver a Kotlin function declares for a lambda parameter, the last one written
+/// (`readerAction: BufferedSource.() -> T`, `block: suspend CoroutineScope.() -> Unit`).
+fn lambda_receiver(signature: &str) -> Option<&str> {
+    static RECEIVER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r":\s*(?:@\w+\s+)*(?:suspend\s+)?(?:[a-z]\w*\.)*([A-Z]\w*)(?:<[^<>]*>)?\.\s*\(")
+            .expect("a valid regex")
+    });
+    RECEIVER
+        .captures_iter(signature)
+        .last()
+        .and_then(|c| c.get(1))
+        .map(|m| m.as_str())
 }
 
 fn first_segment(s: &str) -> &str {

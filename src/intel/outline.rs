@@ -238,7 +238,8 @@ fn definitions(file_type: &str, lines: &[CodeLine]) -> Vec<Definition> {
             Some(p) => format!("{}.{name}", out[p].qualified),
             None => name.to_string(),
         };
-        let head = line.code.trim();
+        let joined = head_of(lines, i);
+        let head = joined.as_str();
         let head = head
             .strip_suffix('{')
             .or_else(|| head.strip_suffix(" do"))
@@ -256,6 +257,44 @@ fn definitions(file_type: &str, lines: &[CodeLine]) -> Vec<Definition> {
         open.push((out.len() - 1, line.indent));
     }
     out
+}
+
+/// The most lines after its first that a definition's head is read over.
+const HEAD_LINES: usize = 12;
+
+/// A definition's head on one line, as the grammar languages' are: its first line and, while a
+/// parenthesis is open, the lines after it (parameters one a line, Kotlin's `) : FileSystem() {`
+/// after a constructor's), at most [`HEAD_LINES`] more.
+fn head_of(lines: &[CodeLine], at: usize) -> String {
+    let depth = |s: &str| {
+        s.chars().fold(0i32, |d, c| match c {
+            '(' => d + 1,
+            ')' => d - 1,
+            _ => d,
+        })
+    };
+    let mut head = lines[at].code.trim().to_owned();
+    let mut open = depth(&head);
+    for line in lines.iter().skip(at + 1).take(HEAD_LINES) {
+        if open <= 0 || head.len() > 2 * SIGNATURE_CHARS {
+            break;
+        }
+        let part = line.code.trim();
+        if part.is_empty() {
+            continue;
+        }
+        if part.starts_with(')') {
+            // The last parameter's trailing comma: `T,` then `): T {`.
+            if head.ends_with(',') {
+                head.pop();
+            }
+        } else if !head.ends_with('(') {
+            head.push(' ');
+        }
+        head.push_str(part);
+        open += depth(part);
+    }
+    head
 }
 
 /// A Dart named constructor of `class`, declared on `code`: `fromJson` of `factory
@@ -386,31 +425,19 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 .chain([None])
                 .find_map(|scope| typed.get(&scope)?.get(name).cloned())
         };
-        let opened: Vec<ScopeLambda> = if kotlin {
+        // The lambdas that open on this line: a scope function's, and a call's trailing one.
+        let mut line_lambdas: Vec<ScopeLambda> = if kotlin {
             scope_lambdas(&line.code, line.indent, |name| {
                 lambdas
                     .iter()
                     .rev()
                     .find(|l| l.param.as_deref() == Some(name))
-                    .map(|l| l.class.clone())
+                    .and_then(|l| l.class())
+                    .map(str::to_owned)
                     .or_else(|| type_of(name))
             })
         } else {
             Vec::new()
-        };
-        // The lambdas a call at `at` on this line is in, innermost last.
-        let around = |at: usize| {
-            lambdas.iter().chain(
-                opened
-                    .iter()
-                    .filter(move |l| l.open_at < at && l.close_at.is_none_or(|c| at < c)),
-            )
-        };
-        let receiver_of = |at: usize| around(at).rfind(|l| l.param.is_none());
-        let param_type = |at: usize, name: &str| {
-            around(at)
-                .rfind(|l| l.param.as_deref() == Some(name))
-                .map(|l| l.class.clone())
         };
         // The name a definition line defines is not a call of it.
         let own = open
@@ -453,19 +480,36 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 continue;
             }
             let separator = caps.get(2).map(|m| m.as_str());
+            let around = lambdas_around(&lambdas, &line_lambdas, whole);
+            // The receivers `this` may be in the lambdas around, innermost first.
+            let receivers: Vec<&ScopeLambda> = around
+                .iter()
+                .rev()
+                .filter(|l| l.param.is_none())
+                .copied()
+                .collect();
+            let param_class = |q: &str| {
+                around
+                    .iter()
+                    .rev()
+                    .find(|l| l.param.as_deref() == Some(q))
+                    .and_then(|l| l.class())
+            };
             let qualifier = match (caps.get(1).map(|m| m.as_str()), separator) {
                 // `label:call(` in Swift, `x ? a :b(`: not a receiver outside Lua.
                 (Some(_), Some(":")) if file_type != "lua" => None,
                 (Some(q), Some(s)) if !arrows && (s == "->" || q.contains("->")) => None,
                 // In `Buffer().apply { this.flush() }`, the lambda's receiver.
-                (Some("this"), _) if receiver_of(whole).is_some() => {
-                    receiver_of(whole).map(|l| l.class.clone())
-                }
+                (Some("this"), _) if !receivers.is_empty() => Some(
+                    receivers[0]
+                        .class()
+                        .map_or_else(|| implicit_receivers(&receivers), str::to_owned),
+                ),
                 (Some("$this" | "this" | "self" | "static" | "Self"), _) => enclosing
                     .and_then(|e| class_of(definitions, e))
                     .map(str::to_owned),
                 // `sink.also { it.flush() }`: the lambda's parameter is its receiver.
-                (Some(q), _) if param_type(whole, q).is_some() => param_type(whole, q),
+                (Some(q), _) if param_class(q).is_some() => param_class(q).map(str::to_owned),
                 (Some(q), _) => {
                     let q = q.trim_start_matches('$');
                     // `reader.peek()`, `this.reader.peek()`, `$this->reader->peek()`: a name
@@ -512,12 +556,28 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                         // In `Buffer().apply { writeUtf8(s) }`, on the lambda's receiver if
                         // its class has the method, else the bare call it looks like; a
                         // capitalised name is a class's constructor.
-                        receiver_of(whole)
-                            .filter(|_| name.starts_with(|c: char| c.is_lowercase()))
-                            .map(|l| format!("{IMPLICIT_RECEIVER}{}", l.class))
+                        (!receivers.is_empty() && name.starts_with(|c: char| c.is_lowercase()))
+                            .then(|| implicit_receivers(&receivers))
                     }
                 }
             };
+            // `fileSystem.read(path) {`: its lambda's receiver is what `read` declares.
+            if kotlin && name.starts_with(|c: char| c.is_lowercase()) {
+                let paren = caps.get(0).map_or(0, |m| m.end() - 1);
+                if let Some(brace) = trailing_lambda(&line.code, paren) {
+                    let on = match &qualifier {
+                        Some(q) if !q.contains(' ') => format!("{q}.{name}()"),
+                        _ => format!("{name}()"),
+                    };
+                    line_lambdas.push(ScopeLambda {
+                        receiver: LambdaReceiver::Of(on),
+                        param: None,
+                        indent: line.indent,
+                        open_at: brace,
+                        close_at: closing(&line.code, brace, ('{', '}')),
+                    });
+                }
+            }
             out.push(Reference {
                 name: name.to_owned(),
                 qualifier,
@@ -529,7 +589,8 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 return out;
             }
         }
-        lambdas.extend(opened.into_iter().filter(|l| l.close_at.is_none()));
+        line_lambdas.sort_by_key(|l| l.open_at);
+        lambdas.extend(line_lambdas.into_iter().filter(|l| l.close_at.is_none()));
         if matches!(file_type, "ex" | "exs") {
             for (qualifier, name) in elixir_calls_without_parentheses(&line.code) {
                 out.push(Reference {
@@ -554,7 +615,7 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
 /// `source?.let { s ->` (the receiver is the lambda's parameter).
 #[derive(Debug)]
 struct ScopeLambda {
-    class: String,
+    receiver: LambdaReceiver,
     /// The parameter that names the receiver (`it`, or the one declared); `None` where the
     /// receiver is `this`, which bare calls reach.
     param: Option<String>,
@@ -563,6 +624,71 @@ struct ScopeLambda {
     /// Where, on the line it opens on, its `{` is, and its `}` if it closes there.
     open_at: usize,
     close_at: Option<usize>,
+}
+
+/// What a Kotlin lambda's receiver is.
+#[derive(Debug)]
+enum LambdaReceiver {
+    /// A class, known where the lambda is written: `Buffer().apply {`, `with(reader) {`.
+    Class(String),
+    /// Whatever the called function declares its last parameter's receiver to be
+    /// (`readerAction: BufferedSource.() -> T`), read when the call is resolved: the call as
+    /// written, `fileSystem.read()` for `fileSystem.read(path) {`.
+    Of(String),
+}
+
+impl ScopeLambda {
+    /// The receiver's class, when it is known here.
+    fn class(&self) -> Option<&str> {
+        match &self.receiver {
+            LambdaReceiver::Class(c) => Some(c),
+            LambdaReceiver::Of(_) => None,
+        }
+    }
+}
+
+/// The lambdas around a call at `at` on a line: those opened on lines before, then the line's
+/// own that hold `at`, innermost last.
+fn lambdas_around<'a>(
+    open: &'a [ScopeLambda],
+    line: &'a [ScopeLambda],
+    at: usize,
+) -> Vec<&'a ScopeLambda> {
+    let mut here: Vec<&ScopeLambda> = line
+        .iter()
+        .filter(|l| l.open_at < at && l.close_at.is_none_or(|c| at < c))
+        .collect();
+    here.sort_by_key(|l| l.open_at);
+    open.iter().chain(here).collect()
+}
+
+/// The qualifier of a call without a receiver inside lambdas with receivers (innermost
+/// first): `this@Buffer`, `this@fileSystem.read() Buffer` (the resolver tries each in turn,
+/// then the bare call).
+fn implicit_receivers(receivers: &[&ScopeLambda]) -> String {
+    let names: Vec<&str> = receivers
+        .iter()
+        .map(|l| match &l.receiver {
+            LambdaReceiver::Class(c) | LambdaReceiver::Of(c) => c.as_str(),
+        })
+        .collect();
+    format!("{IMPLICIT_RECEIVER}{}", names.join(" "))
+}
+
+/// Where the `{` of a trailing lambda without parameters is, after the call whose `(` is at
+/// `paren` (`read(path) {`); `None` for a lambda that declares parameters (`{ line ->`),
+/// whose receiver is none.
+fn trailing_lambda(code: &str, paren: usize) -> Option<usize> {
+    static PARAMETERS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\{\s*(?:\(?[a-z_][\w\s,:<>?]*\)?)\s*->").expect("a valid regex")
+    });
+    if code.as_bytes().get(paren) != Some(&b'(') {
+        return None;
+    }
+    let close = closing(code, paren, ('(', ')'))?;
+    let rest = &code[close + 1..];
+    let brace = close + 1 + (rest.len() - rest.trim_start().len());
+    (code[brace..].starts_with('{') && !PARAMETERS.is_match(&code[brace..])).then_some(brace)
 }
 
 /// A scope function called on a name (`sink.apply {`, `source?.let {`) or on a constructor's
@@ -616,30 +742,28 @@ fn scope_lambdas(
         };
         let open_at = brace.start();
         out.push(ScopeLambda {
-            class,
+            receiver: LambdaReceiver::Class(class),
             param,
             indent,
             open_at,
-            close_at: closing_brace(code, open_at),
+            close_at: closing(code, open_at, ('{', '}')),
         });
     }
     out.sort_by_key(|l| l.open_at);
     out
 }
 
-/// Where the `}` that closes the `{` at `open` is on the same line, if it is.
-fn closing_brace(code: &str, open: usize) -> Option<usize> {
+/// Where the bracket that closes the one at `open` (`{` or `(`) is on the same line, if it is.
+fn closing(code: &str, open: usize, (opening, closing): (char, char)) -> Option<usize> {
     let mut depth = 0usize;
     for (i, c) in code.char_indices().skip_while(|&(i, _)| i < open) {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
+        if c == opening {
+            depth += 1;
+        } else if c == closing {
+            depth = depth.checked_sub(1)?;
+            if depth == 0 {
+                return Some(i);
             }
-            _ => {}
         }
     }
     None
@@ -1055,6 +1179,21 @@ mod tests {
                 "JsonUtf8Reader:13"
             ]
         );
+        // A head over several lines is read as one, as the grammar languages' are.
+        let signatures: Vec<String> = extract("kt", kotlin, "x")
+            .definitions
+            .into_iter()
+            .map(|d| d.signature)
+            .collect();
+        assert_eq!(
+            signatures,
+            [
+                "class JsonReader(private val source: Source) : Closeable",
+                "@Throws(IOException::class) fun peek(): Token = doPeek()",
+                "fun select(options: Options): Int",
+                "@JvmStatic fun of(source: BufferedSource): JsonReader = JsonUtf8Reader(source)",
+            ]
+        );
     }
 
     #[test]
@@ -1080,6 +1219,20 @@ mod tests {
                 "unknown:14",
                 "own:15",
                 "helper:16",
+            ]
+        );
+        // A call's trailing lambda has the receiver the called function declares, read when
+        // the call is resolved; a lambda with parameters has none.
+        let kotlin = "fun copy(fileSystem: FileSystem) {\n  fileSystem.read(path) {\n    readUtf8()\n    with(Buffer()) {\n      write(p) { flush() }\n    }\n  }\n  lines.forEach { line -> emit(line) }\n}\n";
+        assert_eq!(
+            calls("kt", kotlin),
+            [
+                "FileSystem.read:2",
+                "this@FileSystem.read().readUtf8:3",
+                "Buffer:4",
+                "this@Buffer FileSystem.read().write:5",
+                "this@write() Buffer FileSystem.read().flush:5",
+                "emit:8",
             ]
         );
     }

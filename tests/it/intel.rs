@@ -1375,11 +1375,11 @@ async fn calls_in_a_kotlin_scope_functions_lambda_reach_its_receiver_or_stay_bar
     let d = Daemon::start(&[
         (
             "src/main/kotlin/okio/Buffer.kt",
-            "package okio\n\nopen class Sink {\n  fun flush() = Unit\n}\n\nclass Buffer : Sink() {\n  fun writeUtf8(s: String): Buffer = this\n}\n",
+            "package okio\n\nopen class Sink {\n  fun flush() = Unit\n}\n\nclass Buffer : Sink() {\n  fun writeUtf8(s: String): Buffer = this\n}\n\ninterface Source {\n  fun readUtf8(): String\n}\n\nclass FileSystem {\n  fun <T> read(path: String, readerAction: Source.() -> T): T = TODO()\n}\n",
         ),
         (
             "src/main/kotlin/okio/Writer.kt",
-            "package okio\n\nclass Writer {\n  fun write() {\n    Buffer().apply {\n      writeUtf8(\"a\")\n      flush()\n      helper()\n    }\n  }\n\n  fun helper() = Unit\n\n  fun writeUtf8(s: String) = Unit\n}\n",
+            "package okio\n\nclass Writer {\n  fun write() {\n    Buffer().apply {\n      writeUtf8(\"a\")\n      flush()\n      helper()\n    }\n  }\n\n  fun helper() = Unit\n\n  fun writeUtf8(s: String) = Unit\n\n  fun copy(fs: FileSystem) {\n    fs.read(\"a\") {\n      readUtf8()\n    }\n  }\n}\n\nprivate fun String.readUtf8(): String = this\n",
         ),
     ])
     .await;
@@ -1400,6 +1400,13 @@ async fn calls_in_a_kotlin_scope_functions_lambda_reach_its_receiver_or_stay_bar
             "Writer.helper",
             vec![("src/main/kotlin/okio/Writer.kt".to_owned(), 8)],
         ),
+        // In a call's trailing lambda, on the receiver the called function declares for it,
+        // not on the file's extension of another type.
+        (
+            "Source.readUtf8",
+            vec![("src/main/kotlin/okio/Writer.kt".to_owned(), 18)],
+        ),
+        ("String.readUtf8", vec![]),
     ] {
         let r = d
             .ask("agog.codebase.callers", json!({ "symbol": symbol }))
