@@ -999,8 +999,12 @@ struct Resolver<'s> {
     /// JavaScript and TypeScript modules' re-exports, by (repository, path): the files their
     /// `export … from` statements name (a barrel's `export * from './common'`).
     reexports: HashMap<(String, String), Vec<String>>,
-    /// What each class read so far derives from, by name ([`Resolver::load_bases`]).
+    /// What each class read so far derives from, by name ([`Resolver::load_bases`]): the
+    /// bases of all its definitions.
     bases: HashMap<String, Vec<String>>,
+    /// The same by (name, file) for each definition: a Kotlin `expect class` and its `actual`
+    /// ones, in several files, derive from different classes.
+    file_bases: HashMap<(String, i64), Vec<String>>,
 }
 
 /// How many levels of base classes are read above the class a call is made in or on.
@@ -1042,6 +1046,7 @@ impl<'s> Resolver<'s> {
             configs: HashMap::new(),
             reexports: HashMap::new(),
             bases: HashMap::new(),
+            file_bases: HashMap::new(),
         }
     }
 
@@ -1078,13 +1083,20 @@ impl<'s> Resolver<'s> {
             for class in &wanted {
                 let mut found: Vec<String> = Vec::new();
                 let types = self.by_name.get(class).into_iter().flatten();
+                let mut in_files: Vec<((String, i64), Vec<String>)> = Vec::new();
                 for d in types.filter(|d| is_type(&d.kind)) {
-                    for b in bases_in(&d.signature, family(&d.file_path)) {
-                        if b != *class && !found.contains(&b) {
-                            found.push(b);
+                    let own: Vec<String> = bases_in(&d.signature, family(&d.file_path))
+                        .into_iter()
+                        .filter(|b| b != class)
+                        .collect();
+                    for b in &own {
+                        if !found.contains(b) {
+                            found.push(b.clone());
                         }
                     }
+                    in_files.push(((class.clone(), d.file_id), own));
                 }
+                self.file_bases.extend(in_files);
                 next.extend(
                     found
                         .iter()
@@ -1111,14 +1123,22 @@ impl<'s> Resolver<'s> {
         self.load_bases(&calls).await
     }
 
-    /// The classes `class` derives from, nearest first, as far as [`Self::load_bases`] read.
-    fn ancestors<'a>(&'a self, class: &'a str) -> Vec<&'a str> {
+    /// The classes `class` derives from, nearest first, as far as [`Self::load_bases`] read;
+    /// those its definition in `file` names first, when that file defines it.
+    fn ancestors<'a>(&'a self, class: &'a str, file: Option<i64>) -> Vec<&'a str> {
         let mut out: Vec<&str> = Vec::new();
         let mut level = vec![class];
-        for _ in 0..INHERITANCE_DEPTH {
+        for depth in 0..INHERITANCE_DEPTH {
             let mut next = Vec::new();
             for c in level {
-                for b in self.bases.get(c).into_iter().flatten() {
+                let own = file
+                    .filter(|_| depth == 0)
+                    .and_then(|f| self.file_bases.get(&(c.to_owned(), f)));
+                for b in own
+                    .into_iter()
+                    .flatten()
+                    .chain(self.bases.get(c).into_iter().flatten())
+                {
                     if b != class && !out.contains(&b.as_str()) {
                         out.push(b);
                         next.push(b.as_str());
@@ -1133,16 +1153,36 @@ impl<'s> Resolver<'s> {
         out
     }
 
-    /// The methods among `callable` that the nearest of `class`'s ancestors defines.
-    fn inherited<'a>(&self, callable: &[&'a DefinitionRow], class: &str) -> Vec<&'a DefinitionRow> {
-        for a in self.ancestors(class) {
+    /// The methods among `callable` that the nearest of `class`'s ancestors defines, as seen
+    /// from `r`'s file ([`Self::ancestors`]), and first, for a call without a receiver
+    /// (`bare`) in a language whose classes span files, those `class` defines in another file
+    /// (a Kotlin extension function's receiver, an `actual` class); of several copies (a Kotlin `expect` class's and its `actual`
+    /// ones'), those nearest that file.
+    fn inherited<'a>(
+        &self,
+        callable: &[&'a DefinitionRow],
+        class: &str,
+        r: &ReferenceRow,
+        bare: bool,
+    ) -> Vec<&'a DefinitionRow> {
+        // Languages whose classes span files: Kotlin's extension functions and `actual`
+        // classes, Swift's and Dart's extensions. C#'s partial classes and Ruby's reopened
+        // ones are left out until measured: a class there may share its name with one in
+        // another namespace.
+        let spans_files =
+            is_kotlin(&r.file_path) || matches!(family(&r.file_path), "swift" | "dart");
+        let own = (bare && spans_files).then_some(class);
+        for a in own
+            .into_iter()
+            .chain(self.ancestors(class, Some(r.file_id)))
+        {
             let owned: Vec<&DefinitionRow> = callable
                 .iter()
                 .copied()
                 .filter(|d| d.kind == "method" && owner_last(&d.qualified) == Some(a))
                 .collect();
             if !owned.is_empty() {
-                return owned;
+                return nearest(owned, r);
             }
         }
         Vec::new()
@@ -1750,7 +1790,7 @@ impl<'s> Resolver<'s> {
                 // Only what the class (or a base) owns: a name only another class's extension
                 // defines is a lambda's further in (`putEntry(…)` in `with(fs) { zip { … } }`).
                 if let Outcome::Targets(mut hits) = self.resolve_one(&on, callables) {
-                    let ancestors = self.ancestors(&class);
+                    let ancestors = self.ancestors(&class, None);
                     hits.retain(|(d, ..)| {
                         owner_last(&d.qualified)
                             .is_some_and(|o| o == class || ancestors.contains(&o))
@@ -1871,7 +1911,7 @@ impl<'s> Resolver<'s> {
         if r.qualifier.is_some()
             && let Some(class) = class_of_call(r)
         {
-            let inherited = self.inherited(callable, class);
+            let inherited = self.inherited(callable, class, r, false);
             if !inherited.is_empty() {
                 return spread(inherited, Resolution::Qualified, 0.8);
             }
@@ -2122,7 +2162,7 @@ impl<'s> Resolver<'s> {
         // A method the class inherits: `SetToken(…)` in a `JsonTextReader : JsonReader`.
         if implicit_self && let Some(class) = r.enclosing_qualified.as_deref().and_then(owner_last)
         {
-            let inherited = self.inherited(callable, class);
+            let inherited = self.inherited(callable, class, r, true);
             if !inherited.is_empty() {
                 return spread(inherited, Resolution::Qualified, 0.8);
             }
@@ -2506,6 +2546,20 @@ fn is_header(path: &str) -> bool {
 fn file_stem(path: &str) -> &str {
     let file = path.rsplit('/').next().unwrap_or(path);
     file.split('.').next().unwrap_or(file)
+}
+
+/// Of `defs`, those whose files share the most leading directories with `r`'s in its
+/// repository: okio's `jvmMain/kotlin/okio/ForwardingSource.kt` for a call in
+/// `jvmMain/kotlin/okio/HashingSource.kt`, not the `commonMain` or `nonJvmMain` copies.
+fn nearest<'a>(defs: Vec<&'a DefinitionRow>, r: &ReferenceRow) -> Vec<&'a DefinitionRow> {
+    let near = |d: &DefinitionRow| {
+        (d.repository == r.repository).then(|| common_prefix(&d.file_path, &r.file_path))
+    };
+    let best = defs.iter().map(|d| near(d)).max().flatten();
+    if best.is_none() {
+        return defs;
+    }
+    defs.into_iter().filter(|d| near(d) == best).collect()
 }
 
 fn common_prefix(a: &str, b: &str) -> usize {

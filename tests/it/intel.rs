@@ -1474,6 +1474,51 @@ async fn swift_modules_are_their_package_targets() {
 }
 
 #[tokio::test]
+async fn a_kotlin_class_reaches_the_bases_its_own_file_names_and_its_members_elsewhere() {
+    let d = Daemon::start(&[
+        (
+            "okio/src/commonMain/kotlin/okio/Sink.kt",
+            "package okio\n\ninterface Sink {\n  fun write(s: String)\n}\n\nexpect class HashingSink : Sink\n",
+        ),
+        (
+            "okio/src/jvmMain/kotlin/okio/ForwardingSink.kt",
+            "package okio\n\nabstract class ForwardingSink : Sink {\n  override fun write(s: String) = Unit\n}\n",
+        ),
+        (
+            "okio/src/jvmMain/kotlin/okio/HashingSink.kt",
+            "package okio\n\nactual class HashingSink : ForwardingSink, Sink {\n  fun update(s: String) {\n    super.write(s)\n  }\n}\n",
+        ),
+        (
+            "okio/src/commonMain/kotlin/okio/internal/Hashing.kt",
+            "package okio.internal\n\nimport okio.HashingSink\n\ninternal fun HashingSink.commonHash() {\n  update(\"x\")\n}\n",
+        ),
+    ])
+    .await;
+    for (symbol, want) in [
+        // The JVM class derives from `ForwardingSink` first; the common one only from `Sink`.
+        (
+            "ForwardingSink.write",
+            vec![("okio/src/jvmMain/kotlin/okio/HashingSink.kt".to_owned(), 5)],
+        ),
+        ("Sink.write", vec![]),
+        // An extension function's bare call reaches its receiver's method in another file.
+        (
+            "HashingSink.update",
+            vec![(
+                "okio/src/commonMain/kotlin/okio/internal/Hashing.kt".to_owned(),
+                6,
+            )],
+        ),
+    ] {
+        let r = d
+            .ask("agog.codebase.callers", json!({ "symbol": symbol }))
+            .await;
+        assert_eq!(caller_lines(&r), want, "{symbol}: {r}");
+    }
+    d.stop().await;
+}
+
+#[tokio::test]
 async fn a_swift_type_reaches_the_methods_of_the_protocols_it_conforms_to() {
     let d = Daemon::start(&[
         (
