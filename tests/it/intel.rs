@@ -92,6 +92,17 @@ fn caller_lines(reply: &Value) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// Asks for the callers of each symbol and checks their call sites, (path, line) sorted.
+async fn assert_callers(d: &Daemon, cases: &[(&str, &[(&str, i64)])]) {
+    for (symbol, want) in cases {
+        let r = d
+            .ask("agog.codebase.callers", json!({ "symbol": symbol }))
+            .await;
+        let want: Vec<(String, i64)> = want.iter().map(|&(p, l)| (p.to_owned(), l)).collect();
+        assert_eq!(caller_lines(&r), want, "{symbol}: {r}");
+    }
+}
+
 /// The paths of a `related` reply's imports, in its order.
 fn imported_paths(reply: &Value) -> Vec<&str> {
     related_paths(reply, "imports")
@@ -1309,30 +1320,29 @@ async fn kotlin_extension_functions_are_called_on_their_receivers_and_imported_b
         ),
     ])
     .await;
-    for (symbol, want) in [
-        // Through `import okio.internal.commonReadByte`, from another directory of the package;
-        // the one for the class the call is made in (`this`), not `RealSource`'s.
-        (
-            "Buffer.commonReadByte",
-            vec![("src/jvmMain/kotlin/okio/Buffer.kt".to_owned(), 7)],
-        ),
-        ("RealSource.commonReadByte", vec![]),
-        // A companion's extension with type parameters, on a literal and on a value.
-        (
-            "String.toPath",
-            vec![
-                ("src/commonTest/kotlin/okio/PathTest.kt".to_owned(), 7),
-                ("src/commonTest/kotlin/okio/PathTest.kt".to_owned(), 8),
-            ],
-        ),
-        // Private to its file: `toLong()` elsewhere is another's.
-        ("Counter.toLong", vec![]),
-    ] {
-        let r = d
-            .ask("agog.codebase.callers", json!({ "symbol": symbol }))
-            .await;
-        assert_eq!(caller_lines(&r), want, "{symbol}: {r}");
-    }
+    assert_callers(
+        &d,
+        &[
+            // Through `import okio.internal.commonReadByte`, from another directory of the package;
+            // the one for the class the call is made in (`this`), not `RealSource`'s.
+            (
+                "Buffer.commonReadByte",
+                &[("src/jvmMain/kotlin/okio/Buffer.kt", 7)],
+            ),
+            ("RealSource.commonReadByte", &[]),
+            // A companion's extension with type parameters, on a literal and on a value.
+            (
+                "String.toPath",
+                &[
+                    ("src/commonTest/kotlin/okio/PathTest.kt", 7),
+                    ("src/commonTest/kotlin/okio/PathTest.kt", 8),
+                ],
+            ),
+            // Private to its file: `toLong()` elsewhere is another's.
+            ("Counter.toLong", &[]),
+        ],
+    )
+    .await;
     // `this` in an extension function is its receiver.
     let r = d
         .ask(
@@ -1383,36 +1393,23 @@ async fn calls_in_a_kotlin_scope_functions_lambda_reach_its_receiver_or_stay_bar
         ),
     ])
     .await;
-    for (symbol, want) in [
-        // The Buffer's own method, not the enclosing class's of the same name.
-        (
-            "Buffer.writeUtf8",
-            vec![("src/main/kotlin/okio/Writer.kt".to_owned(), 6)],
-        ),
-        ("Writer.writeUtf8", vec![]),
-        // One the Buffer inherits.
-        (
-            "Sink.flush",
-            vec![("src/main/kotlin/okio/Writer.kt".to_owned(), 7)],
-        ),
-        // A name the Buffer lacks is the bare call it looks like: the class's own.
-        (
-            "Writer.helper",
-            vec![("src/main/kotlin/okio/Writer.kt".to_owned(), 8)],
-        ),
-        // In a call's trailing lambda, on the receiver the called function declares for it,
-        // not on the file's extension of another type.
-        (
-            "Source.readUtf8",
-            vec![("src/main/kotlin/okio/Writer.kt".to_owned(), 18)],
-        ),
-        ("String.readUtf8", vec![]),
-    ] {
-        let r = d
-            .ask("agog.codebase.callers", json!({ "symbol": symbol }))
-            .await;
-        assert_eq!(caller_lines(&r), want, "{symbol}: {r}");
-    }
+    assert_callers(
+        &d,
+        &[
+            // The Buffer's own method, not the enclosing class's of the same name.
+            ("Buffer.writeUtf8", &[("src/main/kotlin/okio/Writer.kt", 6)]),
+            ("Writer.writeUtf8", &[]),
+            // One the Buffer inherits.
+            ("Sink.flush", &[("src/main/kotlin/okio/Writer.kt", 7)]),
+            // A name the Buffer lacks is the bare call it looks like: the class's own.
+            ("Writer.helper", &[("src/main/kotlin/okio/Writer.kt", 8)]),
+            // In a call's trailing lambda, on the receiver the called function declares for it,
+            // not on the file's extension of another type.
+            ("Source.readUtf8", &[("src/main/kotlin/okio/Writer.kt", 18)]),
+            ("String.readUtf8", &[]),
+        ],
+    )
+    .await;
     d.stop().await;
 }
 
@@ -1494,27 +1491,23 @@ async fn a_kotlin_class_reaches_the_bases_its_own_file_names_and_its_members_els
         ),
     ])
     .await;
-    for (symbol, want) in [
-        // The JVM class derives from `ForwardingSink` first; the common one only from `Sink`.
-        (
-            "ForwardingSink.write",
-            vec![("okio/src/jvmMain/kotlin/okio/HashingSink.kt".to_owned(), 5)],
-        ),
-        ("Sink.write", vec![]),
-        // An extension function's bare call reaches its receiver's method in another file.
-        (
-            "HashingSink.update",
-            vec![(
-                "okio/src/commonMain/kotlin/okio/internal/Hashing.kt".to_owned(),
-                6,
-            )],
-        ),
-    ] {
-        let r = d
-            .ask("agog.codebase.callers", json!({ "symbol": symbol }))
-            .await;
-        assert_eq!(caller_lines(&r), want, "{symbol}: {r}");
-    }
+    assert_callers(
+        &d,
+        &[
+            // The JVM class derives from `ForwardingSink` first; the common one only from `Sink`.
+            (
+                "ForwardingSink.write",
+                &[("okio/src/jvmMain/kotlin/okio/HashingSink.kt", 5)],
+            ),
+            ("Sink.write", &[]),
+            // An extension function's bare call reaches its receiver's method in another file.
+            (
+                "HashingSink.update",
+                &[("okio/src/commonMain/kotlin/okio/internal/Hashing.kt", 6)],
+            ),
+        ],
+    )
+    .await;
     d.stop().await;
 }
 
