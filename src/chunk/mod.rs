@@ -77,8 +77,8 @@ use tree_sitter::Tree;
 /// the classes they are in (`RateLimiter.refill`, `Plug.Conn.halt`) and the code between
 /// members by its class, since version 35 Kotlin's calls in a scope function's lambda
 /// (`Buffer().apply { writeUtf8(s) }`, `sink.also { it.close() }`) made on its receiver, since
-/// version 36 those in a call's trailing lambda too, and the outline languages' heads read over
-/// several lines; part of
+/// version 36 those in a call's trailing lambda too, Kotlin's calls that pass only a lambda
+/// (`writeZip { … }`), and the outline languages' heads read over several lines; part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
 pub const CHUNKER_VERSION: i32 = 36;

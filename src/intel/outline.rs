@@ -24,22 +24,40 @@ use super::{
 use crate::chunk::outline::{definition_in, definition_kind};
 
 /// A call: an optional path and separator, then the called name, `type_arguments` (a pattern,
-/// or none) and `(`. [`calls`] reads Lua's `obj:method(` for Lua alone (`:` is a label or a
-/// type elsewhere), and `->` for PHP and Perl alone (a lambda's or a clause's arrow elsewhere).
-fn call_pattern(type_arguments: &str) -> Regex {
+/// or none) and `opener` (`\(`). [`calls`] reads Lua's `obj:method(` for Lua alone (`:` is a
+/// label or a type elsewhere), and `->` for PHP and Perl alone (a lambda's or a clause's arrow
+/// elsewhere).
+fn call_pattern(type_arguments: &str, opener: &str) -> Regex {
     Regex::new(&format!(
-        r"(?:([A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)*)(->|::|\?\.|\.|:))?\b([A-Za-z_][\w]*[!?]?)\s*{type_arguments}\("
+        r"(?:([A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)*)(->|::|\?\.|\.|:))?\b([A-Za-z_][\w]*[!?]?)\s*{type_arguments}{opener}"
     ))
     .expect("a valid regex")
 }
 
-static CALL: LazyLock<Regex> = LazyLock::new(|| call_pattern(""));
+static CALL: LazyLock<Regex> = LazyLock::new(|| call_pattern("", r"\("));
 
 /// [`CALL`] with type arguments between the name and `(`, in the languages that write them so:
 /// Dart's `BlocBuilder<CounterCubit, int>(`, Kotlin's `listOf<Item>(`, Swift's `Array<Int>(`.
 /// Nothing but names, `,`, `.`, `?` and spaces inside, so a comparison (`i < n && m > f(x)`)
 /// stays one.
-static CALL_GENERIC: LazyLock<Regex> = LazyLock::new(|| call_pattern(r"(?:<[\w\s,.?<>]*>)?\s*"));
+static CALL_GENERIC: LazyLock<Regex> =
+    LazyLock::new(|| call_pattern(r"(?:<[\w\s,.?<>]*>)?\s*", r"\("));
+
+/// [`CALL_GENERIC`] in Kotlin, where a call may pass its lambda alone, without parentheses:
+/// `writeZip {`, `items.forEach {`, `AppTheme {`.
+static CALL_KOTLIN: LazyLock<Regex> =
+    LazyLock::new(|| call_pattern(r"(?:<[\w\s,.?<>]*>)?\s*", r"[({]"));
+
+/// Kotlin words followed by `{` that are no call: keywords that open a block, and the scope
+/// functions, whose lambdas are read as such ([`scope_lambdas`]).
+#[rustfmt::skip]
+const KOTLIN_NOT_BLOCK_CALLS: &[&str] = &[
+    "else", "try", "finally", "do", "init", "object", "companion", "get", "set", "constructor",
+    "class", "interface", "enum", "when", "where", "return", "throw", "annotation", "sealed",
+    "data", "value", "inner", "open", "abstract", "override", "private", "internal", "public",
+    "protected", "suspend", "inline", "const", "lateinit", "fun", "val", "var", "is", "in", "as",
+    "apply", "run", "let", "also", "with", "takeIf", "takeUnless", "repeat",
+];
 
 /// Words followed by `(` that are not calls.
 #[rustfmt::skip]
@@ -440,11 +458,16 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
             Vec::new()
         };
         // The name a definition line defines is not a call of it.
-        let own = open
+        let own_definition = open
             .last()
             .map(|&d| &definitions[d as usize])
-            .filter(|d| d.start_line == number)
-            .map(|d| d.name.as_str());
+            .filter(|d| d.start_line == number);
+        let own = own_definition.map(|d| d.name.as_str());
+        // A class's head: its `{` opens its body, no lambda; so do an enum's entries.
+        let class_head = own_definition.is_some_and(|d| !matches!(d.kind, "function" | "method"));
+        let in_enum = enclosing
+            .map(|e| &definitions[e as usize])
+            .is_some_and(|d| d.signature.split_whitespace().any(|w| w == "enum"));
         // A Dart constructor (`CounterCubit() : super(0);`, `const Point.origin();`) declares
         // what its class makes; it calls nothing by its own name.
         let mut constructor = file_type == "dart"
@@ -461,7 +484,8 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                             .is_some_and(|rest| rest.starts_with(['(', '.']))
                 });
         let pattern = match file_type {
-            "dart" | "kt" | "kts" | "swift" => &*CALL_GENERIC,
+            "kt" | "kts" => &*CALL_KOTLIN,
+            "dart" | "swift" => &*CALL_GENERIC,
             _ => &*CALL,
         };
         for caps in pattern.captures_iter(&line.code) {
@@ -477,6 +501,18 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
             let whole = caps.get(0).map_or(0, |m| m.start());
             if line.code[..whole].ends_with('@') {
                 // An annotation: `@Throws(IOException::class)`.
+                continue;
+            }
+            // Kotlin's `writeZip {`, a call whose only argument is its lambda; not a block's
+            // keyword, a class's head, a type before a body (`object : Comparator<T> {`), a
+            // delegate before one (`object : Sink by buffer {`), nor an enum entry's body.
+            let braced = caps.get(0).is_some_and(|m| m.as_str().ends_with('{'));
+            if braced
+                && (KOTLIN_NOT_BLOCK_CALLS.contains(&name) || class_head || in_enum || {
+                    let before = line.code[..whole].trim_end();
+                    before.ends_with(':') || before.ends_with(" by")
+                })
+            {
                 continue;
             }
             let separator = caps.get(2).map(|m| m.as_str());
@@ -561,22 +597,29 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                     }
                 }
             };
-            // `fileSystem.read(path) {`: its lambda's receiver is what `read` declares.
-            if kotlin && name.starts_with(|c: char| c.is_lowercase()) {
-                let paren = caps.get(0).map_or(0, |m| m.end() - 1);
-                if let Some(brace) = trailing_lambda(&line.code, paren) {
-                    let on = match &qualifier {
-                        Some(q) if !q.contains(' ') => format!("{q}.{name}()"),
-                        _ => format!("{name}()"),
-                    };
-                    line_lambdas.push(ScopeLambda {
-                        receiver: LambdaReceiver::Of(on),
-                        param: None,
-                        indent: line.indent,
-                        open_at: brace,
-                        close_at: closing(&line.code, brace, ('{', '}')),
-                    });
-                }
+            // `fileSystem.read(path) {`, `writeZip {`: its lambda's receiver is what the
+            // called function declares. (A capitalised name with parentheses may be a
+            // supertype's constructor before a class's body, `: Base() {`.)
+            let opener = caps.get(0).map_or(0, |m| m.end() - 1);
+            let lambda = if braced {
+                without_parameters(&line.code[opener..]).then_some(opener)
+            } else if name.starts_with(|c: char| c.is_lowercase()) {
+                trailing_lambda(&line.code, opener)
+            } else {
+                None
+            };
+            if kotlin && let Some(brace) = lambda {
+                let on = match &qualifier {
+                    Some(q) if !q.contains(' ') => format!("{q}.{name}()"),
+                    _ => format!("{name}()"),
+                };
+                line_lambdas.push(ScopeLambda {
+                    receiver: LambdaReceiver::Of(on),
+                    param: None,
+                    indent: line.indent,
+                    open_at: brace,
+                    close_at: closing(&line.code, brace, ('{', '}')),
+                });
             }
             out.push(Reference {
                 name: name.to_owned(),
@@ -679,16 +722,21 @@ fn implicit_receivers(receivers: &[&ScopeLambda]) -> String {
 /// `paren` (`read(path) {`); `None` for a lambda that declares parameters (`{ line ->`),
 /// whose receiver is none.
 fn trailing_lambda(code: &str, paren: usize) -> Option<usize> {
-    static PARAMETERS: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\{\s*(?:\(?[a-z_][\w\s,:<>?]*\)?)\s*->").expect("a valid regex")
-    });
     if code.as_bytes().get(paren) != Some(&b'(') {
         return None;
     }
     let close = closing(code, paren, ('(', ')'))?;
     let rest = &code[close + 1..];
     let brace = close + 1 + (rest.len() - rest.trim_start().len());
-    (code[brace..].starts_with('{') && !PARAMETERS.is_match(&code[brace..])).then_some(brace)
+    (code[brace..].starts_with('{') && without_parameters(&code[brace..])).then_some(brace)
+}
+
+/// Whether the lambda `code` starts with (at its `{`) declares no parameters (`{ line ->`).
+fn without_parameters(code: &str) -> bool {
+    static PARAMETERS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\{\s*(?:\(?[a-z_][\w\s,:<>?]*\)?)\s*->").expect("a valid regex")
+    });
+    !PARAMETERS.is_match(code)
 }
 
 /// A scope function called on a name (`sink.apply {`, `source?.let {`) or on a constructor's
@@ -1232,7 +1280,21 @@ mod tests {
                 "Buffer:4",
                 "this@Buffer FileSystem.read().write:5",
                 "this@write() Buffer FileSystem.read().flush:5",
+                "lines.forEach:8",
                 "emit:8",
+            ]
+        );
+        // A call whose only argument is its lambda, without parentheses; not a block's keyword,
+        // a class's head or a type before a body.
+        let kotlin = "class Zip : Base() {\n  init {\n    writeZip {\n      putEntry()\n    }\n    AppTheme { Text() }\n    val c = object : Comparator<Int> {\n    }\n    if (c) {\n    } else {\n    }\n    val s = object : Sink by buffer {\n    }\n  }\n\n  fun f(): Unit {\n  }\n}\n\nenum class Factory {\n  PeekSource {\n    override fun pipe() = Unit\n  },\n}\n";
+        assert_eq!(
+            calls("kt", kotlin),
+            [
+                "Base:1",
+                "writeZip:3",
+                "this@writeZip().putEntry:4",
+                "AppTheme:6",
+                "Text:6",
             ]
         );
     }
