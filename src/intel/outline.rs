@@ -412,7 +412,7 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
     let mut open: Vec<u32> = Vec::new();
     let mut next = 0;
     let kotlin = matches!(file_type, "kt" | "kts");
-    // Kotlin's scope-function lambdas open over several lines, innermost last.
+    // Kotlin's lambdas with a receiver open over several lines, innermost last.
     let mut lambdas: Vec<ScopeLambda> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let number = i as u32 + 1;
@@ -653,9 +653,10 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
     out
 }
 
-/// A Kotlin scope function's lambda whose receiver's class is known: `Buffer().apply {`,
-/// `sink.run {`, `with(reader) {` (`this` in the lambda is the receiver), `sink.also {`,
-/// `source?.let { s ->` (the receiver is the lambda's parameter).
+/// A Kotlin lambda with a receiver: a scope function's on a receiver of known class,
+/// `Buffer().apply {`, `sink.run {`, `with(reader) {` (`this` in the lambda is the receiver),
+/// `sink.also {`, `source?.let { s ->` (the receiver is the lambda's parameter); or a call's
+/// trailing lambda, `fileSystem.read(path) {`, whose receiver the called function declares.
 #[derive(Debug)]
 struct ScopeLambda {
     receiver: LambdaReceiver,
