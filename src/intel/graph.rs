@@ -1906,7 +1906,8 @@ impl<'s> Resolver<'s> {
                     return spread(imported, Resolution::Import, 0.95);
                 }
             }
-            return spread(owned, Resolution::Qualified, 0.85);
+            // Else the copies nearest the call's file (its source set's `actual` class).
+            return spread(nearest(owned, r), Resolution::Qualified, 0.85);
         }
         if r.qualifier.is_some()
             && let Some(class) = class_of_call(r)

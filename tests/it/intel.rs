@@ -1489,8 +1489,40 @@ async fn a_kotlin_class_reaches_the_bases_its_own_file_names_and_its_members_els
             "okio/src/commonMain/kotlin/okio/internal/Hashing.kt",
             "package okio.internal\n\nimport okio.HashingSink\n\ninternal fun HashingSink.commonHash() {\n  update(\"x\")\n}\n",
         ),
+        (
+            "okio/src/commonMain/kotlin/okio/Lock.kt",
+            "package okio\n\nexpect class Lock {\n  fun withLock()\n}\n",
+        ),
+        (
+            "okio/src/commonMain/kotlin/okio/Guard.kt",
+            "package okio\n\nfun guarded(lock: Lock) {\n  lock.withLock()\n}\n",
+        ),
+        (
+            "okio/src/jvmMain/kotlin/okio/Lock.kt",
+            "package okio\n\nactual class Lock {\n  actual fun withLock() = Unit\n}\n",
+        ),
     ])
     .await;
+    // Of an `expect` class's copies, the one in the call's own source set.
+    let r = d
+        .ask("agog.codebase.callees", json!({ "symbol": "guarded" }))
+        .await;
+    let calls: Vec<(&str, &str)> = r["calls"]
+        .as_array()
+        .expect("calls")
+        .iter()
+        .map(|c| {
+            (
+                c["call"].as_str().unwrap_or_default(),
+                c["symbol"]["path"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [("Lock.withLock", "okio/src/commonMain/kotlin/okio/Lock.kt")],
+        "{r}"
+    );
     assert_callers(
         &d,
         &[
