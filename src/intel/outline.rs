@@ -465,9 +465,10 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
         let own = own_definition.map(|d| d.name.as_str());
         // A class's head: its `{` opens its body, no lambda; so do an enum's entries.
         let class_head = own_definition.is_some_and(|d| !matches!(d.kind, "function" | "method"));
-        let in_enum = enclosing
-            .map(|e| &definitions[e as usize])
-            .is_some_and(|d| d.signature.split_whitespace().any(|w| w == "enum"));
+        let in_enum = kotlin
+            && enclosing
+                .map(|e| &definitions[e as usize])
+                .is_some_and(|d| d.signature.split_whitespace().any(|w| w == "enum"));
         // A Dart constructor (`CounterCubit() : super(0);`, `const Point.origin();`) declares
         // what its class makes; it calls nothing by its own name.
         let mut constructor = file_type == "dart"
@@ -516,7 +517,12 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 continue;
             }
             let separator = caps.get(2).map(|m| m.as_str());
-            let around = lambdas_around(&lambdas, &line_lambdas, whole);
+            // Only Kotlin reads lambdas: the other languages' calls allocate nothing here.
+            let around = if kotlin {
+                lambdas_around(&lambdas, &line_lambdas, whole)
+            } else {
+                Vec::new()
+            };
             // The receivers `this` may be in the lambdas around, innermost first.
             let receivers: Vec<&ScopeLambda> = around
                 .iter()

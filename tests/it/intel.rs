@@ -92,6 +92,22 @@ fn caller_lines(reply: &Value) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// A `callees` reply's calls, each as written and with one field of what it reaches
+/// (`qualified`, `path`).
+fn callee_fields<'a>(reply: &'a Value, field: &str) -> Vec<(&'a str, &'a str)> {
+    reply["calls"]
+        .as_array()
+        .unwrap_or_else(|| panic!("calls in {reply}"))
+        .iter()
+        .map(|c| {
+            (
+                c["call"].as_str().unwrap_or_default(),
+                c["symbol"][field].as_str().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
 /// Asks for the callers of each symbol and checks their call sites, (path, line) sorted.
 async fn assert_callers(d: &Daemon, cases: &[(&str, &[(&str, i64)])]) {
     for (symbol, want) in cases {
@@ -1350,18 +1366,11 @@ async fn kotlin_extension_functions_are_called_on_their_receivers_and_imported_b
             json!({ "symbol": "Buffer.commonReadByte" }),
         )
         .await;
-    let callees: Vec<(&str, &str)> = r["calls"]
-        .as_array()
-        .expect("calls")
-        .iter()
-        .map(|c| {
-            (
-                c["call"].as_str().unwrap_or_default(),
-                c["symbol"]["qualified"].as_str().unwrap_or_default(),
-            )
-        })
-        .collect();
-    assert_eq!(callees, [("Buffer.read", "Buffer.read")], "{r}");
+    assert_eq!(
+        callee_fields(&r, "qualified"),
+        [("Buffer.read", "Buffer.read")],
+        "{r}"
+    );
     for (path, imported) in [
         (
             "src/jvmMain/kotlin/okio/Buffer.kt",
@@ -1507,19 +1516,8 @@ async fn a_kotlin_class_reaches_the_bases_its_own_file_names_and_its_members_els
     let r = d
         .ask("agog.codebase.callees", json!({ "symbol": "guarded" }))
         .await;
-    let calls: Vec<(&str, &str)> = r["calls"]
-        .as_array()
-        .expect("calls")
-        .iter()
-        .map(|c| {
-            (
-                c["call"].as_str().unwrap_or_default(),
-                c["symbol"]["path"].as_str().unwrap_or_default(),
-            )
-        })
-        .collect();
     assert_eq!(
-        calls,
+        callee_fields(&r, "path"),
         [("Lock.withLock", "okio/src/commonMain/kotlin/okio/Lock.kt")],
         "{r}"
     );
