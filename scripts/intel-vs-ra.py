@@ -7,9 +7,10 @@ usage: scripts/intel-vs-ra.py ROOT REPOSITORY [SOURCE_DIR...]
 ROOT is the crate's root, indexed as REPOSITORY by a running daemon (DATABASE_URL set,
 `codesearch` on PATH or in CODESEARCH). `rust-analyzer lsif ROOT` (rustup component add
 rust-analyzer; it fetches the crate's dependencies through cargo) gives every reference it
-resolves. A reference to a function or method defined under the SOURCE_DIRs (default: src)
-that is a call as written (the name followed by `(` or by `::<…>(`; not a macro, not a path
-passed as a value) is a true call site. For each function and method codesearch holds there,
+resolves; RA_LSIF=FILE keeps its output for the next run (or reads the output of a run on
+another workspace under ROOT, such as its `examples`). A reference to a function or method
+defined under the SOURCE_DIRs (default: src) that is a call as written (the name followed by
+`(` or by `::<…>(`; not a macro, not a path passed as a value) is a true call site. For each function and method codesearch holds there,
 those call sites are compared with the callers codesearch reports, at every confidence and at
 >= 0.35 (the graph's default). Callers outside the SOURCE_DIRs are left out of both sides.
 """
@@ -20,8 +21,18 @@ from intel_compare import ByNameLine, compare, definitions, report
 
 root, repo = os.path.abspath(sys.argv[1]), sys.argv[2]
 dirs = sys.argv[3:] or ["src"]
-lsif = subprocess.run(["rust-analyzer", "lsif", root], capture_output=True, text=True,
-                      check=True).stdout
+# RA_LSIF=FILE keeps rust-analyzer's output there and reads it back on the next run (a
+# before-and-after comparison on one commit needs it once).
+cache = os.environ.get("RA_LSIF")
+if cache and os.path.exists(cache):
+    with open(cache) as f:
+        lsif = f.read()
+else:
+    lsif = subprocess.run(["rust-analyzer", "lsif", root], capture_output=True, text=True,
+                          check=True).stdout
+    if cache:
+        with open(cache, "w") as f:
+            f.write(lsif)
 
 vertices, contains, nxt, refs_of, items = {}, {}, {}, {}, collections.defaultdict(list)
 for line in lsif.splitlines():

@@ -35,6 +35,7 @@ use crate::store::{
     StoreError,
 };
 
+use super::cargo::{Crates, MAX_MANIFESTS};
 use super::extract::IMPLICIT_RECEIVER;
 use super::imports::{PACKAGE, SWIFT_MODULE};
 use super::inherit::bases_in;
@@ -328,19 +329,27 @@ pub struct RelatedFile {
 #[derive(Clone)]
 pub struct IntelService {
     search: SearchService,
-    workspaces: WorkspaceCache,
+    manifests: Manifests,
 }
 
-/// Each repository's workspace packages, with the fingerprint of the scope they were read under:
-/// read again when the workspace's index changes, since a `**` pattern may walk many
-/// directories.
-type WorkspaceCache = Arc<std::sync::Mutex<HashMap<String, (u64, Arc<Packages>)>>>;
+/// What each repository's manifests say, kept between questions, with the fingerprint of the
+/// scope they were read under: read again when the workspace's index changes, since a `**`
+/// pattern may walk many directories and a Rust workspace has a manifest per crate.
+#[derive(Clone, Default)]
+struct Manifests {
+    /// Its JavaScript workspace packages ([`Resolver::packages`]).
+    packages: ManifestCache<Packages>,
+    /// Its Rust crates ([`Resolver::crates`]).
+    crates: ManifestCache<Crates>,
+}
+
+type ManifestCache<T> = Arc<std::sync::Mutex<HashMap<String, (u64, Arc<T>)>>>;
 
 impl IntelService {
     pub fn new(search: SearchService) -> Self {
         Self {
             search,
-            workspaces: Default::default(),
+            manifests: Manifests::default(),
         }
     }
 
@@ -546,7 +555,7 @@ impl IntelService {
     /// The call sites that resolve to the target, with the definitions they are in.
     pub async fn callers(&self, t: Target, limit: usize) -> Result<Calls, IntelError> {
         let (scope, def) = self.target(&t).await?;
-        let mut resolver = Resolver::new(self.store(), &scope, &self.workspaces);
+        let mut resolver = Resolver::new(self.store(), &scope, &self.manifests);
         let read = resolver
             .callers_of(std::slice::from_ref(&def), FAR_NAME_ONLY_FLOOR)
             .await?;
@@ -576,7 +585,7 @@ impl IntelService {
     /// The calls the target makes, each with the definition(s) it resolves to.
     pub async fn callees(&self, t: Target, limit: usize) -> Result<Calls, IntelError> {
         let (scope, def) = self.target(&t).await?;
-        let mut resolver = Resolver::new(self.store(), &scope, &self.workspaces);
+        let mut resolver = Resolver::new(self.store(), &scope, &self.manifests);
         let edges = resolver.callees_of(std::slice::from_ref(&def)).await?;
         let mut calls: Vec<Call> = edges
             .into_iter()
@@ -606,7 +615,7 @@ impl IntelService {
         let (scope, root) = self.target(&req.target).await?;
         let depth = req.depth.clamp(1, MAX_DEPTH);
         let max_nodes = req.max_nodes.clamp(1, MAX_NODES);
-        let mut resolver = Resolver::new(self.store(), &scope, &self.workspaces);
+        let mut resolver = Resolver::new(self.store(), &scope, &self.manifests);
         let mut walk = Walk::new(&root, max_nodes);
         let directions: &[Direction] = match req.direction {
             Direction::Both => &[Direction::Callers, Direction::Callees],
@@ -744,7 +753,7 @@ impl IntelService {
             }
         };
         let limit = limit.clamp(1, 1000);
-        let mut resolver = Resolver::new(self.store(), &scope, &self.workspaces);
+        let mut resolver = Resolver::new(self.store(), &scope, &self.manifests);
         let mut imports = Vec::new();
         if direction != RelatedDirection::ImportedBy {
             let rows = self.store().imports_of(&[file_id], None).await?;
@@ -978,8 +987,10 @@ impl Walk {
 struct Resolver<'s> {
     store: &'s Store,
     scope: &'s Scope,
-    /// The service's workspace packages, kept between questions ([`Resolver::packages`]).
-    workspaces: &'s WorkspaceCache,
+    /// The service's manifests, kept between questions.
+    manifests: &'s Manifests,
+    /// The Rust crates of the repositories of the calls read so far ([`Resolver::load_imports`]).
+    crates: HashMap<String, Arc<Crates>>,
     /// Definitions by name in the scope.
     by_name: HashMap<String, Vec<DefinitionRow>>,
     /// Each file's imports read so far, resolved: (row, target paths).
@@ -1032,11 +1043,12 @@ enum Outcome<'a> {
 }
 
 impl<'s> Resolver<'s> {
-    fn new(store: &'s Store, scope: &'s Scope, workspaces: &'s WorkspaceCache) -> Self {
+    fn new(store: &'s Store, scope: &'s Scope, manifests: &'s Manifests) -> Self {
         Resolver {
             store,
             scope,
-            workspaces,
+            manifests,
+            crates: HashMap::new(),
             by_name: HashMap::new(),
             imports: HashMap::new(),
             imports_read: HashMap::new(),
@@ -1215,6 +1227,15 @@ impl<'s> Resolver<'s> {
     /// files, whose every import used to be read and resolved (400 rows a question at 1M
     /// chunks).
     async fn load_imports(&mut self, refs: &[ReferenceRow]) -> Result<(), StoreError> {
+        // A Rust path may start with a crate's name, which no import binds.
+        let rust: BTreeSet<&str> = refs
+            .iter()
+            .filter(|r| r.file_path.ends_with(".rs"))
+            .map(|r| r.repository.as_str())
+            .collect();
+        for repository in rust {
+            self.crates(repository).await?;
+        }
         let mut wanted: HashSet<(i64, &str)> = HashSet::new();
         for r in refs {
             let read = self.imports_read.get(&r.file_id);
@@ -1380,10 +1401,8 @@ impl<'s> Resolver<'s> {
     /// The packages of `repository`'s workspaces.
     async fn packages(&mut self, repository: &str) -> Result<Arc<Packages>, StoreError> {
         let fingerprint = self.scope.fingerprint();
-        if let Some((known, p)) = crate::lock(self.workspaces).get(repository)
-            && *known == fingerprint
-        {
-            return Ok(p.clone());
+        if let Some(p) = cached(&self.manifests.packages, repository, fingerprint) {
+            return Ok(p);
         }
         let packages = Arc::new(
             self.root(repository)
@@ -1391,8 +1410,38 @@ impl<'s> Resolver<'s> {
                 .map(|root| Packages::read(&root))
                 .unwrap_or_default(),
         );
-        crate::lock(self.workspaces).insert(repository.to_owned(), (fingerprint, packages.clone()));
+        crate::lock(&self.manifests.packages)
+            .insert(repository.to_owned(), (fingerprint, packages.clone()));
         Ok(packages)
+    }
+
+    /// The crates of `repository`, from its indexed `Cargo.toml` files and its root's.
+    async fn crates(&mut self, repository: &str) -> Result<Arc<Crates>, StoreError> {
+        if let Some(c) = self.crates.get(repository) {
+            return Ok(c.clone());
+        }
+        let fingerprint = self.scope.fingerprint();
+        let crates = match cached(&self.manifests.crates, repository, fingerprint) {
+            Some(c) => c,
+            None => {
+                let read = match self.root(repository).await? {
+                    Some(root) => {
+                        let manifests = self
+                            .store
+                            .files_named(repository, "Cargo.toml", MAX_MANIFESTS as i64)
+                            .await?;
+                        Crates::read(&root, &manifests)
+                    }
+                    None => Crates::default(),
+                };
+                let read = Arc::new(read);
+                crate::lock(&self.manifests.crates)
+                    .insert(repository.to_owned(), (fingerprint, read.clone()));
+                read
+            }
+        };
+        self.crates.insert(repository.to_owned(), crates.clone());
+        Ok(crates)
     }
 
     /// Each row's candidates with its bare specifiers (`bare:@app/user`) turned into the files
@@ -1401,6 +1450,13 @@ impl<'s> Resolver<'s> {
     async fn expand_bare(&mut self, rows: &[ImportRow]) -> Result<Vec<Vec<String>>, StoreError> {
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
+            // `use axum_core::body::Body`: a crate of the repository, as `crate::` is in it.
+            if row.candidates.is_empty() && row.file_path.ends_with(".rs") {
+                let path: Vec<String> = row.specifier.split("::").map(str::to_owned).collect();
+                let crates = self.crates(&row.repository).await?;
+                out.push(crates.candidates(&path).unwrap_or_default());
+                continue;
+            }
             if !row.candidates.iter().any(|c| c.starts_with(BARE)) {
                 out.push(row.candidates.clone());
                 continue;
@@ -1942,19 +1998,38 @@ impl<'s> Resolver<'s> {
                 .filter(|d| receiver || d.kind != "method")
                 .collect()
         };
-        // A Rust path from the crate, this module or its parent: `crate::source::clean_path()`.
-        if let (Some(q), Some(root), "rust") = (&r.qualifier, q_root, ref_lang)
-            && matches!(root, "crate" | "self" | "super")
-        {
+        // A Rust path from the crate, this module or its parent (`crate::source::clean_path()`),
+        // or from another crate of the repository that no import shadows
+        // (`axum_core::body::Body::new()`, a binary's `codesearch::roots::remove()`).
+        if let (Some(q), Some(root), "rust") = (&r.qualifier, q_root, ref_lang) {
             let mut path: Vec<String> = q.split("::").map(str::to_owned).collect();
             path.push(r.name.clone());
-            let files: Vec<String> = super::imports::rust_candidates(&r.file_path, &path)
+            let keys = if matches!(root, "crate" | "self" | "super") {
+                Some(super::imports::rust_candidates(&r.file_path, &path))
+            } else if binding(root).is_empty() {
+                self.crates
+                    .get(&r.repository)
+                    .and_then(|c| c.candidates(&path))
+            } else {
+                None
+            };
+            let files: Vec<String> = keys
                 .into_iter()
+                .flatten()
                 .map(|k| k.trim_start_matches('/').to_owned())
                 .collect();
             let hits = in_files(&files, false);
             if !hits.is_empty() {
                 return spread(hits, Resolution::Import, 0.95);
+            }
+            // A path into a dependency (`tokio::sync::mpsc::channel()`) leaves the index. A
+            // path of one segment may be a variable's (`bytes.len()` beside the `bytes` crate).
+            let dependency = self
+                .crates
+                .get(&r.repository)
+                .is_some_and(|c| c.is_external(root));
+            if dependency && q.contains("::") && binding(root).is_empty() {
+                return Outcome::External;
             }
         }
         // A module imported under the qualifier: `utils.parse()`, `store::open()`, Go's `pkg.F()`.
@@ -2525,6 +2600,14 @@ fn resembles(receiver: &str, owner: &str) -> bool {
 /// Ruby instance variable).
 fn normalized(name: &str) -> String {
     name.replace(['_', '@'], "").to_lowercase()
+}
+
+/// What `cache` holds for `repository`, if it was read under `fingerprint`.
+fn cached<T>(cache: &ManifestCache<T>, repository: &str, fingerprint: u64) -> Option<Arc<T>> {
+    crate::lock(cache)
+        .get(repository)
+        .filter(|(known, _)| *known == fingerprint)
+        .map(|(_, read)| read.clone())
 }
 
 fn read_go_module(go_mod: std::path::PathBuf) -> Option<String> {

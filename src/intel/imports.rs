@@ -270,7 +270,7 @@ fn unquote(s: &str) -> String {
 }
 
 /// `/` + a path from the repository root: a key that matches that file only.
-fn exact(path: &str) -> String {
+pub(super) fn exact(path: &str) -> String {
     format!("/{path}")
 }
 

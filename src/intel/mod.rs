@@ -12,6 +12,7 @@
 //! edge says how it was resolved, because name-based resolution is approximate.
 
 mod arity;
+mod cargo;
 mod extract;
 pub mod graph;
 mod imports;

@@ -787,6 +787,32 @@ impl Store {
             .collect())
     }
 
+    /// The paths of `repository`'s files named `name` (`Cargo.toml`), at most `limit`, from the
+    /// reversed-path index.
+    pub async fn files_named(
+        &self,
+        repository: &str,
+        name: &str,
+        limit: i64,
+    ) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT file_path FROM indexed_files f
+             WHERE f.repository = $1 AND f.error IS NULL
+               AND (f.file_path = $2
+                    OR (reverse(f.file_path) ~>=~ (reverse($2) || '/')
+                        AND reverse(f.file_path) ~<~ (reverse($2) || '0')))
+             ORDER BY file_path
+             LIMIT $3",
+        )
+        .bind(repository)
+        .bind(name)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("listing files by name"))?;
+        Ok(rows.iter().map(|r| r.get("file_path")).collect())
+    }
+
     /// The directories of the files of `repository` that import a bare specifier (`bare:…`
     /// first among an import's candidates): where `tsconfig.json` aliases may apply. Read again
     /// only when `scope` has changed: the statement reads every import of the repository.

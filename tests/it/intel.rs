@@ -489,6 +489,59 @@ async fn rust_paths_from_the_crate_and_the_parent_resolve_to_their_files() {
     d.stop().await;
 }
 
+/// A Cargo workspace's crates call each other by their names, as `crate::` inside each; a path
+/// into a dependency leaves the index whatever the workspace defines by the same name.
+#[tokio::test]
+async fn rust_paths_from_the_workspaces_other_crates_resolve_into_them() {
+    let d = Daemon::start(&[
+        (
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"web\", \"web-core\", \"app\"]\n",
+        ),
+        (
+            "web/Cargo.toml",
+            "[package]\nname = \"web\"\n\n[dependencies]\nweb-core = { path = \"../web-core\" }\n",
+        ),
+        ("web/src/lib.rs", "pub mod routing;\n\npub fn serve() {}\n"),
+        (
+            "web/src/routing.rs",
+            "pub fn get() {}\n\npub fn channel() {}\n",
+        ),
+        ("web-core/Cargo.toml", "[package]\nname = \"web-core\"\n"),
+        ("web-core/src/lib.rs", "pub mod body;\n"),
+        ("web-core/src/body.rs", "pub fn empty() {}\n"),
+        (
+            "app/Cargo.toml",
+            "[package]\nname = \"app\"\n\n[dependencies]\nweb = { path = \"../web\" }\n\
+             web-core = { path = \"../web-core\" }\ntokio = \"1\"\n",
+        ),
+        (
+            "app/src/main.rs",
+            "use web::routing::get;\nuse web_core::body;\n\nfn main() {\n    web::serve();\n    \
+             get();\n    body::empty();\n    tokio::sync::mpsc::channel();\n}\n",
+        ),
+    ])
+    .await;
+    assert_callers(
+        &d,
+        &[
+            ("serve", &[("app/src/main.rs", 5)]),
+            ("get", &[("app/src/main.rs", 6)]),
+            ("empty", &[("app/src/main.rs", 7)]),
+            ("channel", &[]),
+        ],
+    )
+    .await;
+    let r = d
+        .ask("agog.codebase.callers", json!({ "symbol": "empty" }))
+        .await;
+    assert_eq!(
+        callers(&r),
+        [("app/src/main.rs".into(), 7, "import".into())]
+    );
+    d.stop().await;
+}
+
 /// A notebook's code cells are Python's: what they define and call, on the notebook's lines.
 #[tokio::test]
 async fn a_notebooks_calls_reach_the_modules_it_imports() {
