@@ -78,10 +78,12 @@ use tree_sitter::Tree;
 /// members by its class, since version 35 Kotlin's calls in a scope function's lambda
 /// (`Buffer().apply { writeUtf8(s) }`, `sink.also { it.close() }`) made on its receiver, since
 /// version 36 those in a call's trailing lambda too, Kotlin's calls that pass only a lambda
-/// (`writeZip { … }`), and the outline languages' heads read over several lines; part of
+/// (`writeZip { … }`), and the outline languages' heads read over several lines, since version
+/// 37 a receiver that is a chain of calls written out (`Router::new().route()`, not `(…)`) and
+/// a Rust variable bound to one (`let res = client.get(url).await`); part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
-pub const CHUNKER_VERSION: i32 = 36;
+pub const CHUNKER_VERSION: i32 = 37;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

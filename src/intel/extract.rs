@@ -283,26 +283,49 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
     for b in bindings {
         by_name.entry(b.name.as_str()).or_default().push(b);
     }
-    for call in calls.iter_mut() {
-        let Some(q) = call.qualifier.as_deref() else {
-            continue;
-        };
-        let var = q.strip_prefix("this.").unwrap_or(q);
-        if var.is_empty() || var.contains(['.', ':']) || var == UNNAMED_RECEIVER {
-            continue;
-        }
-        let Some(named) = by_name.get(var) else {
-            continue;
-        };
-        let ty = named
+    let type_of = |var: &str, at: usize| -> Option<&str> {
+        by_name
+            .get(var)?
             .iter()
-            .filter(|b| b.start <= call.start && call.start < b.end)
+            .filter(|b| b.start <= at && at < b.end)
             .max_by_key(|b| b.start)
-            .map(|b| b.ty.clone());
-        if let Some(ty) = ty {
-            call.qualifier = Some(ty);
+            .map(|b| b.ty.as_str())
+    };
+    for call in calls.iter_mut() {
+        // A variable bound to a chain (`let res = client.get().await`) is followed to what the
+        // chain starts from (`client`, a `TestClient`), a few variables deep.
+        for _ in 0..CHAIN_DEPTH {
+            let Some(q) = call.qualifier.as_deref() else {
+                break;
+            };
+            // A chain from a variable (`client.get()`) is a chain from its type.
+            let (q, rest) = chain_root(q).unwrap_or((q, ""));
+            let var = q.strip_prefix("this.").unwrap_or(q);
+            if var.is_empty() || var.contains(['.', ':']) || var == UNNAMED_RECEIVER {
+                break;
+            }
+            let Some(ty) = type_of(var, call.start) else {
+                break;
+            };
+            // `let x = x.next()` names the `x` before it: not followed again.
+            let again = chain_root(ty).is_some_and(|(root, _)| root != var);
+            call.qualifier = Some(format!("{ty}{rest}"));
+            if !again {
+                break;
+            }
         }
     }
+}
+
+/// A receiver chain's first name and the calls after it ([`receiver_chain`]): `client` and
+/// `.get()` of `client.get()`, `Router` and `::new().route()` of `Router::new().route()`;
+/// `None` for a receiver that is no chain, and for a chain from a call (`load().parse()`).
+pub(super) fn chain_root(qualifier: &str) -> Option<(&str, &str)> {
+    if !qualifier.ends_with("()") {
+        return None;
+    }
+    let cut = qualifier.find(['.', ':', '('])?;
+    (qualifier.as_bytes()[cut] != b'(').then(|| qualifier.split_at(cut))
 }
 
 pub(super) struct RawCall {
@@ -356,8 +379,14 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
         };
         match capture {
             "var" => {
+                // A value that is a call chain (`let res = client.get(url).await`) types
+                // the variable by what the chain returns ([`receiver_chain`]).
                 if let (Some(n), Some(t)) = (var_name, var_type)
-                    && let Some(ty) = declared_type(lang, &text[t.byte_range()])
+                    && let Some(ty) = declared_type(lang, &text[t.byte_range()]).or_else(|| {
+                        t.kind()
+                            .ends_with("expression")
+                            .then(|| receiver_chain(t, text))?
+                    })
                 {
                     let (start, end) = binding_scope(node);
                     bindings.push(Binding {
@@ -399,6 +428,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                                 Some(field) => plain_path(&format!("this.{field}")),
                                 None => plain_path(&without_null_operators(written)),
                             }
+                            .or_else(|| receiver_chain(q, text))
                             .unwrap_or_else(|| UNNAMED_RECEIVER.to_owned())
                         }),
                         args: if arity::counted(lang) {
@@ -607,26 +637,32 @@ fn enclose(
             stack.pop();
         }
         let enclosing = stack.iter().rev().find_map(|&i| slots[i]);
+        let class = || {
+            stack.iter().rev().find_map(|&i| {
+                if matches!(
+                    defs[i].kind,
+                    "class" | "impl" | "trait" | "interface" | "struct" | "enum"
+                ) {
+                    Some(match slots[i] {
+                        Some(s) => definitions[s as usize].qualified.clone(),
+                        None => defs[i].name.clone(),
+                    })
+                } else {
+                    // A method defined outside its type: C++'s `Stack::push`.
+                    defs[i].owner.clone()
+                }
+            })
+        };
         let qualifier = match call.qualifier.as_deref() {
-            Some("self" | "Self" | "this" | "cls") => stack
-                .iter()
-                .rev()
-                .find_map(|&i| {
-                    if matches!(
-                        defs[i].kind,
-                        "class" | "impl" | "trait" | "interface" | "struct" | "enum"
-                    ) {
-                        Some(match slots[i] {
-                            Some(s) => definitions[s as usize].qualified.clone(),
-                            None => defs[i].name.clone(),
-                        })
-                    } else {
-                        // A method defined outside its type: C++'s `Stack::push`.
-                        defs[i].owner.clone()
-                    }
-                })
-                .or(call.qualifier),
-            _ => call.qualifier,
+            Some("self" | "Self" | "this" | "cls") => class().or(call.qualifier),
+            // A chain from it: `self.builder().build()`.
+            Some(q) => match chain_root(q) {
+                Some(("self" | "Self" | "this" | "cls", rest)) => {
+                    class().map(|c| c + rest).or(call.qualifier)
+                }
+                _ => call.qualifier,
+            },
+            None => None,
         };
         out.push(Reference {
             name: call.name,
@@ -693,6 +729,85 @@ fn plain_path(s: &str) -> Option<String> {
             .chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.' | ':'));
     plain.then(|| s.to_owned())
+}
+
+/// How many calls deep a receiver that is a call is written out ([`receiver_chain`]).
+const CHAIN_DEPTH: usize = 8;
+/// How long a receiver written out may be.
+const CHAIN_CHARS: usize = 300;
+
+/// A receiver that is a call, written as the calls it chains without their arguments, for the
+/// resolver to follow through what each returns: `Router::new().route("/", h)` is
+/// `Router::new().route()`, `client.get(url).await?` is `client.get()`, `new Builder(x).add(y)`
+/// is `Builder.add()` (a constructor is its class). `None` when a link is something else (an
+/// index, a closure, a literal) or the chain is longer than [`CHAIN_DEPTH`] calls.
+fn receiver_chain(node: Node<'_>, text: &str) -> Option<String> {
+    chain_link(node, text, CHAIN_DEPTH).filter(|c| c.len() <= CHAIN_CHARS)
+}
+
+fn chain_link(node: Node<'_>, text: &str, depth: usize) -> Option<String> {
+    // What only awaits, unwraps with `?` or `!`, or groups is its operand.
+    let mut node = node;
+    while matches!(
+        node.kind(),
+        "try_expression" | "await_expression" | "non_null_expression" | "parenthesized_expression"
+    ) {
+        node = node.named_child(0)?;
+    }
+    let word = |n: Node<'_>| -> Option<String> {
+        let w = &text[n.byte_range()];
+        (!w.is_empty() && w.chars().all(|c| c.is_alphanumeric() || c == '_')).then(|| w.to_owned())
+    };
+    match node.kind() {
+        "call_expression" | "call" | "invocation_expression" | "method_invocation" => {
+            let depth = depth.checked_sub(1)?;
+            let (receiver, name) = if node.kind() == "method_invocation" {
+                (
+                    node.child_by_field_name("object"),
+                    node.child_by_field_name("name")?,
+                )
+            } else {
+                let mut function = node.child_by_field_name("function")?;
+                if function.kind() == "generic_function" {
+                    function = function.child_by_field_name("function")?;
+                }
+                let field = |receiver: &str, name: &str| -> Option<(Option<Node<'_>>, Node<'_>)> {
+                    Some((
+                        function.child_by_field_name(receiver),
+                        function.child_by_field_name(name)?,
+                    ))
+                };
+                match function.kind() {
+                    "identifier" => (None, function),
+                    // Rust's `Router::new()`: the path as written.
+                    "scoped_identifier" => {
+                        return plain_path(&text[function.byte_range()]).map(|p| p + "()");
+                    }
+                    "field_expression" => field("value", "field")?,
+                    "member_expression" => field("object", "property")?,
+                    "selector_expression" => field("operand", "field")?,
+                    "attribute" => field("object", "attribute")?,
+                    "member_access_expression" => field("expression", "name")?,
+                    _ => return None,
+                }
+            };
+            let name = word(name)?;
+            match receiver {
+                None => Some(format!("{name}()")),
+                Some(r) => Some(format!("{}.{name}()", chain_link(r, text, depth)?)),
+            }
+        }
+        // `new Builder(x)` (TypeScript, Java, C#): the class.
+        "new_expression" | "object_creation_expression" => {
+            let class = node
+                .child_by_field_name("constructor")
+                .or_else(|| node.child_by_field_name("type"))?;
+            let written = &text[class.byte_range()];
+            let base = written.split('<').next().unwrap_or(written);
+            word(class).or_else(|| plain_path(base.rsplit('.').next().unwrap_or(base)))
+        }
+        _ => plain_path(&without_null_operators(&text[node.byte_range()])),
+    }
 }
 
 /// A receiver without the operators that only say it may be null or fails early: TypeScript's

@@ -36,7 +36,7 @@ use crate::store::{
 };
 
 use super::cargo::{Crates, MAX_MANIFESTS};
-use super::extract::IMPLICIT_RECEIVER;
+use super::extract::{IMPLICIT_RECEIVER, UNNAMED_RECEIVER};
 use super::imports::{PACKAGE, SWIFT_MODULE};
 use super::inherit::bases_in;
 use super::tsconfig::{Aliases, BARE, nearest_config};
@@ -1018,6 +1018,24 @@ struct Resolver<'s> {
     file_bases: HashMap<(String, i64), Vec<String>>,
 }
 
+/// How confident the resolution of a call in a receiver chain must be for the class it returns
+/// to type the next call: the graph's default threshold.
+const CHAIN_FLOOR: f32 = 0.35;
+
+/// Calls that return what they are called on, as far as the next call's receiver goes:
+/// `Router::new().clone().route()`, `File::open(p).unwrap().read()`.
+const PASS_THROUGH: &[&str] = &[
+    "unwrap",
+    "expect",
+    "clone",
+    "to_owned",
+    "as_ref",
+    "as_mut",
+    "borrow",
+    "borrow_mut",
+    "unwrap_or_default",
+];
+
 /// How many levels of base classes are read above the class a call is made in or on.
 const INHERITANCE_DEPTH: usize = 4;
 
@@ -1122,10 +1140,10 @@ impl<'s> Resolver<'s> {
         Ok(())
     }
 
-    /// Reads what resolving the calls whose lambdas hold `refs`' calls needs
-    /// ([`lambda_calls`]).
-    async fn load_lambda_calls(&mut self, refs: &[ReferenceRow]) -> Result<(), StoreError> {
-        let calls = lambda_calls(refs);
+    /// Reads what resolving the calls `refs`' receivers are made of needs
+    /// ([`receiver_calls`]).
+    async fn load_receiver_calls(&mut self, refs: &[ReferenceRow]) -> Result<(), StoreError> {
+        let calls = receiver_calls(refs);
         if calls.is_empty() {
             return Ok(());
         }
@@ -1735,7 +1753,7 @@ impl<'s> Resolver<'s> {
                 .any(|r| repositories.binary_search(r).is_err());
         self.load_imports(&refs).await?;
         self.load_bases(&refs).await?;
-        self.load_lambda_calls(&refs).await?;
+        self.load_receiver_calls(&refs).await?;
         let wanted: HashSet<(i64, i32)> = targets.iter().map(|d| (d.file_id, d.ordinal)).collect();
         let target_rows: HashMap<(i64, i32), &DefinitionRow> = targets
             .iter()
@@ -1777,7 +1795,7 @@ impl<'s> Resolver<'s> {
             .await?;
         self.load_imports(&refs).await?;
         self.load_bases(&refs).await?;
-        self.load_lambda_calls(&refs).await?;
+        self.load_receiver_calls(&refs).await?;
         let by_key: HashMap<(i64, i32), &DefinitionRow> = sources
             .iter()
             .map(|d| ((d.file_id, d.ordinal), d))
@@ -1862,7 +1880,49 @@ impl<'s> Resolver<'s> {
             };
             return self.resolve_one(&bare, callables);
         }
+        // A call on what a chain of calls returns: `Router::new().route(…).layer(…)`.
+        if let Some(chain) = r.qualifier.as_deref().filter(|q| is_chain(q)) {
+            let class = self.chain_class(r, chain, callables);
+            let on = ReferenceRow {
+                qualifier: Some(class.unwrap_or_else(|| UNNAMED_RECEIVER.to_owned())),
+                ..r.clone()
+            };
+            return self.resolve_one(&on, callables);
+        }
         self.resolve_one(r, callables)
+    }
+
+    /// The class the last call of a receiver chain returns (`Router::new().route()` is a
+    /// `Router`: `route` returns `Self`), as the signatures of what it resolves to with at
+    /// least [`CHAIN_FLOOR`] say, when they agree; `None` when unknown.
+    fn chain_class<'a>(
+        &'a self,
+        r: &ReferenceRow,
+        chain: &str,
+        callables: &mut Callables<'a>,
+    ) -> Option<String> {
+        let call = chain_call(r, chain)?;
+        if PASS_THROUGH.contains(&call.name.as_str()) {
+            // `x.clone()`, `x.unwrap()`: what `x` is.
+            return match call.qualifier.as_deref() {
+                Some(q) if is_chain(q) => self.chain_class(&call, q, callables),
+                Some(q) if last_segment(q).starts_with(|c: char| c.is_uppercase()) => {
+                    Some(last_segment(q).to_owned())
+                }
+                _ => None,
+            };
+        }
+        let Outcome::Targets(hits) = self.resolve(&call, callables) else {
+            return None;
+        };
+        let mut classes = hits
+            .iter()
+            .filter(|(.., confidence)| *confidence >= CHAIN_FLOOR)
+            .map(|(d, ..)| returned(d));
+        let first = classes.next()??;
+        classes
+            .all(|c| c.as_deref() == Some(first.as_str()))
+            .then_some(first)
     }
 
     /// The class a lambda's receiver is: written (`Buffer`), or, for the lambda passed to a
@@ -1874,7 +1934,7 @@ impl<'s> Resolver<'s> {
         receiver: &str,
         callables: &mut Callables<'a>,
     ) -> Option<String> {
-        let Some(call) = lambda_call(r, receiver) else {
+        let Some(call) = chain_call(r, receiver) else {
             return Some(receiver.to_owned());
         };
         let Outcome::Targets(hits) = self.resolve(&call, callables) else {
@@ -2800,15 +2860,19 @@ fn import_names(r: &ReferenceRow) -> impl Iterator<Item = &str> {
         .chain(qualifiers.into_iter().map(first_segment))
 }
 
-/// The call whose lambda a call without a receiver is in, from one of its qualifier's
-/// receivers (`fileSystem.read()`, [`IMPLICIT_RECEIVER`]); `None` for a class.
-fn lambda_call(r: &ReferenceRow, receiver: &str) -> Option<ReferenceRow> {
+/// The last call of a receiver written as calls, as a call at `r`'s place: `route` on
+/// `Router::new()` of a chain `Router::new().route()`, `read` on `fileSystem` of the lambda's
+/// receiver `fileSystem.read()` ([`IMPLICIT_RECEIVER`]); `None` for a class (`Buffer`).
+fn chain_call(r: &ReferenceRow, receiver: &str) -> Option<ReferenceRow> {
     let call = receiver.strip_suffix("()")?;
-    let (qualifier, name) = match call.rsplit_once('.') {
-        Some((q, n)) => (Some(q.to_owned()), n),
+    let (qualifier, name) = match call.rfind(['.', ':']) {
+        Some(i) => (
+            Some(call[..i].trim_end_matches(':').to_owned()),
+            &call[i + 1..],
+        ),
         None => (None, call),
     };
-    Some(ReferenceRow {
+    (!name.is_empty()).then(|| ReferenceRow {
         name: name.to_owned(),
         qualifier,
         args: None,
@@ -2816,19 +2880,36 @@ fn lambda_call(r: &ReferenceRow, receiver: &str) -> Option<ReferenceRow> {
     })
 }
 
-/// The calls whose lambdas hold `refs`' calls without a receiver: resolving those resolves
-/// these first, so their names, imports and bases are read too.
-fn lambda_calls(refs: &[ReferenceRow]) -> Vec<ReferenceRow> {
-    refs.iter()
-        .flat_map(|r| {
-            r.qualifier
-                .as_deref()
-                .and_then(|q| q.strip_prefix(IMPLICIT_RECEIVER))
-                .into_iter()
-                .flat_map(|receivers| receivers.split(' '))
-                .filter_map(|receiver| lambda_call(r, receiver))
-        })
-        .collect()
+/// Whether a qualifier is a receiver chain (`Router::new().route()`, see
+/// [`super::extract`]'s `receiver_chain`), which [`Resolver::chain_class`] follows.
+fn is_chain(qualifier: &str) -> bool {
+    qualifier.ends_with("()") && !qualifier.starts_with(IMPLICIT_RECEIVER)
+}
+
+/// The calls resolving `refs` needs first: those whose lambdas hold their calls without a
+/// receiver, and those their receiver chains are made of, so that their names, imports and
+/// bases are read too.
+fn receiver_calls(refs: &[ReferenceRow]) -> Vec<ReferenceRow> {
+    let mut out = Vec::new();
+    for r in refs {
+        let Some(q) = r.qualifier.as_deref() else {
+            continue;
+        };
+        if let Some(receivers) = q.strip_prefix(IMPLICIT_RECEIVER) {
+            out.extend(receivers.split(' ').filter_map(|x| chain_call(r, x)));
+        } else if is_chain(q) {
+            let mut next = chain_call(r, q);
+            while let Some(call) = next {
+                next = call
+                    .qualifier
+                    .as_deref()
+                    .filter(|q| is_chain(q))
+                    .and_then(|q| chain_call(&call, q));
+                out.push(call);
+            }
+        }
+    }
+    out
 }
 
 /// The receiver a Kotlin function declares for a lambda parameter, the last one written
@@ -2843,6 +2924,21 @@ fn lambda_receiver(signature: &str) -> Option<&str> {
         .last()
         .and_then(|c| c.get(1))
         .map(|m| m.as_str())
+}
+
+/// The class a definition returns ([`super::returns`]): a class or struct called as a
+/// function (Python's `Client()`) and a constructor return their own.
+fn returned(d: &DefinitionRow) -> Option<String> {
+    match d.kind.as_str() {
+        "class" | "struct" => Some(d.name.clone()),
+        "constructor" => Some(owner_last(&d.qualified).unwrap_or(&d.name).to_owned()),
+        _ => super::returns::returned_class(
+            family(&d.file_path),
+            &d.signature,
+            &d.name,
+            owner_last(&d.qualified),
+        ),
+    }
 }
 
 fn first_segment(s: &str) -> &str {

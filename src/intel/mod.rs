@@ -19,6 +19,7 @@ mod imports;
 mod inherit;
 pub mod outline;
 pub mod render;
+mod returns;
 mod ruby;
 mod tsconfig;
 mod workspaces;

@@ -513,7 +513,8 @@ fn calls_on_declared_variables_are_calls_on_their_types() {
             call("open", None, "A.run"),
             call("peek", Some("JsonReader"), "A.run"),
             call("skip", Some("JsonReader"), "A.run"),
-            call("parse", Some("(…)"), "A.run"),
+            // A receiver that is a call is written out for the resolver to follow.
+            call("parse", Some("load()"), "A.run"),
             call("load", None, "A.run"),
             call("save", Some("Item"), "A.run"),
             call("clear", Some("Cache"), "A.run"),
@@ -1259,5 +1260,70 @@ Use `<Card>` for a link; never `<Old />`.
             ("format", 17),
             ("thisYear", 6)
         ]
+    );
+}
+
+#[test]
+fn receivers_that_are_calls_are_written_as_their_chains() {
+    let quals = |x: &Extraction| -> Vec<(String, Option<String>)> {
+        x.references
+            .iter()
+            .map(|r| (r.name.clone(), r.qualifier.clone()))
+            .collect()
+    };
+    let q = |name: &str, qualifier: &str| (name.to_owned(), Some(qualifier.to_owned()));
+    // Rust: paths, `.await` and `?` dropped, `self` as its type, a variable bound to a chain
+    // followed to the type the chain starts from.
+    let x = run(
+        "src/lib.rs",
+        "impl App {\n    async fn run(&self, c: Client) -> Result<(), E> {\n        Router::new().route(\"/\", h).layer(l);\n        let res = c.get(u).await?;\n        res.text();\n        self.inner().close();\n        items[0].clone().len();\n        Ok(())\n    }\n}\n",
+    );
+    let got = quals(&x);
+    for want in [
+        q("layer", "Router::new().route()"),
+        q("route", "Router::new()"),
+        q("text", "Client.get()"),
+        q("close", "App.inner()"),
+        q("len", "(…)"),
+    ] {
+        assert!(got.contains(&want), "{want:?} in {got:?}");
+    }
+    // TypeScript: `new` gives the class (its parameters are not typed here); Go's and Python's
+    // selectors; Java's invocations.
+    let x = run(
+        "src/a.ts",
+        "export function f(db: Db) {\n  new Query(db).where(a).run();\n  (await db.open()).close();\n}\n",
+    );
+    let got = quals(&x);
+    for want in [
+        q("run", "Query.where()"),
+        q("where", "Query"),
+        q("close", "db.open()"),
+    ] {
+        assert!(got.contains(&want), "{want:?} in {got:?}");
+    }
+    let x = run(
+        "main.go",
+        "package main\n\nfunc main() {\n\tchi.NewRouter().Route(\"/\", nil).Use(m)\n}\n",
+    );
+    assert!(
+        quals(&x).contains(&q("Use", "chi.NewRouter().Route()")),
+        "{:?}",
+        quals(&x)
+    );
+    let x = run("a.py", "def f():\n    Client(url).session().get(u)\n");
+    assert!(
+        quals(&x).contains(&q("get", "Client().session()")),
+        "{:?}",
+        quals(&x)
+    );
+    let x = run(
+        "src/B.java",
+        "class B {\n  void f() {\n    new GsonBuilder().setLenient().create().toJson(x);\n  }\n}\n",
+    );
+    assert!(
+        quals(&x).contains(&q("toJson", "GsonBuilder.setLenient().create()")),
+        "{:?}",
+        quals(&x)
     );
 }

@@ -542,6 +542,116 @@ async fn rust_paths_from_the_workspaces_other_crates_resolve_into_them() {
     d.stop().await;
 }
 
+/// A call on what a chain of calls returns reaches the class the last call's signature names
+/// (`Self`, `this`, a `Result` unwrapped), not every method of its name; so does a call on a
+/// variable a chain was bound to (`let res = client.get().await`).
+#[tokio::test]
+async fn calls_on_a_chain_reach_the_class_its_last_call_returns() {
+    let d = Daemon::start(&[
+        (
+            "src/lib.rs",
+            "pub struct Router;\n\
+             pub struct Other;\n\
+             pub struct Output;\n\
+             pub struct Client;\n\
+             pub struct Response;\n\
+             \n\
+             impl Router {\n\
+                 pub fn new() -> Self {\n\
+                     Router\n\
+                 }\n\
+                 pub fn route(self, _p: &str) -> Self {\n\
+                     self\n\
+                 }\n\
+                 pub fn finish(self) -> Result<Output, String> {\n\
+                     Ok(Output)\n\
+                 }\n\
+             }\n\
+             \n\
+             impl Other {\n\
+                 pub fn route(self, _p: &str) -> Self {\n\
+                     self\n\
+                 }\n\
+                 pub fn text(&self) {}\n\
+                 pub fn send(&self) {}\n\
+             }\n\
+             \n\
+             impl Output {\n\
+                 pub fn send(&self) {}\n\
+             }\n\
+             \n\
+             impl Client {\n\
+                 pub async fn get(&self) -> Response {\n\
+                     Response\n\
+                 }\n\
+             }\n\
+             \n\
+             impl Response {\n\
+                 pub fn text(&self) {}\n\
+             }\n\
+             \n\
+             pub async fn app(client: &Client) {\n\
+                 Router::new()\n\
+                     .route(\"/a\")\n\
+                     .route(\"/b\")\n\
+                     .finish()\n\
+                     .unwrap()\n\
+                     .send();\n\
+                 let res = client.get().await;\n\
+                 res.text();\n\
+             }\n",
+        ),
+        (
+            "src/query.ts",
+            "export class Query {\n\
+               where(c: string): this {\n\
+                 return this;\n\
+               }\n\
+               run(): Result {\n\
+                 return new Result();\n\
+               }\n\
+             }\n\
+             \n\
+             export class Other {\n\
+               where(c: string): Other {\n\
+                 return this;\n\
+               }\n\
+               rows(): number {\n\
+                 return 1;\n\
+               }\n\
+             }\n\
+             \n\
+             export class Result {\n\
+               rows(): number {\n\
+                 return 0;\n\
+               }\n\
+             }\n\
+             \n\
+             export function load(): number {\n\
+               return new Query().where(\"a\").where(\"b\").run().rows();\n\
+             }\n",
+        ),
+    ])
+    .await;
+    assert_callers(
+        &d,
+        &[
+            ("Router::route", &[("src/lib.rs", 42), ("src/lib.rs", 42)]),
+            ("Other::route", &[]),
+            ("Output::send", &[("src/lib.rs", 42)]),
+            ("Other::send", &[]),
+            ("Response::text", &[("src/lib.rs", 49)]),
+            ("Other::text", &[]),
+            ("Query.where", &[("src/query.ts", 26), ("src/query.ts", 26)]),
+            ("Other.where", &[]),
+            ("Result.rows", &[("src/query.ts", 26)]),
+            ("Other.rows", &[]),
+        ],
+    )
+    .await;
+    d.stop().await;
+}
+
 /// A notebook's code cells are Python's: what they define and call, on the notebook's lines.
 #[tokio::test]
 async fn a_notebooks_calls_reach_the_modules_it_imports() {

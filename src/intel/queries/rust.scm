@@ -48,6 +48,15 @@
     (try_expression (call_expression function: (scoped_identifier path: (_) @var.type)))
     (struct_expression name: (type_identifier) @var.type)
   ]) @var
+; `let res = client.get(url).await?`: the variable is what the chain returns.
+(let_declaration
+  pattern: (identifier) @var.name
+  value: [
+    (call_expression function: (field_expression))
+    (await_expression (call_expression function: (field_expression)))
+    (try_expression (call_expression function: (field_expression)))
+    (try_expression (await_expression (call_expression function: (field_expression))))
+  ] @var.type) @var
 
 (use_declaration argument: (_) @import.use) @import
 (mod_item name: (identifier) @import.mod !body) @import

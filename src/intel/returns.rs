@@ -1,0 +1,379 @@
+//! The class a function or method returns, read from its signature (its head, up to the body,
+//! on one line), for the resolver to follow a chain of calls: in `Router::new().route(…)`,
+//! `new` returns `Self`, so `route` is `Router`'s. Only a named type counts: a generic
+//! parameter, a tuple, a closure, `impl Trait`, a union or a primitive gives `None`, and the
+//! call stays on an unknown receiver.
+
+/// What a definition returns: `signature` is its head, `name` its name, `owner` the class or
+/// type it is a member of (what `Self`, `this` and a constructor return), `family` its
+/// language's family as the resolver names them (`rust`, `ecma`, `java`, ...).
+pub(super) fn returned_class(
+    family: &str,
+    signature: &str,
+    name: &str,
+    owner: Option<&str>,
+) -> Option<String> {
+    let written = match family {
+        "rust" => after_parameters(signature, name)?
+            .trim_start()
+            .strip_prefix("->")?
+            .split(" where ")
+            .next()?,
+        "python" => after_parameters(signature, name)?
+            .trim_start()
+            .strip_prefix("->")?
+            .trim_end_matches(':'),
+        "ecma" => after_parameters(signature, name)?
+            .trim_start()
+            .strip_prefix(':')?
+            .split("=>")
+            .next()?,
+        "go" => {
+            let rest = after_parameters(go_after_receiver(signature), name)?.trim();
+            // `(*Mux, error)`: the first result.
+            match rest.strip_prefix('(') {
+                Some(results) => results.split([',', ')']).next()?,
+                None => rest,
+            }
+        }
+        "java" | "csharp" => before_name(signature, name)?,
+        _ => return None,
+    };
+    let class = unwrapped(written.trim().trim_matches(['"', '\'']))?;
+    match class {
+        "Self" | "this" | "self" => owner.map(str::to_owned),
+        c => Some(c.to_owned()),
+    }
+}
+
+/// The signature after the parameter list that follows `name`: `-> Self` of
+/// `pub fn new(x: u8) -> Self`.
+fn after_parameters<'a>(signature: &'a str, name: &str) -> Option<&'a str> {
+    let at = find_word(signature, name)? + name.len();
+    let rest = &signature[at..];
+    // Generic parameters before the list: `fn get<T: Into<u8>>(…)`.
+    let open = rest.find('(')?;
+    let mut depth = 0usize;
+    for (i, c) in rest[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&rest[open + i + 1..]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A Go method's signature without its receiver: `Route(…) Router` of
+/// `func (mx *Mux) Route(…) Router`.
+fn go_after_receiver(signature: &str) -> &str {
+    let rest = signature
+        .trim_start()
+        .trim_start_matches("func")
+        .trim_start();
+    if rest.starts_with('(') {
+        rest.find(')').map_or(rest, |i| &rest[i + 1..])
+    } else {
+        rest
+    }
+}
+
+/// The word before `name(` in a Java or C# head: `GsonBuilder` of
+/// `public GsonBuilder setLenient()`; `None` for a constructor (nothing before but modifiers).
+fn before_name<'a>(signature: &'a str, name: &str) -> Option<&'a str> {
+    let at = find_word(signature, name)?;
+    let head = signature[..at].trim_end();
+    // The type's start: the space before it, outside its generic arguments
+    // (`Map<String, Integer>`).
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, c) in head.char_indices().rev() {
+        match c {
+            '>' => depth += 1,
+            '<' => depth = depth.saturating_sub(1),
+            ' ' if depth == 0 => {
+                start = i + 1;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let ty = &head[start..];
+    const MODIFIERS: &[&str] = &[
+        "public",
+        "private",
+        "protected",
+        "internal",
+        "static",
+        "final",
+        "abstract",
+        "synchronized",
+        "native",
+        "virtual",
+        "override",
+        "sealed",
+        "async",
+        "new",
+        "extern",
+        "unsafe",
+        "default",
+        "void",
+    ];
+    (!ty.is_empty() && !MODIFIERS.contains(&ty)).then_some(ty)
+}
+
+/// Where `name` starts in `signature` as a whole word followed by `(` or `<`.
+fn find_word(signature: &str, name: &str) -> Option<usize> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    signature.match_indices(name).map(|(i, _)| i).find(|&i| {
+        let before = signature[..i].chars().next_back();
+        let after = signature[i + name.len()..].trim_start().chars().next();
+        !before.is_some_and(ident) && matches!(after, Some('(' | '<'))
+    })
+}
+
+/// The named type a written return type calls methods on: references, pointers and the
+/// wrappers that only hold or defer it are taken off (`&mut Self`, `Result<Router, E>`,
+/// `Option<Box<Node>>`, `Promise<Response>`, `*Mux`, `Task<T>`), generics and paths too
+/// (`http::Request<B>` is `Request`).
+fn unwrapped(written: &str) -> Option<&str> {
+    const WRAPPERS: &[&str] = &[
+        "Result",
+        "Option",
+        "Box",
+        "Arc",
+        "Rc",
+        "Promise",
+        "Task",
+        "ValueTask",
+        "Optional",
+        "Awaitable",
+        "Coroutine",
+    ];
+    let mut t = written.trim();
+    loop {
+        let before = t;
+        t = t.trim_start_matches(['&', '*']).trim_start();
+        if let Some(rest) = t.strip_prefix('\'') {
+            t = rest.split_once(' ').map_or("", |(_, r)| r).trim_start();
+        }
+        t = t.strip_prefix("mut ").unwrap_or(t).trim_start();
+        if let Some((outer, inner)) = t.split_once('<') {
+            let outer_name = outer.rsplit(['.', ':']).next().unwrap_or(outer);
+            if WRAPPERS.contains(&outer_name) {
+                // The first argument: `Result<Router, Error>` is `Router`.
+                let mut depth = 0usize;
+                let end = inner
+                    .char_indices()
+                    .find(|&(_, c)| match c {
+                        '<' => {
+                            depth += 1;
+                            false
+                        }
+                        '>' if depth == 0 => true,
+                        '>' => {
+                            depth -= 1;
+                            false
+                        }
+                        ',' => depth == 0,
+                        _ => false,
+                    })
+                    .map_or(inner.len(), |(i, _)| i);
+                t = inner[..end].trim();
+            }
+        }
+        if t == before {
+            break;
+        }
+    }
+    let base = t.split('<').next().unwrap_or(t).trim();
+    let last = base.rsplit(['.', ':']).next().unwrap_or(base);
+    let named = !last.is_empty()
+        && last.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !last.starts_with(|c: char| c.is_ascii_digit())
+        && !matches!(
+            last,
+            "void"
+                | "bool"
+                | "boolean"
+                | "int"
+                | "long"
+                | "string"
+                | "number"
+                | "any"
+                | "unknown"
+                | "never"
+                | "object"
+                | "str"
+                | "String"
+                | "usize"
+                | "isize"
+                | "u8"
+                | "u16"
+                | "u32"
+                | "u64"
+                | "i8"
+                | "i16"
+                | "i32"
+                | "i64"
+                | "f32"
+                | "f64"
+                | "char"
+                | "double"
+                | "float"
+                | "byte"
+                | "short"
+                | "None"
+                | "error"
+                | "undefined"
+                | "null"
+        )
+        && !base.contains(['(', '|', '[', ' ']);
+    named.then_some(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::returned_class;
+
+    /// (family, signature, name, owner, the class it returns)
+    type Case<'a> = (&'a str, &'a str, &'a str, Option<&'a str>, Option<&'a str>);
+
+    #[test]
+    fn return_types_read_from_heads() {
+        let cases: &[Case<'_>] = &[
+            (
+                "rust",
+                "pub fn new() -> Self",
+                "new",
+                Some("Router"),
+                Some("Router"),
+            ),
+            (
+                "rust",
+                "pub fn route(self, path: &str, f: impl Fn() -> u8) -> Self where S: Clone",
+                "route",
+                Some("Router"),
+                Some("Router"),
+            ),
+            (
+                "rust",
+                "pub async fn get(&self, url: &str) -> Result<TestResponse, Error>",
+                "get",
+                Some("TestClient"),
+                Some("TestResponse"),
+            ),
+            (
+                "rust",
+                "fn inner(&mut self) -> &mut Inner<T>",
+                "inner",
+                None,
+                Some("Inner"),
+            ),
+            ("rust", "fn len(&self) -> usize", "len", None, None),
+            ("rust", "fn run(self)", "run", None, None),
+            (
+                "rust",
+                "fn iter(&self) -> impl Iterator<Item = u8>",
+                "iter",
+                None,
+                None,
+            ),
+            ("rust", "fn pair() -> (A, B)", "pair", None, None),
+            (
+                "ecma",
+                "async fetch(url: string): Promise<Response>",
+                "fetch",
+                None,
+                Some("Response"),
+            ),
+            (
+                "ecma",
+                "where(cond: string): this",
+                "where",
+                Some("Qb"),
+                Some("Qb"),
+            ),
+            ("ecma", "function parse(s)", "parse", None, None),
+            ("ecma", "get(): string | undefined", "get", None, None),
+            (
+                "java",
+                "public GsonBuilder setLenient()",
+                "setLenient",
+                Some("GsonBuilder"),
+                Some("GsonBuilder"),
+            ),
+            (
+                "java",
+                "public static <T> List<T> of(T a)",
+                "of",
+                None,
+                Some("List"),
+            ),
+            ("java", "public void close()", "close", None, None),
+            (
+                "java",
+                "private Map<String, Integer> counts(int n)",
+                "counts",
+                None,
+                Some("Map"),
+            ),
+            (
+                "java",
+                "public Gson(Excluder e)",
+                "Gson",
+                Some("Gson"),
+                None,
+            ),
+            (
+                "go",
+                "func (mx *Mux) Route(pattern string, fn func(r Router)) Router",
+                "Route",
+                Some("Mux"),
+                Some("Router"),
+            ),
+            (
+                "go",
+                "func NewMux() (*Mux, error)",
+                "NewMux",
+                None,
+                Some("Mux"),
+            ),
+            (
+                "go",
+                "func (mx *Mux) Use(m ...func(http.Handler))",
+                "Use",
+                None,
+                None,
+            ),
+            (
+                "python",
+                "def build(self) -> \"Client\":",
+                "build",
+                None,
+                Some("Client"),
+            ),
+            (
+                "python",
+                "def with_(self) -> Self:",
+                "with_",
+                Some("Q"),
+                Some("Q"),
+            ),
+            ("python", "def run(self):", "run", None, None),
+            ("kotlin", "fun build(): Client", "build", None, None),
+        ];
+        for (family, signature, name, owner, want) in cases {
+            assert_eq!(
+                returned_class(family, signature, name, *owner).as_deref(),
+                *want,
+                "{family}: {signature}"
+            );
+        }
+    }
+}
