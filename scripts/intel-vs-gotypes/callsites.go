@@ -115,7 +115,9 @@ func (c *checker) calls(files []*ast.File, info *types.Info) {
 			if l, ok := c.declLine[fn.Origin().Pos()]; ok {
 				line = l
 			}
-			at := c.fset.Position(id.Pos())
+			// The line the call's expression starts on, as codesearch records it: in a chain
+			// broken over lines (`RouteHeaders().\n\tRoute(…)`), the first line.
+			at := c.fset.Position(call.Pos())
 			callPath, _ := c.rel(at.Filename)
 			fmt.Fprintf(c.out, "%s\t%d\t%s\t%d\n", callPath, at.Line, declPath, line)
 			return true

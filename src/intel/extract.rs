@@ -254,6 +254,11 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
             up = n.parent();
         }
     }
+    if decl.kind() == "let_declaration" {
+        // Rust's `let x = x.next();`: the `x` in the value is the one before.
+        let parent = decl.parent().unwrap_or(decl);
+        return (decl.end_byte(), parent.end_byte());
+    }
     let parent = decl.parent().unwrap_or(decl);
     let field = matches!(decl.kind(), "field_declaration" | "property_declaration")
         || (decl.kind() == "variable_declaration"
@@ -283,17 +288,20 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
     for b in bindings {
         by_name.entry(b.name.as_str()).or_default().push(b);
     }
-    let type_of = |var: &str, at: usize| -> Option<&str> {
+    // The innermost binding of `var` in scope at `at` that starts before it.
+    let binding_of = |var: &str, at: usize| -> Option<&Binding> {
         by_name
             .get(var)?
             .iter()
-            .filter(|b| b.start <= at && at < b.end)
+            .filter(|b| b.start < at && at < b.end)
             .max_by_key(|b| b.start)
-            .map(|b| b.ty.as_str())
+            .copied()
     };
     for call in calls.iter_mut() {
         // A variable bound to a chain (`let res = client.get().await`) is followed to what the
-        // chain starts from (`client`, a `TestClient`), a few variables deep.
+        // chain starts from (`client`, a `TestClient`), a few variables deep; `let rx =
+        // rx.clone()` to the `rx` before it.
+        let mut at = call.start;
         for _ in 0..CHAIN_DEPTH {
             let Some(q) = call.qualifier.as_deref() else {
                 break;
@@ -304,15 +312,11 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
             if var.is_empty() || var.contains(['.', ':']) || var == UNNAMED_RECEIVER {
                 break;
             }
-            let Some(ty) = type_of(var, call.start) else {
+            let Some(binding) = binding_of(var, at) else {
                 break;
             };
-            // `let x = x.next()` names the `x` before it: not followed again.
-            let again = chain_root(ty).is_some_and(|(root, _)| root != var);
-            call.qualifier = Some(format!("{ty}{rest}"));
-            if !again {
-                break;
-            }
+            call.qualifier = Some(format!("{}{rest}", binding.ty));
+            at = binding.start;
         }
     }
 }

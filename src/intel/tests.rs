@@ -1276,7 +1276,7 @@ fn receivers_that_are_calls_are_written_as_their_chains() {
     // followed to the type the chain starts from.
     let x = run(
         "src/lib.rs",
-        "impl App {\n    async fn run(&self, c: Client) -> Result<(), E> {\n        Router::new().route(\"/\", h).layer(l);\n        let res = c.get(u).await?;\n        res.text();\n        self.inner().close();\n        items[0].clone().len();\n        Ok(())\n    }\n}\n",
+        "impl App {\n    async fn run(&self, c: Client, rx: Receiver) -> Result<(), E> {\n        Router::new().route(\"/\", h).layer(l);\n        let res = c.get(u).await?;\n        res.text();\n        self.inner().close();\n        items[0].clone().len();\n        let rx = rx.clone();\n        rx.recv();\n        Ok(())\n    }\n}\n",
     );
     let got = quals(&x);
     for want in [
@@ -1285,6 +1285,9 @@ fn receivers_that_are_calls_are_written_as_their_chains() {
         q("text", "Client.get()"),
         q("close", "App.inner()"),
         q("len", "(…)"),
+        // A variable shadowing itself: the one before it in its value.
+        q("clone", "Receiver"),
+        q("recv", "Receiver.clone()"),
     ] {
         assert!(got.contains(&want), "{want:?} in {got:?}");
     }
