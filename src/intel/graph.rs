@@ -1016,7 +1016,14 @@ struct Resolver<'s> {
     /// The same by (name, file) for each definition: a Kotlin `expect class` and its `actual`
     /// ones, in several files, derive from different classes.
     file_bases: HashMap<(String, i64), Vec<String>>,
+    /// The class each receiver chain returns, by (file, enclosing definition, chain)
+    /// ([`Resolver::chain_class`]): the calls of one chain share its links, and a query
+    /// builder's `.where().andWhere().orderBy()` would resolve its first links again for each.
+    chains: ChainClasses,
 }
+
+/// (file, enclosing definition, receiver chain) -> the class it returns, if known.
+type ChainClasses = std::sync::Mutex<HashMap<(i64, Option<i32>, String), Option<String>>>;
 
 /// How confident the resolution of a call in a receiver chain must be for the class it returns
 /// to type the next call: the graph's default threshold.
@@ -1077,6 +1084,7 @@ impl<'s> Resolver<'s> {
             reexports: HashMap::new(),
             bases: HashMap::new(),
             file_bases: HashMap::new(),
+            chains: Default::default(),
         }
     }
 
@@ -1896,6 +1904,21 @@ impl<'s> Resolver<'s> {
     /// `Router`: `route` returns `Self`), as the signatures of what it resolves to with at
     /// least [`CHAIN_FLOOR`] say, when they agree; `None` when unknown.
     fn chain_class<'a>(
+        &'a self,
+        r: &ReferenceRow,
+        chain: &str,
+        callables: &mut Callables<'a>,
+    ) -> Option<String> {
+        let key = (r.file_id, r.enclosing, chain.to_owned());
+        if let Some(known) = crate::lock(&self.chains).get(&key) {
+            return known.clone();
+        }
+        let class = self.chain_class_read(r, chain, callables);
+        crate::lock(&self.chains).insert(key, class.clone());
+        class
+    }
+
+    fn chain_class_read<'a>(
         &'a self,
         r: &ReferenceRow,
         chain: &str,
