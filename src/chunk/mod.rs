@@ -80,7 +80,9 @@ use tree_sitter::Tree;
 /// version 36 those in a call's trailing lambda too, Kotlin's calls that pass only a lambda
 /// (`writeZip { … }`), and the outline languages' heads read over several lines, since version
 /// 37 a receiver that is a chain of calls written out (`Router::new().route()`, not `(…)`) and
-/// a Rust variable bound to one (`let res = client.get(url).await`); part of
+/// a variable bound to one (Rust's `let res = client.get(url).await`, JavaScript's and
+/// TypeScript's `const qb = repo.createQueryBuilder()`), and TypeScript's declared types of
+/// parameters, locals and fields; part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
 /// text is unchanged).
 pub const CHUNKER_VERSION: i32 = 37;

@@ -91,6 +91,8 @@ struct Binding {
     /// Where the name is in scope (bytes).
     start: usize,
     end: usize,
+    /// A TypeScript class's field: reached as `this.name` only (a bare `name` is a local).
+    member: bool,
 }
 
 /// The class name a declared type is called through; `None` for primitives, arrays and `var`.
@@ -204,6 +206,29 @@ fn rust_pointee(written: &str) -> Option<&str> {
     (t != "Self" && !t.starts_with("Self::")).then_some(t)
 }
 
+/// The class body a TypeScript parameter property (`constructor(private repo: Repo)`, with an
+/// accessibility modifier or `readonly`) is a field of.
+fn parameter_property_class(param: Node<'_>) -> Option<Node<'_>> {
+    if !matches!(param.kind(), "required_parameter" | "optional_parameter") {
+        return None;
+    }
+    let mut cursor = param.walk();
+    let property = param
+        .children(&mut cursor)
+        .any(|c| matches!(c.kind(), "accessibility_modifier" | "readonly"));
+    if !property {
+        return None;
+    }
+    let mut up = param.parent();
+    while let Some(n) = up {
+        if n.kind() == "class_body" {
+            return Some(n);
+        }
+        up = n.parent();
+    }
+    None
+}
+
 /// Where a declaration's name can be used: a parameter in its whole method (or lambda), a
 /// field in its whole class body, a local from its declaration to the end of its block.
 fn binding_scope(decl: Node<'_>) -> (usize, usize) {
@@ -231,7 +256,14 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
             if n.kind().ends_with("_declaration")
                 || matches!(
                     n.kind(),
-                    "function_definition" | "function_item" | "closure_expression" | "func_literal"
+                    "function_definition"
+                        | "function_item"
+                        | "closure_expression"
+                        | "func_literal"
+                        | "method_definition"
+                        | "arrow_function"
+                        | "function_expression"
+                        | "function"
                 )
                 || n.kind().starts_with("lambda")
                 || n.kind() == "local_function_statement"
@@ -260,11 +292,13 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
         return (decl.end_byte(), parent.end_byte());
     }
     let parent = decl.parent().unwrap_or(decl);
-    let field = matches!(decl.kind(), "field_declaration" | "property_declaration")
-        || (decl.kind() == "variable_declaration"
-            && decl
-                .parent()
-                .is_some_and(|p| p.kind() == "field_declaration"));
+    let field = matches!(
+        decl.kind(),
+        "field_declaration" | "property_declaration" | "public_field_definition"
+    ) || (decl.kind() == "variable_declaration"
+        && decl
+            .parent()
+            .is_some_and(|p| p.kind() == "field_declaration"));
     if field {
         // The class body the field is declared in.
         let mut up = decl.parent();
@@ -289,11 +323,11 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
         by_name.entry(b.name.as_str()).or_default().push(b);
     }
     // The innermost binding of `var` in scope at `at` that starts before it.
-    let binding_of = |var: &str, at: usize| -> Option<&Binding> {
+    let binding_of = |var: &str, at: usize, on_this: bool| -> Option<&Binding> {
         by_name
             .get(var)?
             .iter()
-            .filter(|b| b.start < at && at < b.end)
+            .filter(|b| b.start < at && at < b.end && (on_this || !b.member))
             .max_by_key(|b| b.start)
             .copied()
     };
@@ -312,7 +346,7 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
             if var.is_empty() || var.contains(['.', ':']) || var == UNNAMED_RECEIVER {
                 break;
             }
-            let Some(binding) = binding_of(var, at) else {
+            let Some(binding) = binding_of(var, at, var.len() < q.len()) else {
                 break;
             };
             call.qualifier = Some(format!("{}{rest}", binding.ty));
@@ -329,7 +363,17 @@ pub(super) fn chain_root(qualifier: &str) -> Option<(&str, &str)> {
         return None;
     }
     let cut = qualifier.find(['.', ':', '('])?;
-    (qualifier.as_bytes()[cut] != b'(').then(|| qualifier.split_at(cut))
+    if qualifier.as_bytes()[cut] == b'(' {
+        return None;
+    }
+    // A field is a name too: `this.repo` of `this.repo.find()`, not of `this.find()`.
+    if matches!(&qualifier[..cut], "this" | "self")
+        && let Some(next) = qualifier[cut + 1..].find(['.', ':', '('])
+        && qualifier.as_bytes()[cut + 1 + next] != b'('
+    {
+        return Some(qualifier.split_at(cut + 1 + next));
+    }
+    Some(qualifier.split_at(cut))
 }
 
 pub(super) struct RawCall {
@@ -392,12 +436,25 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                             .then(|| receiver_chain(t, text))?
                     })
                 {
+                    let name = text[n.byte_range()].to_owned();
+                    // TypeScript's `constructor(private repo: Repository<User>)` declares a
+                    // field too, reached as `this.repo` in the whole class.
+                    if let Some(body) = parameter_property_class(node) {
+                        bindings.push(Binding {
+                            name: name.clone(),
+                            ty: ty.clone(),
+                            start: body.start_byte(),
+                            end: body.end_byte(),
+                            member: true,
+                        });
+                    }
                     let (start, end) = binding_scope(node);
                     bindings.push(Binding {
-                        name: text[n.byte_range()].to_owned(),
+                        name,
                         ty,
                         start,
                         end,
+                        member: node.kind() == "public_field_definition",
                     });
                 }
             }
@@ -855,6 +912,37 @@ fn impl_type_name(node: Node<'_>, text: &str) -> String {
     text[node.byte_range()].to_owned()
 }
 
+/// A declaration without a body (an overload's signature, an interface's or a trait's
+/// method) up to the end of the line its parameter list closes on, so that a return type
+/// written after parameters over several lines is kept: its first line when that line opens
+/// no parameter list (a macro, a type), or the list does not close within a few lines.
+fn through_parameters(declaration: &str) -> &str {
+    const LINES: usize = 12;
+    let first = declaration.lines().next().unwrap_or_default();
+    let Some(open) = first.find('(') else {
+        return first;
+    };
+    let mut depth = 0usize;
+    for (i, c) in declaration[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    let end = open + i;
+                    let line_end = declaration[end..]
+                        .find('\n')
+                        .map_or(declaration.len(), |n| end + n);
+                    return &declaration[..line_end];
+                }
+            }
+            '\n' if declaration[..open + i].matches('\n').count() >= LINES => return first,
+            _ => {}
+        }
+    }
+    first
+}
+
 /// A definition's head: its text up to its body, on one line (Ruby's first line: what comes
 /// before a Ruby body may be comments).
 fn signature(lang: CodeLanguage, node: Node<'_>, text: &str) -> String {
@@ -867,7 +955,10 @@ fn signature(lang: CodeLanguage, node: Node<'_>, text: &str) -> String {
         .filter(|b| b.start_byte() > node.start_byte() && lang != CodeLanguage::Ruby);
     let head = match body {
         Some(b) => &text[node.start_byte()..b.start_byte()],
-        None => text[node.byte_range()].lines().next().unwrap_or_default(),
+        None if lang == CodeLanguage::Ruby => {
+            text[node.byte_range()].lines().next().unwrap_or_default()
+        }
+        None => through_parameters(&text[node.byte_range()]),
     };
     let mut one_line = head.split_whitespace().collect::<Vec<_>>().join(" ");
     let one_line_len = one_line.chars().count();

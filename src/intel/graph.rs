@@ -1025,8 +1025,9 @@ struct Resolver<'s> {
 /// (file, enclosing definition, receiver chain) -> the class it returns, if known.
 type ChainClasses = std::sync::Mutex<HashMap<(i64, Option<i32>, String), Option<String>>>;
 
-/// How confident the resolution of a call in a receiver chain must be for the class it returns
-/// to type the next call: the graph's default threshold.
+/// How confident the resolution of a call in a receiver chain must be, over all the
+/// definitions it reaches, for the class they return to type the next call: the graph's default
+/// threshold.
 const CHAIN_FLOOR: f32 = 0.35;
 
 /// Calls that return what they are called on, as far as the next call's receiver goes:
@@ -1901,8 +1902,9 @@ impl<'s> Resolver<'s> {
     }
 
     /// The class the last call of a receiver chain returns (`Router::new().route()` is a
-    /// `Router`: `route` returns `Self`), as the signatures of what it resolves to with at
-    /// least [`CHAIN_FLOOR`] say, when they agree; `None` when unknown.
+    /// `Router`: `route` returns `Self`), as the signatures of what it resolves to say, when
+    /// they all agree and the call resolves to them with [`CHAIN_FLOOR`] together; `None`
+    /// when unknown.
     fn chain_class<'a>(
         &'a self,
         r: &ReferenceRow,
@@ -1938,14 +1940,19 @@ impl<'s> Resolver<'s> {
         let Outcome::Targets(hits) = self.resolve(&call, callables) else {
             return None;
         };
-        let mut classes = hits
-            .iter()
-            .filter(|(.., confidence)| *confidence >= CHAIN_FLOOR)
-            .map(|(d, ..)| returned(d));
-        let first = classes.next()??;
-        classes
-            .all(|c| c.as_deref() == Some(first.as_str()))
-            .then_some(first)
+        // Every definition it may be names the same class (a TypeScript function's overloads
+        // and its implementation, each with a share of the confidence), together sure enough.
+        let mut class: Option<String> = None;
+        let mut total = 0.0;
+        for (d, _, confidence) in &hits {
+            let returns = returned(d)?;
+            if class.as_ref().is_some_and(|c| *c != returns) {
+                return None;
+            }
+            class = Some(returns);
+            total += confidence;
+        }
+        class.filter(|_| total >= CHAIN_FLOOR)
     }
 
     /// The class a lambda's receiver is: written (`Buffer`), or, for the lambda passed to a
@@ -2305,12 +2312,31 @@ impl<'s> Resolver<'s> {
                 .as_deref()
                 .is_none_or(|q| crate::parse::component_name(&r.file_path).is_some_and(|c| c == q));
         let implicit_self = !receiver && (template || calls_own_methods_bare(family(&r.file_path)));
-        let local: Vec<&DefinitionRow> = callable
+        let mut local: Vec<&DefinitionRow> = callable
             .iter()
             .copied()
             .filter(|d| d.file_id == r.file_id)
             .filter(|d| fits(d) || (implicit_self && d.kind == "method"))
             .collect();
+        // A function defined in a definition the call is in (`const escape = (a) => …` in the
+        // method that calls `escape(…)`) is the one its scope sees, whatever other methods of
+        // the file define by the same name.
+        // The innermost scope wins: the one whose qualified name is the longest start of the
+        // call's definition's (`S.insert.escape` for a call in `S.insert.createSubQuery`).
+        if !receiver
+            && local.len() > 1
+            && let Some(around) = r.enclosing_qualified.as_deref()
+        {
+            let around = segments(around);
+            let scope_of = |d: &DefinitionRow| -> Option<usize> {
+                let own = segments(&d.qualified);
+                let scope = &own[..own.len().saturating_sub(1)];
+                (d.parent.is_some() && around.starts_with(scope)).then_some(scope.len())
+            };
+            if let Some(innermost) = local.iter().filter_map(|d| scope_of(d)).max() {
+                local.retain(|d| scope_of(d) == Some(innermost));
+            }
+        }
         if !local.is_empty() {
             return spread(
                 local,

@@ -1291,7 +1291,7 @@ fn receivers_that_are_calls_are_written_as_their_chains() {
     ] {
         assert!(got.contains(&want), "{want:?} in {got:?}");
     }
-    // TypeScript: `new` gives the class (its parameters are not typed here); Go's and Python's
+    // TypeScript: `new` gives the class, a declared parameter its type; Go's and Python's
     // selectors; Java's invocations.
     let x = run(
         "src/a.ts",
@@ -1301,7 +1301,28 @@ fn receivers_that_are_calls_are_written_as_their_chains() {
     for want in [
         q("run", "Query.where()"),
         q("where", "Query"),
-        q("close", "db.open()"),
+        q("close", "Db.open()"),
+    ] {
+        assert!(got.contains(&want), "{want:?} in {got:?}");
+    }
+    // TypeScript's declared parameters, locals and fields (a field only on `this`), and locals
+    // bound to `new` or a chain.
+    let x = run(
+        "src/b.ts",
+        "export class S {\n  private repo: Repository<User>;\n  constructor(protected ds: DataSource) {}\n  find(qb: SelectQueryBuilder<User>, n?: Options) {\n    qb.where(a);\n    n.merge();\n    this.repo.save(u);\n    repo.save(u);\n    const q2 = this.repo.createQueryBuilder(\"u\");\n    q2.getMany();\n    const b = new Builder();\n    b.build();\n    const c: Client = make();\n    c.send();\n  }\n  other() {\n    qb.where(b);\n    this.ds.createQueryBuilder().from(t);\n  }\n}\n",
+    );
+    let got = quals(&x);
+    for want in [
+        q("where", "SelectQueryBuilder"),
+        q("merge", "Options"),
+        q("save", "Repository"),
+        q("save", "repo"),
+        q("getMany", "Repository.createQueryBuilder()"),
+        q("build", "Builder"),
+        q("send", "Client"),
+        // A parameter is in scope in its own method only; a parameter property in its class.
+        q("where", "qb"),
+        q("from", "DataSource.createQueryBuilder()"),
     ] {
         assert!(got.contains(&want), "{want:?} in {got:?}");
     }
@@ -1329,4 +1350,29 @@ fn receivers_that_are_calls_are_written_as_their_chains() {
         "{:?}",
         quals(&x)
     );
+}
+
+#[test]
+fn declarations_without_a_body_keep_what_follows_their_parameters() {
+    let x = run(
+        "src/ds.ts",
+        "export class DataSource {\n  createQueryBuilder<E>(\n    entity: Target<E>,\n    alias: string,\n  ): SelectQueryBuilder<E>\n  createQueryBuilder(runner?: Runner): SelectQueryBuilder<any>\n  createQueryBuilder(a?: any, b?: string): SelectQueryBuilder<any> {\n    return make(a, b)\n  }\n}\n",
+    );
+    let signatures: Vec<&str> = x
+        .definitions
+        .iter()
+        .filter(|d| d.name == "createQueryBuilder")
+        .map(|d| d.signature.as_str())
+        .collect();
+    assert_eq!(
+        signatures,
+        [
+            "createQueryBuilder<E>( entity: Target<E>, alias: string, ): SelectQueryBuilder<E>",
+            "createQueryBuilder(runner?: Runner): SelectQueryBuilder<any>",
+            "createQueryBuilder(a?: any, b?: string): SelectQueryBuilder<any>",
+        ]
+    );
+    // A Rust macro's head is its first line, as before.
+    let x = run("src/m.rs", "macro_rules! again {\n    () => {};\n}\n");
+    assert_eq!(x.definitions[0].signature, "macro_rules! again");
 }

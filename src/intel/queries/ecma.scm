@@ -53,6 +53,17 @@
   (export_statement
     declaration: (variable_declaration
       (variable_declarator name: (identifier) @name) @def.variable)))
+; Locals bound to `new Foo()` or to a chain of calls (`const qb = repo.createQueryBuilder()`,
+; `const res = await client.get(url)`) (@var with @var.name and @var.type): a call on the name
+; is a call on what the value is (a chain is followed by the resolver).
+(lexical_declaration
+  (variable_declarator
+    name: (identifier) @var.name
+    value: [
+      (new_expression constructor: [(identifier) (member_expression)] @var.type)
+      (call_expression function: (member_expression)) @var.type
+      (await_expression (call_expression function: (member_expression))) @var.type
+    ])) @var
 ; Any other object literal bound to a name qualifies its methods (`objectTraps.get`), defining
 ; nothing.
 (variable_declarator name: (identifier) @name value: (object)) @scope.object

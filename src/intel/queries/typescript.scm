@@ -11,3 +11,13 @@
 (public_field_definition
   name: (_) @name
   value: [(arrow_function) (function_expression)]) @def.method
+
+; Declared types of parameters, locals and fields (@var with @var.name and @var.type): a call
+; on the name (a field's: on `this.name`) is a call on the type.
+(required_parameter pattern: (identifier) @var.name type: (type_annotation (_) @var.type)) @var
+(optional_parameter pattern: (identifier) @var.name type: (type_annotation (_) @var.type)) @var
+(lexical_declaration
+  (variable_declarator name: (identifier) @var.name type: (type_annotation (_) @var.type))) @var
+(public_field_definition
+  name: (property_identifier) @var.name
+  type: (type_annotation (_) @var.type)) @var
