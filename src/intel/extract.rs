@@ -919,28 +919,17 @@ fn impl_type_name(node: Node<'_>, text: &str) -> String {
 fn through_parameters(declaration: &str) -> &str {
     const LINES: usize = 12;
     let first = declaration.lines().next().unwrap_or_default();
-    let Some(open) = first.find('(') else {
+    let Some(close) = first
+        .find('(')
+        .and_then(|open| super::returns::closing_parenthesis(declaration, open))
+        .filter(|&close| declaration[..close].matches('\n').count() <= LINES)
+    else {
         return first;
     };
-    let mut depth = 0usize;
-    for (i, c) in declaration[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    let end = open + i;
-                    let line_end = declaration[end..]
-                        .find('\n')
-                        .map_or(declaration.len(), |n| end + n);
-                    return &declaration[..line_end];
-                }
-            }
-            '\n' if declaration[..open + i].matches('\n').count() >= LINES => return first,
-            _ => {}
-        }
-    }
-    first
+    let line_end = declaration[close..]
+        .find('\n')
+        .map_or(declaration.len(), |n| close + n);
+    &declaration[..line_end]
 }
 
 /// A definition's head: its text up to its body, on one line (Ruby's first line: what comes

@@ -52,15 +52,20 @@ fn after_parameters<'a>(signature: &'a str, name: &str) -> Option<&'a str> {
     let at = find_word(signature, name)? + name.len();
     let rest = &signature[at..];
     // Generic parameters before the list: `fn get<T: Into<u8>>(…)`.
-    let open = rest.find('(')?;
+    let close = closing_parenthesis(rest, rest.find('(')?)?;
+    Some(&rest[close + 1..])
+}
+
+/// Where the parenthesis that closes the one at `open` in `text` is.
+pub(super) fn closing_parenthesis(text: &str, open: usize) -> Option<usize> {
     let mut depth = 0usize;
-    for (i, c) in rest[open..].char_indices() {
+    for (i, c) in text[open..].char_indices() {
         match c {
             '(' => depth += 1,
             ')' => {
-                depth -= 1;
+                depth = depth.checked_sub(1)?;
                 if depth == 0 {
-                    return Some(&rest[open + i + 1..]);
+                    return Some(open + i);
                 }
             }
             _ => {}

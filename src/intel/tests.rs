@@ -1265,90 +1265,80 @@ Use `<Card>` for a link; never `<Old />`.
 
 #[test]
 fn receivers_that_are_calls_are_written_as_their_chains() {
-    let quals = |x: &Extraction| -> Vec<(String, Option<String>)> {
-        x.references
+    // Each (name, qualifier) is among the calls `text` makes.
+    let has = |path: &str, text: &str, want: &[(&str, &str)]| {
+        let x = run(path, text);
+        let got: Vec<(&str, Option<&str>)> = x
+            .references
             .iter()
-            .map(|r| (r.name.clone(), r.qualifier.clone()))
-            .collect()
+            .map(|r| (r.name.as_str(), r.qualifier.as_deref()))
+            .collect();
+        for (name, qualifier) in want {
+            assert!(
+                got.contains(&(*name, Some(*qualifier))),
+                "{name} on {qualifier} in {got:?}"
+            );
+        }
     };
-    let q = |name: &str, qualifier: &str| (name.to_owned(), Some(qualifier.to_owned()));
     // Rust: paths, `.await` and `?` dropped, `self` as its type, a variable bound to a chain
     // followed to the type the chain starts from.
-    let x = run(
+    has(
         "src/lib.rs",
         "impl App {\n    async fn run(&self, c: Client, rx: Receiver) -> Result<(), E> {\n        Router::new().route(\"/\", h).layer(l);\n        let res = c.get(u).await?;\n        res.text();\n        self.inner().close();\n        items[0].clone().len();\n        let rx = rx.clone();\n        rx.recv();\n        Ok(())\n    }\n}\n",
+        &[
+            ("layer", "Router::new().route()"),
+            ("route", "Router::new()"),
+            ("text", "Client.get()"),
+            ("close", "App.inner()"),
+            ("len", "(…)"),
+            // A variable shadowing itself: the one before it in its value.
+            ("clone", "Receiver"),
+            ("recv", "Receiver.clone()"),
+        ],
     );
-    let got = quals(&x);
-    for want in [
-        q("layer", "Router::new().route()"),
-        q("route", "Router::new()"),
-        q("text", "Client.get()"),
-        q("close", "App.inner()"),
-        q("len", "(…)"),
-        // A variable shadowing itself: the one before it in its value.
-        q("clone", "Receiver"),
-        q("recv", "Receiver.clone()"),
-    ] {
-        assert!(got.contains(&want), "{want:?} in {got:?}");
-    }
     // TypeScript: `new` gives the class, a declared parameter its type; Go's and Python's
     // selectors; Java's invocations.
-    let x = run(
+    has(
         "src/a.ts",
         "export function f(db: Db) {\n  new Query(db).where(a).run();\n  (await db.open()).close();\n}\n",
+        &[
+            ("run", "Query.where()"),
+            ("where", "Query"),
+            ("close", "Db.open()"),
+        ],
     );
-    let got = quals(&x);
-    for want in [
-        q("run", "Query.where()"),
-        q("where", "Query"),
-        q("close", "Db.open()"),
-    ] {
-        assert!(got.contains(&want), "{want:?} in {got:?}");
-    }
     // TypeScript's declared parameters, locals and fields (a field only on `this`), and locals
     // bound to `new` or a chain.
-    let x = run(
+    has(
         "src/b.ts",
         "export class S {\n  private repo: Repository<User>;\n  constructor(protected ds: DataSource) {}\n  find(qb: SelectQueryBuilder<User>, n?: Options) {\n    qb.where(a);\n    n.merge();\n    this.repo.save(u);\n    repo.save(u);\n    const q2 = this.repo.createQueryBuilder(\"u\");\n    q2.getMany();\n    const b = new Builder();\n    b.build();\n    const c: Client = make();\n    c.send();\n  }\n  other() {\n    qb.where(b);\n    this.ds.createQueryBuilder().from(t);\n  }\n}\n",
+        &[
+            ("where", "SelectQueryBuilder"),
+            ("merge", "Options"),
+            ("save", "Repository"),
+            ("save", "repo"),
+            ("getMany", "Repository.createQueryBuilder()"),
+            ("build", "Builder"),
+            ("send", "Client"),
+            // A parameter is in scope in its own method only; a parameter property in its class.
+            ("where", "qb"),
+            ("from", "DataSource.createQueryBuilder()"),
+        ],
     );
-    let got = quals(&x);
-    for want in [
-        q("where", "SelectQueryBuilder"),
-        q("merge", "Options"),
-        q("save", "Repository"),
-        q("save", "repo"),
-        q("getMany", "Repository.createQueryBuilder()"),
-        q("build", "Builder"),
-        q("send", "Client"),
-        // A parameter is in scope in its own method only; a parameter property in its class.
-        q("where", "qb"),
-        q("from", "DataSource.createQueryBuilder()"),
-    ] {
-        assert!(got.contains(&want), "{want:?} in {got:?}");
-    }
-    let x = run(
+    has(
         "main.go",
         "package main\n\nfunc main() {\n\tchi.NewRouter().Route(\"/\", nil).Use(m)\n}\n",
+        &[("Use", "chi.NewRouter().Route()")],
     );
-    assert!(
-        quals(&x).contains(&q("Use", "chi.NewRouter().Route()")),
-        "{:?}",
-        quals(&x)
+    has(
+        "a.py",
+        "def f():\n    Client(url).session().get(u)\n",
+        &[("get", "Client().session()")],
     );
-    let x = run("a.py", "def f():\n    Client(url).session().get(u)\n");
-    assert!(
-        quals(&x).contains(&q("get", "Client().session()")),
-        "{:?}",
-        quals(&x)
-    );
-    let x = run(
+    has(
         "src/B.java",
         "class B {\n  void f() {\n    new GsonBuilder().setLenient().create().toJson(x);\n  }\n}\n",
-    );
-    assert!(
-        quals(&x).contains(&q("toJson", "GsonBuilder.setLenient().create()")),
-        "{:?}",
-        quals(&x)
+        &[("toJson", "GsonBuilder.setLenient().create()")],
     );
 }
 

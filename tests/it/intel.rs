@@ -631,6 +631,26 @@ async fn calls_on_a_chain_reach_the_class_its_last_call_returns() {
                return new Query().where(\"a\").where(\"b\").run().rows();\n\
              }\n",
         ),
+        // A declared parameter's type; overloads whose signatures span lines agree.
+        (
+            "src/use.ts",
+            "import { Query, Result } from \"./query\";\n\
+             \n\
+             export function count(q: Query): number {\n\
+               return q.where(\"c\").run().rows();\n\
+             }\n\
+             \n\
+             export function open(\n\
+               name: string,\n\
+             ): Result\n\
+             export function open(name: string, n?: number): Result {\n\
+               return new Result();\n\
+             }\n\
+             \n\
+             export function first(): number {\n\
+               return open(\"a\").rows();\n\
+             }\n",
+        ),
     ])
     .await;
     assert_callers(
@@ -642,9 +662,19 @@ async fn calls_on_a_chain_reach_the_class_its_last_call_returns() {
             ("Other::send", &[]),
             ("Response::text", &[("src/lib.rs", 49)]),
             ("Other::text", &[]),
-            ("Query.where", &[("src/query.ts", 26), ("src/query.ts", 26)]),
+            (
+                "Query.where",
+                &[
+                    ("src/query.ts", 26),
+                    ("src/query.ts", 26),
+                    ("src/use.ts", 4),
+                ],
+            ),
             ("Other.where", &[]),
-            ("Result.rows", &[("src/query.ts", 26)]),
+            (
+                "Result.rows",
+                &[("src/query.ts", 26), ("src/use.ts", 4), ("src/use.ts", 15)],
+            ),
             ("Other.rows", &[]),
         ],
     )
