@@ -125,7 +125,7 @@ fn declared_type(lang: CodeLanguage, written: &str) -> Option<String> {
 /// `*http.Request` and `List[T]` are `Mux`, `http.Request` and `List` (the resolver finds the
 /// package through the file's imports). Unexported types are lowercase (`node`), so case says
 /// nothing; builtin types, slices, maps, channels and functions have no methods in the index.
-fn go_type(written: &str) -> Option<String> {
+pub(super) fn go_type(written: &str) -> Option<String> {
     const BUILTIN: &[&str] = &[
         "any",
         "bool",
@@ -286,8 +286,9 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
             up = n.parent();
         }
     }
-    if decl.kind() == "let_declaration" {
-        // Rust's `let x = x.next();`: the `x` in the value is the one before.
+    if matches!(decl.kind(), "let_declaration" | "short_var_declaration") {
+        // Rust's `let x = x.next();`, Go's `x := x.Next()` in an inner block: the `x` in the
+        // value is the one before.
         let parent = decl.parent().unwrap_or(decl);
         return (decl.end_byte(), parent.end_byte());
     }

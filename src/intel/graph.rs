@@ -1892,6 +1892,18 @@ impl<'s> Resolver<'s> {
         // A call on what a chain of calls returns: `Router::new().route(…).layer(…)`.
         if let Some(chain) = r.qualifier.as_deref().filter(|q| is_chain(q)) {
             let class = self.chain_class(r, chain, callables);
+            // A Go type of another package (`http.Handler`) is named by an import of the file
+            // that returns it: unless the call's file imports that package too, it is taken to
+            // be outside the index, not any type of that name.
+            if let Some((package, _)) = class.as_deref().and_then(|c| c.split_once('.'))
+                && family(&r.file_path) == "go"
+                && !self
+                    .imports
+                    .get(&r.file_id)
+                    .is_some_and(|rows| rows.iter().any(|(row, _)| row.name == package))
+            {
+                return Outcome::External;
+            }
             let on = ReferenceRow {
                 qualifier: Some(class.unwrap_or_else(|| UNNAMED_RECEIVER.to_owned())),
                 ..r.clone()

@@ -31,10 +31,12 @@ pub(super) fn returned_class(
         "go" => {
             let rest = after_parameters(go_after_receiver(signature), name)?.trim();
             // `(*Mux, error)`: the first result.
-            match rest.strip_prefix('(') {
+            let first = match rest.strip_prefix('(') {
                 Some(results) => results.split([',', ')']).next()?,
                 None => rest,
-            }
+            };
+            // A type of another package keeps it (`http.Handler`).
+            return super::extract::go_type(first.trim());
         }
         "java" | "csharp" => before_name(signature, name)?,
         _ => return None,
@@ -349,6 +351,14 @@ mod tests {
                 None,
                 Some("Mux"),
             ),
+            (
+                "go",
+                "func (hr HeaderRouter) Handler(next http.Handler) http.Handler",
+                "Handler",
+                None,
+                Some("http.Handler"),
+            ),
+            ("go", "func Count() int", "Count", None, None),
             (
                 "go",
                 "func (mx *Mux) Use(m ...func(http.Handler))",

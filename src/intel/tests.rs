@@ -574,11 +574,11 @@ func (mx *Mux) Handle(pattern string, h http.Handler) {
             // A field's type is not followed.
             call("Walk", Some("mx.routes"), handle),
             call("NewRouter", None, handle),
-            // What `NewRouter` returns is not known; the closure's `r` is another variable.
-            call("Get", Some("r"), handle),
+            // `r` is what `NewRouter()` returns, which the resolver reads from its signature.
+            call("Get", Some("NewRouter()"), handle),
             call("Write", Some("http.ResponseWriter"), handle),
             call("Context", Some("http.Request"), handle),
-            call("Post", Some("r"), handle),
+            call("Post", Some("NewRouter()"), handle),
             // A builtin type names no definition.
             call("Error", Some("err"), handle),
         ]
@@ -1327,8 +1327,11 @@ fn receivers_that_are_calls_are_written_as_their_chains() {
     );
     has(
         "main.go",
-        "package main\n\nfunc main() {\n\tchi.NewRouter().Route(\"/\", nil).Use(m)\n}\n",
-        &[("Use", "chi.NewRouter().Route()")],
+        "package main\n\nfunc main() {\n\tchi.NewRouter().Route(\"/\", nil).Use(m)\n\tr, err := chi.NewRouter()\n\tr.Get(p)\n}\n",
+        &[
+            ("Use", "chi.NewRouter().Route()"),
+            ("Get", "chi.NewRouter()"),
+        ],
     );
     has(
         "a.py",

@@ -37,5 +37,10 @@
       (composite_literal type: (_) @var.type)
       (unary_expression operand: (composite_literal type: (_) @var.type))
     ] .)) @var
+; `r := chi.NewRouter()`, `f, err := os.Open(p)`: the first name is what the call returns (its
+; first result; the resolver follows the call).
+(short_var_declaration
+  left: (expression_list . (identifier) @var.name)
+  right: (expression_list . (call_expression) @var.type .)) @var
 
 (import_spec path: (_) @import.path) @import
