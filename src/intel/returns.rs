@@ -203,6 +203,9 @@ fn unwrapped(written: &str) -> Option<&str> {
     let named = !last.is_empty()
         && last.chars().all(|c| c.is_alphanumeric() || c == '_')
         && !last.starts_with(|c: char| c.is_ascii_digit())
+        // A type parameter (`<T> T fromJson(…)`), not a class.
+        && !(last.starts_with(|c: char| c.is_ascii_uppercase())
+            && (last.len() == 1 || (last.len() == 2 && last.as_bytes()[1].is_ascii_digit())))
         && !matches!(
             last,
             "void"
@@ -323,6 +326,14 @@ mod tests {
                 Some("List"),
             ),
             ("java", "public void close()", "close", None, None),
+            (
+                "java",
+                "public <T> T fromJson(String json)",
+                "fromJson",
+                None,
+                None,
+            ),
+            ("rust", "fn get<T>(&self) -> Option<T>", "get", None, None),
             (
                 "java",
                 "private Map<String, Integer> counts(int n)",
