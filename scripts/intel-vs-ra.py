@@ -10,9 +10,10 @@ rust-analyzer; it fetches the crate's dependencies through cargo) gives every re
 resolves; RA_LSIF=FILE keeps its output for the next run (or reads the output of a run on
 another workspace under ROOT, such as its `examples`). A reference to a function or method
 defined under the SOURCE_DIRs (default: src) that is a call as written (the name followed by
-`(` or by `::<…>(`; not a macro, not a path passed as a value) is a true call site. For each function and method codesearch holds there,
-those call sites are compared with the callers codesearch reports, at every confidence and at
->= 0.35 (the graph's default). Callers outside the SOURCE_DIRs are left out of both sides.
+`(` or by `::<…>(`; not a macro, not a path passed as a value) is a true call site. For each
+function and method codesearch holds there, those call sites are compared with the callers
+codesearch reports, at every confidence and at >= 0.35 (the graph's default). Callers outside
+the SOURCE_DIRs are left out of both sides.
 """
 import collections, json, os, re, subprocess, sys
 from urllib.parse import unquote, urlparse
