@@ -81,7 +81,8 @@ use tree_sitter::Tree;
 /// (`writeZip { … }`), and the outline languages' heads read over several lines, since version
 /// 37 a receiver that is a chain of calls written out (`Router::new().route()`, not `(…)`) and
 /// a variable bound to one (Rust's `let res = client.get(url).await`, JavaScript's and
-/// TypeScript's `const qb = repo.createQueryBuilder()`, Go's `r := chi.NewRouter()`), and
+/// TypeScript's `const qb = repo.createQueryBuilder()`, Go's `r := chi.NewRouter()`, Python's
+/// `client = Client(url)`), and
 /// TypeScript's declared types of
 /// parameters, locals and fields; part of
 /// every file's skip key, so a change re-processes files (vectors are reused where a chunk's

@@ -237,9 +237,17 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
         let ivar = decl
             .child_by_field_name("left")
             .is_some_and(|l| l.kind() == "instance_variable");
+        // Python's `client = Client(url)` types `client` after it, to the end of its function
+        // (or module).
+        let python = decl
+            .parent()
+            .is_some_and(|p| p.kind() == "expression_statement");
         let mut up = decl.parent();
         while let Some(n) = up {
             match n.kind() {
+                "function_definition" | "module" if python => {
+                    return (decl.end_byte(), n.end_byte());
+                }
                 "class" | "module" if ivar => return (n.start_byte(), n.end_byte()),
                 "method" | "singleton_method" if !ivar => {
                     return (decl.start_byte(), n.end_byte());
@@ -432,8 +440,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                 // the variable by what the chain returns ([`receiver_chain`]).
                 if let (Some(n), Some(t)) = (var_name, var_type)
                     && let Some(ty) = declared_type(lang, &text[t.byte_range()]).or_else(|| {
-                        t.kind()
-                            .ends_with("expression")
+                        (t.kind().ends_with("expression") || t.kind() == "call")
                             .then(|| receiver_chain(t, text))?
                     })
                 {

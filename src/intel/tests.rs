@@ -1335,8 +1335,16 @@ fn receivers_that_are_calls_are_written_as_their_chains() {
     );
     has(
         "a.py",
-        "def f():\n    Client(url).session().get(u)\n",
-        &[("get", "Client().session()")],
+        "def f():\n    Client(url).session().get(u)\n    c = Client(url)\n    c.close()\n    c = c.session()\n    c.get(u)\n\ndef g():\n    c.get(u)\n",
+        &[
+            ("get", "Client().session()"),
+            ("close", "Client()"),
+            // `c = c.session()`: the `c` in the value is the one before.
+            ("session", "Client()"),
+            ("get", "Client().session()"),
+            // Another function's `c` is not this one.
+            ("get", "c"),
+        ],
     );
     has(
         "src/B.java",

@@ -21,3 +21,7 @@
 
 (import_statement) @import
 (import_from_statement) @import
+
+; `client = Client(url)`, `s = client.session()` (@var with @var.name and @var.type): a call on
+; the name is a call on what the value returns (a chain, followed by the resolver).
+(assignment left: (identifier) @var.name right: (call) @var.type) @var
