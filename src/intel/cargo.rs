@@ -111,6 +111,11 @@ impl Crates {
         Some(out)
     }
 
+    /// Whether `name` is a crate of the repository.
+    pub fn owns(&self, name: &str) -> bool {
+        self.own.contains_key(name)
+    }
+
     /// Whether a path starting with `name` is in a crate outside the repository.
     pub fn is_external(&self, name: &str) -> bool {
         self.external.contains(name)
@@ -169,12 +174,7 @@ fn ident(package: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn write(root: &Path, path: &str, text: &str) {
-        let file = root.join(path);
-        std::fs::create_dir_all(file.parent().expect("a parent")).expect("mkdir");
-        std::fs::write(file, text).expect("write");
-    }
+    use crate::intel::tsconfig::tests::write;
 
     #[test]
     fn own_crates_dependencies_and_renames() {

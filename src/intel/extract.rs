@@ -351,11 +351,12 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
             };
             // A chain from a variable (`client.get()`) is a chain from its type.
             let (q, rest) = chain_root(q).unwrap_or((q, ""));
+            let on_this = q.starts_with("this.");
             let var = q.strip_prefix("this.").unwrap_or(q);
             if var.is_empty() || var.contains(['.', ':']) || var == UNNAMED_RECEIVER {
                 break;
             }
-            let Some(binding) = binding_of(var, at, var.len() < q.len()) else {
+            let Some(binding) = binding_of(var, at, on_this) else {
                 break;
             };
             call.qualifier = Some(format!("{}{rest}", binding.ty));

@@ -2104,33 +2104,31 @@ impl<'s> Resolver<'s> {
         // or from another crate of the repository that no import shadows
         // (`axum_core::body::Body::new()`, a binary's `codesearch::roots::remove()`).
         if let (Some(q), Some(root), "rust") = (&r.qualifier, q_root, ref_lang) {
-            let mut path: Vec<String> = q.split("::").map(str::to_owned).collect();
-            path.push(r.name.clone());
-            let keys = if matches!(root, "crate" | "self" | "super") {
-                Some(super::imports::rust_candidates(&r.file_path, &path))
-            } else if binding(root).is_empty() {
-                self.crates
-                    .get(&r.repository)
-                    .and_then(|c| c.candidates(&path))
-            } else {
-                None
-            };
-            let files: Vec<String> = keys
-                .into_iter()
-                .flatten()
-                .map(|k| k.trim_start_matches('/').to_owned())
-                .collect();
-            let hits = in_files(&files, false);
-            if !hits.is_empty() {
-                return spread(hits, Resolution::Import, 0.95);
-            }
-            // A path into a dependency (`tokio::sync::mpsc::channel()`) leaves the index. A
-            // path of one segment may be a variable's (`bytes.len()` beside the `bytes` crate).
-            let dependency = self
-                .crates
-                .get(&r.repository)
-                .is_some_and(|c| c.is_external(root));
-            if dependency && q.contains("::") && binding(root).is_empty() {
+            let crates = self.crates.get(&r.repository);
+            let relative = matches!(root, "crate" | "self" | "super");
+            if relative || (crates.is_some_and(|c| c.owns(root)) && binding(root).is_empty()) {
+                let mut path: Vec<String> = q.split("::").map(str::to_owned).collect();
+                path.push(r.name.clone());
+                let keys = match crates {
+                    _ if relative => super::imports::rust_candidates(&r.file_path, &path),
+                    Some(c) => c.candidates(&path).unwrap_or_default(),
+                    None => Vec::new(),
+                };
+                let files: Vec<String> = keys
+                    .into_iter()
+                    .map(|k| k.trim_start_matches('/').to_owned())
+                    .collect();
+                let hits = in_files(&files, false);
+                if !hits.is_empty() {
+                    return spread(hits, Resolution::Import, 0.95);
+                }
+            } else if q.contains("::")
+                && crates.is_some_and(|c| c.is_external(root))
+                && binding(root).is_empty()
+            {
+                // A path into a dependency (`tokio::sync::mpsc::channel()`) leaves the index. A
+                // path of one segment may be a variable's (`bytes.len()` beside the `bytes`
+                // crate).
                 return Outcome::External;
             }
         }
