@@ -77,6 +77,64 @@ def inside(path):
     return any(path.startswith(d.rstrip("/") + "/") for d in dirs)
 
 
+OPENER = {")": "(", "]": "[", "}": "{", ">": "<"}
+
+
+def start_line(path, line, column):
+    """The line a call's expression starts on, as codesearch records it: for a method called
+    on a receiver broken over lines (`Router::new()\n    .route("/", get(h))\n    .layer(l)`,
+    `(\n    a,\n    b,\n)\n.into_response()`), the line the receiver starts on. Read back from
+    the name through the receiver: names, `.`, `::`, `?`, macros' `!` and bracketed groups
+    (`<…>` after `::` only); a name or group joins the one after it only when they touch
+    (`get(…)`), and a `.` or `::` joins anything (`self\n    .inner`)."""
+    text = lines_of[path]
+    src = "\n".join(text)
+    i = sum(len(t) + 1 for t in text[:line - 1]) + column - 1
+    while i >= 0 and src[i].isspace():
+        i -= 1
+    # Only a call on a receiver (`.name(`) reaches back; a bare call starts at its name.
+    if i < 0 or src[i] != ".":
+        return line
+    start, last = i, "dot"  # what joins on the right of the next token read
+    i -= 1
+    while i >= 0:
+        j = i
+        while j >= 0 and src[j].isspace():
+            j -= 1
+        if j < 0:
+            break
+        touching = j == i
+        c = src[j]
+        if c in OPENER and (last == "dot" or (touching and last == "group")) \
+                and (c != ">" or last == "colons"):
+            depth, k = 0, j
+            while k >= 0:
+                if src[k] == c:
+                    depth += 1
+                elif src[k] == OPENER[c]:
+                    depth -= 1
+                    if depth == 0:
+                        break
+                k -= 1
+            if k < 0:
+                break
+            start, last, i = k, "group", k - 1
+        elif (c.isalnum() or c == "_") and (last in ("dot", "colons") or (touching and last == "group")):
+            while j >= 0 and (src[j].isalnum() or src[j] == "_"):
+                j -= 1
+            start, last, i = j + 1, "word", j
+        elif c == "!" and touching and last == "group":
+            i = j - 1  # a macro's name follows
+            last = "group"
+        elif c in ".?" and last in ("word", "group"):
+            start, last, i = j, "dot", j - 1
+        elif c == ":" and src[j - 1:j + 1] == "::" and last in ("word", "group"):
+            start, last, i = j - 1, "colons", j - 2
+        else:
+            break
+    return src.count("\n", 0, start) + 1
+
+
 CALL = re.compile(r"\s*(::\s*<.*?>\s*)?\(")
 # (definition path, name, name line) -> {(call path, call line)}
 truth = collections.defaultdict(set)
@@ -99,12 +157,7 @@ for range_id, result_set in nxt.items():
         w = where(u)
         if not w or not inside(w[0]) or not CALL.match(w[3]):
             continue
-        # A call's line is the line its expression starts on, as codesearch records it: in a
-        # chain broken over lines (`foo\n    .bar()`), the line above the `.` lines.
-        line, text = w[1], lines_of[w[0]]
-        while line > 1 and text[line - 1].lstrip().startswith("."):
-            line -= 1
-        truth[(d[0], d[2], d[1])].add((w[0], line))
+        truth[(d[0], d[2], d[1])].add((w[0], start_line(w[0], w[1], len(w[4]))))
 
 truth_of = ByNameLine(truth)
 defs = [d for d in definitions(repo, ["function", "method"]) if inside(d[0])]
