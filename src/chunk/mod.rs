@@ -82,12 +82,11 @@ use tree_sitter::Tree;
 /// 37 a receiver that is a chain of calls written out (`Router::new().route()`, not `(…)`) and
 /// a variable bound to one (Rust's `let res = client.get(url).await`, JavaScript's and
 /// TypeScript's `const qb = repo.createQueryBuilder()`, Go's `r := chi.NewRouter()`, Python's
-/// `client = Client(url)`), and
-/// TypeScript's declared types of
-/// parameters, locals and fields; part of
-/// every file's skip key, so a change re-processes files (vectors are reused where a chunk's
-/// text is unchanged).
-pub const CHUNKER_VERSION: i32 = 37;
+/// `client = Client(url)`), and TypeScript's declared types of parameters, locals and fields,
+/// since version 38 Rust types' members (fields, traits implemented, deref targets, aliases);
+/// part of every file's skip key, so a change re-processes files (vectors are reused where a
+/// chunk's text is unchanged).
+pub const CHUNKER_VERSION: i32 = 38;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -98,7 +98,7 @@ struct Binding {
 /// The class name a declared type is called through; `None` for primitives, arrays and `var`.
 /// C++'s query captures only named types, whatever their case (`string_view`); a type of the
 /// standard library keeps its `std::`, so the call is known to leave the index.
-fn declared_type(lang: CodeLanguage, written: &str) -> Option<String> {
+pub(super) fn declared_type(lang: CodeLanguage, written: &str) -> Option<String> {
     if lang == CodeLanguage::Go {
         return go_type(written);
     }
@@ -325,8 +325,10 @@ fn binding_scope(decl: Node<'_>) -> (usize, usize) {
 }
 
 /// Rewrites `reader.peek()` as `JsonReader.peek()` when `reader` is declared a `JsonReader`
-/// around the call (the innermost declaration wins); `this.reader.peek()` too.
-fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
+/// around the call (the innermost declaration wins); `this.reader.peek()` too. With `fields`
+/// (Rust), a variable's field too: `recipe.attributes.get()` is `Recipe.attributes.get()`,
+/// which the resolver reads through `Recipe`'s fields ([`super::members`]).
+fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding], fields: bool) {
     let mut by_name: HashMap<&str, Vec<&Binding>> = HashMap::new();
     for b in bindings {
         by_name.entry(b.name.as_str()).or_default().push(b);
@@ -350,7 +352,9 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding]) {
                 break;
             };
             // A chain from a variable (`client.get()`) is a chain from its type.
-            let (q, rest) = chain_root(q).unwrap_or((q, ""));
+            let (q, rest) = chain_root(q)
+                .or_else(|| fields.then(|| field_root(q))?)
+                .unwrap_or((q, ""));
             let on_this = q.starts_with("this.");
             let var = q.strip_prefix("this.").unwrap_or(q);
             if var.is_empty() || var.contains(['.', ':']) || var == UNNAMED_RECEIVER {
@@ -384,6 +388,13 @@ pub(super) fn chain_root(qualifier: &str) -> Option<(&str, &str)> {
         return Some(qualifier.split_at(cut + 1 + next));
     }
     Some(qualifier.split_at(cut))
+}
+
+/// A field path's variable and its fields: `recipe` and `.attributes` of `recipe.attributes`.
+fn field_root(qualifier: &str) -> Option<(&str, &str)> {
+    let cut = qualifier.find('.')?;
+    let (root, rest) = qualifier.split_at(cut);
+    (!root.is_empty() && !rest.contains([':', '('])).then_some((root, rest))
 }
 
 pub(super) struct RawCall {
@@ -591,9 +602,9 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
     let mut calls: Vec<RawCall> = calls.into_values().collect();
     calls.sort_by_key(|c| (c.start, std::cmp::Reverse(c.end)));
     if !bindings.is_empty() {
-        typed_receivers(&mut calls, &bindings);
+        typed_receivers(&mut calls, &bindings, lang == CodeLanguage::Rust);
     }
-    let references = enclose(&defs, &slots, &definitions, calls);
+    let references = enclose(&defs, &slots, &definitions, calls, lang);
 
     import_nodes.sort_by_key(|(id, node, ..)| (node.start_byte(), *id));
     import_nodes.dedup_by_key(|(id, ..)| *id);
@@ -606,10 +617,16 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
     if lang == CodeLanguage::Rust {
         imports::resolve_local_modules(rel_path, &mut imports);
     }
+    let members = if lang == CodeLanguage::Rust {
+        super::members::rust_members(tree, text)
+    } else {
+        Vec::new()
+    };
     Extraction {
         definitions,
         references,
         imports,
+        members,
     }
 }
 
@@ -688,6 +705,7 @@ fn enclose(
     slots: &[Option<u32>],
     definitions: &[Definition],
     calls: Vec<RawCall>,
+    lang: CodeLanguage,
 ) -> Vec<Reference> {
     let mut stack: Vec<usize> = Vec::new();
     let mut next = 0;
@@ -725,6 +743,11 @@ fn enclose(
         };
         let qualifier = match call.qualifier.as_deref() {
             Some("self" | "Self" | "this" | "cls") => class().or(call.qualifier),
+            // A Rust field of `self`, or a chain from one: `self.attributes.get()` is on the
+            // `attributes` of the `impl`'s type, which the resolver reads through its fields.
+            Some(q) if lang == CodeLanguage::Rust && q.starts_with("self.") => {
+                class().map(|c| c + &q[4..]).or(call.qualifier)
+            }
             // A chain from it: `self.builder().build()`.
             Some(q) => match chain_root(q) {
                 Some(("self" | "Self" | "this" | "cls", rest)) => {
@@ -903,7 +926,7 @@ pub(crate) fn owner_name(owner: &str) -> String {
 
 /// The type an `impl` block is for, without generics or references: `impl<T> Stack<T>` and
 /// `impl Display for &Stack` are both `Stack`.
-fn impl_type_name(node: Node<'_>, text: &str) -> String {
+pub(super) fn impl_type_name(node: Node<'_>, text: &str) -> String {
     let mut node = node;
     loop {
         match node.kind() {

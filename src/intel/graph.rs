@@ -31,8 +31,8 @@ use thiserror::Error;
 use crate::search::{SearchError, SearchService};
 use crate::source::SourceError;
 use crate::store::{
-    DefinitionLookup, DefinitionRow, ImportRow, NameMatch, Narrowing, ReferenceRow, Scope, Store,
-    StoreError,
+    DefinitionLookup, DefinitionRow, ImportRow, MemberRow, NameMatch, Narrowing, ReferenceRow,
+    Scope, Store, StoreError,
 };
 
 use super::cargo::{Crates, MAX_MANIFESTS};
@@ -1016,6 +1016,9 @@ struct Resolver<'s> {
     /// The same by (name, file) for each definition: a Kotlin `expect class` and its `actual`
     /// ones, in several files, derive from different classes.
     file_bases: HashMap<(String, i64), Vec<String>>,
+    /// Rust types' members read so far ([`Resolver::load_members`]), by type name: fields,
+    /// traits implemented, deref targets, aliased types.
+    members: HashMap<String, Vec<MemberRow>>,
     /// The class each receiver chain returns, by (file, enclosing definition, chain)
     /// ([`Resolver::chain_class`]): the calls of one chain share its links, and a query
     /// builder's `.where().andWhere().orderBy()` would resolve its first links again for each.
@@ -1043,6 +1046,17 @@ const PASS_THROUGH: &[&str] = &[
     "borrow_mut",
     "unwrap_or_default",
 ];
+
+/// How many fields deep a Rust field path (`context.config.color`) is followed.
+const FIELD_DEPTH: usize = 4;
+
+/// Where a Rust field path leads ([`Resolver::field_class`]).
+enum FieldPath {
+    /// The class of the last field's declared type.
+    Known(String),
+    /// A field whose type is unknown: the fields as written (`config.color`).
+    Unknown(String),
+}
 
 /// How many levels of base classes are read above the class a call is made in or on.
 const INHERITANCE_DEPTH: usize = 4;
@@ -1085,6 +1099,7 @@ impl<'s> Resolver<'s> {
             reexports: HashMap::new(),
             bases: HashMap::new(),
             file_bases: HashMap::new(),
+            members: HashMap::new(),
             chains: Default::default(),
         }
     }
@@ -1107,17 +1122,31 @@ impl<'s> Resolver<'s> {
                 .map(str::to_owned)
             })?
         };
+        // A Rust call on a field (`Recipe.attributes`) is on the field's type.
+        let class = |r: &ReferenceRow| match self.field_class(r) {
+            Some(FieldPath::Known(class)) => Some(class),
+            Some(FieldPath::Unknown(_)) => None,
+            None => class_of_call(r).map(str::to_owned),
+        };
         let mut wanted: BTreeSet<String> = refs
             .iter()
-            .filter_map(|r| class_of_call(r).map(str::to_owned))
+            .filter_map(class)
             .chain(refs.iter().filter_map(bare))
             .filter(|c| !self.bases.contains_key(c))
+            .collect();
+        // A Rust type's bases are its members' (the traits it implements, what it derefs to).
+        let mut rust: BTreeSet<String> = refs
+            .iter()
+            .filter(|r| family(&r.file_path) == "rust")
+            .filter_map(class)
             .collect();
         for _ in 0..INHERITANCE_DEPTH {
             if wanted.is_empty() {
                 break;
             }
             self.load_names(wanted.iter().cloned()).await?;
+            self.load_members_of(wanted.iter().filter(|c| rust.contains(*c)).cloned())
+                .await?;
             let mut next = BTreeSet::new();
             for class in &wanted {
                 let mut found: Vec<String> = Vec::new();
@@ -1134,6 +1163,14 @@ impl<'s> Resolver<'s> {
                         }
                     }
                     in_files.push(((class.clone(), d.file_id), own));
+                }
+                if rust.contains(class) {
+                    for b in member_bases(self.members.get(class)) {
+                        if !found.contains(&b) {
+                            found.push(b);
+                        }
+                    }
+                    rust.extend(found.iter().cloned());
                 }
                 self.file_bases.extend(in_files);
                 next.extend(
@@ -1159,7 +1196,114 @@ impl<'s> Resolver<'s> {
         self.load_names(calls.iter().map(|r| defined_as(&r.name).to_owned()))
             .await?;
         self.load_imports(&calls).await?;
+        self.load_members(&calls).await?;
         self.load_bases(&calls).await
+    }
+
+    /// Reads the members of the Rust types `classes` not read yet.
+    async fn load_members_of(
+        &mut self,
+        classes: impl IntoIterator<Item = String>,
+    ) -> Result<(), StoreError> {
+        let missing = not_loaded(classes, &self.members);
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let rows = self.store.members_of(self.scope, &missing).await?;
+        for c in missing {
+            self.members.entry(c).or_default();
+        }
+        for m in rows {
+            self.members.entry(m.owner.clone()).or_default().push(m);
+        }
+        Ok(())
+    }
+
+    /// Reads what following the Rust field paths among `refs`' qualifiers (`Recipe.attributes`
+    /// of `self.attributes.get()`, [`field_path`]) needs: the members of each type on the way,
+    /// and of the types it aliases or derefs to, whose fields it has too.
+    async fn load_members(&mut self, refs: &[ReferenceRow]) -> Result<(), StoreError> {
+        let mut paths: Vec<(String, Vec<&str>, &ReferenceRow)> = refs
+            .iter()
+            .filter_map(|r| field_path(r).map(|(class, fields)| (class.to_owned(), fields, r)))
+            .collect();
+        for _ in 0..FIELD_DEPTH {
+            if paths.is_empty() {
+                break;
+            }
+            let mut wanted: BTreeSet<String> = paths.iter().map(|(c, ..)| c.clone()).collect();
+            for _ in 0..INHERITANCE_DEPTH {
+                self.load_members_of(wanted.iter().cloned()).await?;
+                wanted = wanted
+                    .iter()
+                    .flat_map(|c| self.same_as(c))
+                    .filter(|t| !self.members.contains_key(t))
+                    .collect();
+                if wanted.is_empty() {
+                    break;
+                }
+            }
+            paths = paths
+                .into_iter()
+                .filter_map(|(class, fields, r)| {
+                    let (first, rest) = fields.split_first()?;
+                    let next = self.field_type(&class, first, r)?;
+                    (!rest.is_empty()).then(|| (next, rest.to_vec(), r))
+                })
+                .collect();
+        }
+        Ok(())
+    }
+
+    /// The types whose fields and methods a Rust type has as its own: those it aliases and
+    /// derefs to, as read.
+    fn same_as(&self, class: &str) -> Vec<String> {
+        self.members
+            .get(class)
+            .into_iter()
+            .flatten()
+            .filter(|m| matches!(m.kind.as_str(), "alias" | "deref"))
+            .map(|m| m.ty.clone())
+            .collect()
+    }
+
+    /// The type of `class`'s field `field`, or of the types it aliases or derefs to, as read,
+    /// seen from the call `r`: of several types of that name (a test's own `Recipe`), those
+    /// nearest its file ([`nearest_members`]); `None` when unknown or when they disagree.
+    fn field_type(&self, class: &str, field: &str, r: &ReferenceRow) -> Option<String> {
+        let mut level = vec![class.to_owned()];
+        for _ in 0..INHERITANCE_DEPTH {
+            let fields: Vec<&MemberRow> = level
+                .iter()
+                .flat_map(|c| self.members.get(c).into_iter().flatten())
+                .filter(|m| m.kind == "field" && m.name == field)
+                .collect();
+            let mut types = nearest_members(fields, r)
+                .into_iter()
+                .map(|m| m.ty.as_str());
+            if let Some(first) = types.next() {
+                return types.all(|t| t == first).then(|| first.to_owned());
+            }
+            level = level.iter().flat_map(|c| self.same_as(c)).collect();
+            if level.is_empty() {
+                break;
+            }
+        }
+        None
+    }
+
+    /// Where `r`'s qualifier, a Rust field path ([`field_path`]), leads, as far as
+    /// [`Self::load_members`] read; `None` for any other qualifier.
+    fn field_class(&self, r: &ReferenceRow) -> Option<FieldPath> {
+        let (class, fields) = field_path(r)?;
+        let mut class = class.to_owned();
+        for field in &fields {
+            match self.field_type(&class, field, r) {
+                Some(next) => class = next,
+                None => return Some(FieldPath::Unknown(fields.join("."))),
+            }
+        }
+        Some(FieldPath::Known(class))
     }
 
     /// The classes `class` derives from, nearest first, as far as [`Self::load_bases`] read;
@@ -1761,6 +1905,7 @@ impl<'s> Resolver<'s> {
                 .iter()
                 .any(|r| repositories.binary_search(r).is_err());
         self.load_imports(&refs).await?;
+        self.load_members(&refs).await?;
         self.load_bases(&refs).await?;
         self.load_receiver_calls(&refs).await?;
         let wanted: HashSet<(i64, i32)> = targets.iter().map(|d| (d.file_id, d.ordinal)).collect();
@@ -1803,6 +1948,7 @@ impl<'s> Resolver<'s> {
         self.load_names(refs.iter().map(|r| defined_as(&r.name).to_owned()))
             .await?;
         self.load_imports(&refs).await?;
+        self.load_members(&refs).await?;
         self.load_bases(&refs).await?;
         self.load_receiver_calls(&refs).await?;
         let by_key: HashMap<(i64, i32), &DefinitionRow> = sources
@@ -1852,6 +1998,17 @@ impl<'s> Resolver<'s> {
     /// can see ([`visible_from`]) and to the overloads that take its arguments best
     /// ([`by_arity`]), when some do and some do not.
     fn resolve<'a>(&'a self, r: &ReferenceRow, callables: &mut Callables<'a>) -> Outcome<'a> {
+        // A Rust call on a field (`Recipe.attributes.get()`) is a call on the field's type;
+        // on a field of unknown type, one on a receiver named like the field, as written.
+        if let Some(path) = self.field_class(r) {
+            let on = ReferenceRow {
+                qualifier: Some(match path {
+                    FieldPath::Known(class) | FieldPath::Unknown(class) => class,
+                }),
+                ..r.clone()
+            };
+            return self.resolve(&on, callables);
+        }
         // A call without a receiver in a Kotlin lambda whose `this` is known (`writeUtf8(s)` in
         // `Buffer().apply { … }`): the receiver's method where its class (or a base) has one,
         // or an extension of it; else the bare call it looks like (the enclosing class's
@@ -2573,8 +2730,9 @@ fn keep_sharing(
 /// The class a call is made on (a qualifier written like a type, or `this` rewritten as one)
 /// or, in the languages that call their own methods without `this.`, in.
 fn class_of_call(r: &ReferenceRow) -> Option<&str> {
-    // Rust and Go have no base classes: nothing to read for their calls.
-    if matches!(family(&r.file_path), "rust" | "go" | "other") {
+    // Go has no base classes: nothing to read for its calls. A Rust type's are what it
+    // implements and derefs to ([`Resolver::load_bases`]).
+    if matches!(family(&r.file_path), "go" | "other") {
         return None;
     }
     let enclosing_class = || r.enclosing_qualified.as_deref().and_then(owner_last);
@@ -2755,14 +2913,21 @@ fn file_stem(path: &str) -> &str {
 /// repository: okio's `jvmMain/kotlin/okio/ForwardingSource.kt` for a call in
 /// `jvmMain/kotlin/okio/HashingSource.kt`, not the `commonMain` or `nonJvmMain` copies.
 fn nearest<'a>(defs: Vec<&'a DefinitionRow>, r: &ReferenceRow) -> Vec<&'a DefinitionRow> {
-    let near = |d: &DefinitionRow| {
-        (d.repository == r.repository).then(|| common_prefix(&d.file_path, &r.file_path))
+    nearest_by(defs, r, |d| (&d.repository, &d.file_path))
+}
+
+/// Those of `items` in `r`'s repository whose files (`place`: repository and path) share the
+/// longest path with `r`'s; all of them when none is in its repository.
+fn nearest_by<T>(items: Vec<T>, r: &ReferenceRow, place: impl Fn(&T) -> (&str, &str)) -> Vec<T> {
+    let near = |t: &T| {
+        let (repository, path) = place(t);
+        (repository == r.repository).then(|| common_prefix(path, &r.file_path))
     };
-    let best = defs.iter().map(|d| near(d)).max().flatten();
+    let best = items.iter().map(near).max().flatten();
     if best.is_none() {
-        return defs;
+        return items;
     }
-    defs.into_iter().filter(|d| near(d) == best).collect()
+    items.into_iter().filter(|t| near(t) == best).collect()
 }
 
 fn common_prefix(a: &str, b: &str) -> usize {
@@ -2998,6 +3163,49 @@ fn returned(d: &DefinitionRow) -> Option<String> {
             owner_last(&d.qualified),
         ),
     }
+}
+
+/// A Rust qualifier that is a type's field path, after extraction wrote the variable or
+/// `self` as its type (`Recipe.attributes`, `Body.0`, `Config.color.palette`): the type and
+/// the fields; `None` for any other qualifier (a path, a chain, a variable).
+fn field_path(r: &ReferenceRow) -> Option<(&str, Vec<&str>)> {
+    if family(&r.file_path) != "rust" {
+        return None;
+    }
+    let q = r.qualifier.as_deref()?;
+    let (class, fields) = q.split_once('.')?;
+    let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+    let fields: Vec<&str> = fields.split('.').collect();
+    (class.starts_with(|c: char| c.is_uppercase())
+        && ident(class)
+        && fields.iter().all(|f| ident(f) && *f != "await"))
+    .then_some((class, fields))
+}
+
+/// Of the members of several types of one name, those of the call `r`'s file, else of its
+/// repository's files nearest it (the longest common path), else all.
+fn nearest_members<'a>(members: Vec<&'a MemberRow>, r: &ReferenceRow) -> Vec<&'a MemberRow> {
+    if members.iter().any(|m| m.file_id == r.file_id) {
+        return members
+            .into_iter()
+            .filter(|m| m.file_id == r.file_id)
+            .collect();
+    }
+    nearest_by(members, r, |m| (&m.repository, &m.file_path))
+}
+
+/// The bases a Rust type's members give it, in the order its methods are looked up: what it
+/// aliases (the same type), the traits it implements, what it derefs to.
+fn member_bases(members: Option<&Vec<MemberRow>>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for kind in ["alias", "trait", "deref"] {
+        for m in members.into_iter().flatten().filter(|m| m.kind == kind) {
+            if !out.contains(&m.ty) {
+                out.push(m.ty.clone());
+            }
+        }
+    }
+    out
 }
 
 fn first_segment(s: &str) -> &str {

@@ -17,6 +17,7 @@ mod extract;
 pub mod graph;
 mod imports;
 mod inherit;
+mod members;
 pub mod outline;
 pub mod render;
 mod returns;
@@ -85,6 +86,46 @@ pub struct Extraction {
     pub definitions: Vec<Definition>,
     pub references: Vec<Reference>,
     pub imports: Vec<Import>,
+    /// What its types hold and reach beyond their own methods (Rust only, [`members`]).
+    pub members: Vec<Member>,
+}
+
+/// A type's field, or a type whose methods it reaches: stored with the file, read by the
+/// type's name when a call on it or on its field is resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// The type's name as written, without generics: `Recipe`.
+    pub owner: String,
+    pub kind: MemberKind,
+    /// The field's name (`attributes`, `0` of a tuple struct); empty for the other kinds.
+    pub name: String,
+    /// The class the field's declared type, the trait, the deref target or the aliased type
+    /// is called through: `AttributeSet` of `AttributeSet<'src>`.
+    pub ty: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberKind {
+    /// A field of declared type `ty`.
+    Field,
+    /// The type implements the trait `ty` (`impl ColorDisplay for Value`).
+    Trait,
+    /// The type dereferences to `ty` (`impl Deref for Name { type Target = Token; }`).
+    Deref,
+    /// The type is an alias of `ty`.
+    Alias,
+}
+
+impl MemberKind {
+    /// As stored (`code_members.kind`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemberKind::Field => "field",
+            MemberKind::Trait => "trait",
+            MemberKind::Deref => "deref",
+            MemberKind::Alias => "alias",
+        }
+    }
 }
 
 /// Longest signature kept.

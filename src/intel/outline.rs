@@ -80,6 +80,7 @@ pub fn extract(file_type: &str, text: &str, rel_path: &str) -> Extraction {
         definitions,
         references,
         imports: imports(file_type, text, &lines, rel_path),
+        members: Vec::new(),
     }
 }
 

@@ -124,6 +124,7 @@ const NO_INTEL: &Extraction = &Extraction {
     definitions: Vec::new(),
     references: Vec::new(),
     imports: Vec::new(),
+    members: Vec::new(),
 };
 
 impl Store {

@@ -47,7 +47,7 @@ use self::sessions::{SessionPools, pool_options};
 pub use self::stats::{CollectionStats, FileStats, TermStat};
 pub use self::summary::{IndexSummary, RepositorySummary};
 pub use self::symbols::{
-    DefinitionLookup, DefinitionRow, ImportRow, NameMatch, Narrowing, ReferenceRow,
+    DefinitionLookup, DefinitionRow, ImportRow, MemberRow, NameMatch, Narrowing, ReferenceRow,
 };
 pub use self::upkeep::ANN_MIN_ROWS;
 

@@ -286,6 +286,7 @@ impl Store {
             "DELETE FROM code_definitions WHERE repository = $1",
             "DELETE FROM code_references WHERE repository = $1",
             "DELETE FROM code_imports WHERE repository = $1",
+            "DELETE FROM code_members WHERE repository = $1",
         ];
         for sql in statements {
             sqlx::query(sql)

@@ -56,6 +56,23 @@ pub struct ImportRow {
     pub candidates: Vec<String>,
 }
 
+/// A type's member as stored ([`crate::intel::Member`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberRow {
+    pub repository: String,
+    pub file_id: i64,
+    pub file_path: String,
+    pub owner: String,
+    /// `field`, `trait`, `deref` or `alias` ([`crate::intel::MemberKind::as_str`]).
+    pub kind: String,
+    pub name: String,
+    pub ty: String,
+}
+
+/// How many members of one type name [`Store::members_of`] reads: a name defined by many
+/// types across a workspace (`Config`, `Inner`) is read only so far.
+const MEMBERS_PER_OWNER: i64 = 256;
+
 /// [`Store::bare_importer_dirs`]' answers, by repository, with the scope fingerprint of each.
 pub(super) type ImporterDirs = Arc<Mutex<HashMap<String, (u64, Arc<Vec<String>>)>>>;
 
@@ -138,6 +155,14 @@ impl<'a> DefinitionLookup<'a> {
     }
 }
 
+/// The tables of a file's code intelligence rows, all keyed by `file_id`.
+pub(super) const INTEL_TABLES: [&str; 4] = [
+    "code_definitions",
+    "code_references",
+    "code_imports",
+    "code_members",
+];
+
 /// Replaces one file's rows (inside the file's transaction).
 pub(super) async fn replace_intel(
     tx: &mut Transaction<'_, Postgres>,
@@ -145,7 +170,7 @@ pub(super) async fn replace_intel(
     repository: &str,
     intel: &Extraction,
 ) -> Result<(), StoreError> {
-    for table in ["code_definitions", "code_references", "code_imports"] {
+    for table in INTEL_TABLES {
         sqlx::query(&format!("DELETE FROM {table} WHERE file_id = $1"))
             .bind(file_id)
             .execute(&mut **tx)
@@ -250,6 +275,24 @@ pub(super) async fn replace_intel(
         .await
         .map_err(q("recording a file's imports"))?;
     }
+    let members = &intel.members;
+    if !members.is_empty() {
+        sqlx::query(
+            "INSERT INTO code_members (file_id, repository, owner, kind, name, type)
+             SELECT $1, $2, m.owner, m.kind, m.name, m.type
+             FROM unnest($3::text[], $4::text[], $5::text[], $6::text[])
+               AS m(owner, kind, name, type)",
+        )
+        .bind(file_id)
+        .bind(repository)
+        .bind(members.iter().map(|m| m.owner.as_str()).collect::<Vec<_>>())
+        .bind(members.iter().map(|m| m.kind.as_str()).collect::<Vec<_>>())
+        .bind(members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>())
+        .bind(members.iter().map(|m| m.ty.as_str()).collect::<Vec<_>>())
+        .execute(&mut **tx)
+        .await
+        .map_err(q("recording a file's members"))?;
+    }
     Ok(())
 }
 
@@ -259,7 +302,7 @@ pub(super) async fn delete_intel(
     repository: &str,
     paths: &[String],
 ) -> Result<(), StoreError> {
-    for table in ["code_definitions", "code_references", "code_imports"] {
+    for table in INTEL_TABLES {
         sqlx::query(&format!(
             "DELETE FROM {table} WHERE file_id IN
                (SELECT id FROM indexed_files WHERE repository = $1 AND file_path = ANY($2))"
@@ -438,6 +481,46 @@ impl Store {
         .await
         .map_err(q("looking up definitions"))?;
         Ok(rows.iter().map(definition).collect())
+    }
+
+    /// The members of the types named `owners` ([`MemberRow`]), by repository, file and the
+    /// path, kind, name and type, at most [`MEMBERS_PER_OWNER`] per name.
+    pub async fn members_of(
+        &self,
+        scope: &Scope,
+        owners: &[String],
+    ) -> Result<Vec<MemberRow>, StoreError> {
+        if owners.is_empty() {
+            return Ok(Vec::new());
+        }
+        let repos = restriction(scope, None);
+        let rows = sqlx::query(&format!(
+            "SELECT m.* FROM unnest($2::text[]) AS o(owner) CROSS JOIN LATERAL (
+               SELECT m.repository, m.file_id, f.file_path, m.owner, m.kind, m.name, m.type
+               FROM code_members m JOIN indexed_files f ON f.id = m.file_id
+               WHERE m.owner = o.owner AND {}
+               ORDER BY m.repository, f.file_path, m.kind, m.name, m.type
+               LIMIT $3) m",
+            restriction_sql(repos.is_some(), "m")
+        ))
+        .bind(&repos)
+        .bind(owners)
+        .bind(MEMBERS_PER_OWNER)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("looking up types' members"))?;
+        Ok(rows
+            .iter()
+            .map(|r| MemberRow {
+                repository: r.get("repository"),
+                file_id: r.get("file_id"),
+                file_path: r.get("file_path"),
+                owner: r.get("owner"),
+                kind: r.get("kind"),
+                name: r.get("name"),
+                ty: r.get("type"),
+            })
+            .collect())
     }
 
     /// One definition by its file and ordinal (a graph node's parent, a call's enclosing

@@ -356,7 +356,7 @@ impl Store {
     pub async fn clear(&self) -> Result<(), StoreError> {
         sqlx::query(
             "TRUNCATE codebase_index, chunk_vectors, indexed_files, file_terms, repositories,
-               code_definitions, code_references, code_imports, vector_cache",
+               code_definitions, code_references, code_imports, code_members, vector_cache",
         )
         .execute(&self.pool)
         .await

@@ -682,6 +682,140 @@ async fn calls_on_a_chain_reach_the_class_its_last_call_returns() {
     d.stop().await;
 }
 
+/// Rust: a call on a field is on the field's declared type (`self.config.color.paint()`),
+/// a call on a type reaches what it derefs to, the provided methods of the traits it
+/// implements, and what an alias names; of two structs of one name, the nearer one's fields.
+#[tokio::test]
+async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() {
+    let d = Daemon::start(&[
+        (
+            "src/token.rs",
+            "pub struct Token {\n\
+                 pub line: usize,\n\
+             }\n\
+             \n\
+             impl Token {\n\
+                 pub fn lexeme(&self) -> &str {\n\
+                     \"\"\n\
+                 }\n\
+             }\n\
+             \n\
+             pub struct Other;\n\
+             \n\
+             impl Other {\n\
+                 pub fn lexeme(&self) -> &str {\n\
+                     \"\"\n\
+                 }\n\
+                 pub fn get(&self) {}\n\
+                 pub fn paint(&self) {}\n\
+                 pub fn show(&self) {}\n\
+             }\n",
+        ),
+        (
+            "src/name.rs",
+            "use std::ops::Deref;\n\
+             \n\
+             use crate::token::Token;\n\
+             \n\
+             pub struct Name {\n\
+                 token: Token,\n\
+             }\n\
+             \n\
+             impl Deref for Name {\n\
+                 type Target = Token;\n\
+                 fn deref(&self) -> &Token {\n\
+                     &self.token\n\
+                 }\n\
+             }\n",
+        ),
+        (
+            "src/lib.rs",
+            "pub mod app;\n\
+             pub mod name;\n\
+             pub mod token;\n\
+             \n\
+             use crate::name::Name;\n\
+             \n\
+             pub trait Show {\n\
+                 fn show(&self) -> String {\n\
+                     String::new()\n\
+                 }\n\
+             }\n\
+             \n\
+             pub struct Set(Vec<u8>);\n\
+             \n\
+             impl Set {\n\
+                 pub fn get(&self) {}\n\
+             }\n\
+             \n\
+             pub struct Color;\n\
+             \n\
+             impl Color {\n\
+                 pub fn paint(&self) {}\n\
+             }\n\
+             \n\
+             pub struct Config {\n\
+                 pub color: Color,\n\
+             }\n\
+             \n\
+             pub struct Recipe {\n\
+                 pub attributes: Set,\n\
+                 pub name: Name,\n\
+                 config: Config,\n\
+             }\n\
+             \n\
+             impl Show for Recipe {}\n\
+             \n\
+             pub type Alias = Recipe;\n\
+             \n\
+             impl Recipe {\n\
+                 pub fn run(&self) {\n\
+                     self.attributes.get();\n\
+                     self.name.lexeme();\n\
+                     self.config.color.paint();\n\
+                 }\n\
+             }\n",
+        ),
+        (
+            "src/app.rs",
+            "use crate::name::Name;\n\
+             use crate::{Alias, Recipe, Show};\n\
+             \n\
+             pub fn use_it(recipe: &Recipe, alias: &Alias, name: Name) {\n\
+                 recipe.attributes.get();\n\
+                 name.lexeme();\n\
+                 recipe.show();\n\
+                 alias.show();\n\
+             }\n",
+        ),
+        // Another `Recipe`, whose `attributes` is no `Set`: farther from `src/app.rs`.
+        (
+            "tests/other.rs",
+            "struct Recipe {\n\
+                 attributes: Other,\n\
+             }\n\
+             \n\
+             struct Other;\n",
+        ),
+    ])
+    .await;
+    assert_callers(
+        &d,
+        &[
+            ("Set::get", &[("src/app.rs", 5), ("src/lib.rs", 41)]),
+            ("Other::get", &[]),
+            ("Token::lexeme", &[("src/app.rs", 6), ("src/lib.rs", 42)]),
+            ("Other::lexeme", &[]),
+            ("Color::paint", &[("src/lib.rs", 43)]),
+            ("Other::paint", &[]),
+            ("Show::show", &[("src/app.rs", 7), ("src/app.rs", 8)]),
+            ("Other::show", &[]),
+        ],
+    )
+    .await;
+    d.stop().await;
+}
+
 /// A notebook's code cells are Python's: what they define and call, on the notebook's lines.
 #[tokio::test]
 async fn a_notebooks_calls_reach_the_modules_it_imports() {

@@ -1,0 +1,276 @@
+//! What a Rust type holds and reaches beyond its own methods, which its definition's head
+//! does not say and its methods may be written far from: the declared types of its fields
+//! (`self.attributes.get()` is `AttributeSet::get`), the traits it implements (a trait's
+//! provided method called on it), the type it dereferences to (`name.lexeme()` on a `Name`
+//! that derefs to a `Token`) and the type an alias names (`type UnresolvedRecipe<'src> =
+//! Recipe<'src, …>`). Stored as [`Member`]s with the file; the resolver reads them by type
+//! name ([`super::graph`]).
+
+use std::collections::HashSet;
+
+use tree_sitter::{Node, Tree};
+
+use super::extract::{declared_type, impl_type_name};
+use super::{Member, MemberKind};
+use crate::chunk::CodeLanguage;
+
+/// Most members kept from one file (a generated file of a thousand structs).
+const MAX_MEMBERS: usize = 20_000;
+
+/// The members `tree` (a Rust file) declares, in the order written.
+pub(super) fn rust_members(tree: &Tree, text: &str) -> Vec<Member> {
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if out.len() >= MAX_MEMBERS {
+            break;
+        }
+        match node.kind() {
+            "struct_item" | "union_item" => fields(node, text, &mut out),
+            "impl_item" => implemented(node, text, &mut out),
+            // An alias at module level; `type Target = …` in an `impl` is read with it.
+            "type_item" if node.parent().is_none_or(|p| !in_impl_or_trait(p)) => {
+                alias(node, text, &mut out)
+            }
+            _ => {}
+        }
+        // Types are declared in modules and blocks, not in expressions: only statements'
+        // containers are entered.
+        if matches!(
+            node.kind(),
+            "source_file" | "mod_item" | "declaration_list" | "function_item" | "block"
+        ) {
+            let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+            stack.extend(children.into_iter().rev());
+        }
+    }
+    out.truncate(MAX_MEMBERS);
+    out
+}
+
+/// A struct's named fields (`name: Name<'src>`) and a tuple struct's (`self.0`), each with the
+/// class its declared type calls methods on; a field of one of the struct's own type
+/// parameters (`inner: B`) names no class.
+fn fields(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
+    let (Some(name), Some(body)) = (
+        node.child_by_field_name("name"),
+        node.child_by_field_name("body"),
+    ) else {
+        return;
+    };
+    let owner = &text[name.byte_range()];
+    let generics = type_parameters(node, text);
+    let mut push = |field: String, ty: Node<'_>| {
+        if let Some(class) = declared_type(CodeLanguage::Rust, &text[ty.byte_range()])
+            && !generics.contains(class.as_str())
+        {
+            out.push(Member {
+                owner: owner.to_owned(),
+                kind: MemberKind::Field,
+                name: field,
+                ty: class,
+            });
+        }
+    };
+    let mut cursor = body.walk();
+    match body.kind() {
+        "field_declaration_list" => {
+            for field in body.named_children(&mut cursor) {
+                if let (Some(n), Some(t)) = (
+                    field.child_by_field_name("name"),
+                    field.child_by_field_name("type"),
+                ) {
+                    push(text[n.byte_range()].to_owned(), t);
+                }
+            }
+        }
+        "ordered_field_declaration_list" => {
+            let types: Vec<Node<'_>> = body.children_by_field_name("type", &mut cursor).collect();
+            for (i, t) in types.into_iter().enumerate() {
+                push(i.to_string(), t);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `impl Trait for Type`: `Type` reaches the trait's provided methods; `impl Deref for Type {
+/// type Target = T; }` reaches `T`'s methods and fields too. A blanket `impl<T> Trait for T`
+/// names no type.
+fn implemented(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
+    let (Some(ty), Some(t)) = (
+        node.child_by_field_name("type"),
+        node.child_by_field_name("trait"),
+    ) else {
+        return;
+    };
+    let owner = impl_type_name(ty, text);
+    let trait_name = impl_type_name(t, text);
+    if type_parameters(node, text).contains(owner.as_str())
+        || !owner.chars().all(|c| c.is_alphanumeric() || c == '_')
+        || owner.is_empty()
+    {
+        return;
+    }
+    if matches!(trait_name.as_str(), "Deref" | "DerefMut") {
+        let mut cursor = node.walk();
+        let target = node
+            .child_by_field_name("body")
+            .into_iter()
+            .flat_map(|b| b.named_children(&mut cursor).collect::<Vec<_>>())
+            .filter(|item| item.kind() == "type_item")
+            .find(|item| {
+                item.child_by_field_name("name")
+                    .is_some_and(|n| &text[n.byte_range()] == "Target")
+            })
+            .and_then(|item| item.child_by_field_name("type"))
+            .and_then(|t| declared_type(CodeLanguage::Rust, &text[t.byte_range()]));
+        if let Some(target) = target
+            && target != owner
+            && !type_parameters(node, text).contains(target.as_str())
+        {
+            out.push(Member {
+                owner,
+                kind: MemberKind::Deref,
+                name: String::new(),
+                ty: target,
+            });
+        }
+        return;
+    }
+    out.push(Member {
+        owner,
+        kind: MemberKind::Trait,
+        name: String::new(),
+        ty: trait_name,
+    });
+}
+
+/// `type UnresolvedRecipe<'src> = Recipe<'src, UnresolvedDependency<'src>>;`: a call on the
+/// alias is a call on the type it names.
+fn alias(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
+    let (Some(name), Some(ty)) = (
+        node.child_by_field_name("name"),
+        node.child_by_field_name("type"),
+    ) else {
+        return;
+    };
+    let owner = &text[name.byte_range()];
+    if let Some(target) = declared_type(CodeLanguage::Rust, &text[ty.byte_range()])
+        && target != owner
+    {
+        out.push(Member {
+            owner: owner.to_owned(),
+            kind: MemberKind::Alias,
+            name: String::new(),
+            ty: target,
+        });
+    }
+}
+
+fn in_impl_or_trait(list: Node<'_>) -> bool {
+    list.kind() == "declaration_list"
+        && list
+            .parent()
+            .is_some_and(|p| matches!(p.kind(), "impl_item" | "trait_item"))
+}
+
+/// The names of a generic item's type parameters (`T` and `B` of `struct Body<T, B: Buf>`).
+fn type_parameters<'t>(node: Node<'_>, text: &'t str) -> HashSet<&'t str> {
+    let mut names = HashSet::new();
+    let Some(params) = node.child_by_field_name("type_parameters") else {
+        return names;
+    };
+    let mut stack = vec![params];
+    let mut cursor = params.walk();
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "type_identifier" => {
+                names.insert(&text[n.byte_range()]);
+            }
+            // Only the parameter's own name, not its bounds (`B: Buf`) or default.
+            "constrained_type_parameter" | "optional_type_parameter" | "type_parameter" => {
+                if let Some(left) = n
+                    .child_by_field_name("left")
+                    .or_else(|| n.child_by_field_name("name"))
+                {
+                    stack.push(left);
+                } else if let Some(first) = n.named_child(0) {
+                    stack.push(first);
+                }
+            }
+            _ => stack.extend(n.named_children(&mut cursor).collect::<Vec<_>>()),
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn members(source: &str) -> Vec<(String, &'static str, String, String)> {
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_rust::LANGUAGE.into())
+            .expect("the Rust grammar loads");
+        let tree = parser.parse(source, None).expect("parsed");
+        rust_members(&tree, source)
+            .into_iter()
+            .map(|m| (m.owner, m.kind.as_str(), m.name, m.ty))
+            .collect()
+    }
+
+    fn row(
+        owner: &str,
+        kind: &'static str,
+        name: &str,
+        ty: &str,
+    ) -> (String, &'static str, String, String) {
+        (owner.into(), kind, name.into(), ty.into())
+    }
+
+    #[test]
+    fn fields_traits_derefs_and_aliases_are_read() {
+        let source = r#"
+pub(crate) struct Recipe<'src, D = Dependency<'src>> {
+  pub(crate) attributes: AttributeSet<'src>,
+  pub(crate) dependencies: Vec<D>,
+  name: Name<'src>,
+  count: usize,
+  body: D,
+  shared: Arc<Mutex<State>>,
+  parent: &'src Recipe<'src>,
+}
+struct Wrapper(pub Inner, u8);
+impl<'src> Deref for Name<'src> {
+  type Target = Token<'src>;
+  fn deref(&self) -> &Self::Target { &self.token }
+}
+impl ColorDisplay for Value { }
+impl<T: Display> ColorDisplay for T { }
+impl<D> fmt::Display for Recipe<'_, D> { }
+impl Recipe<'_> { type Nope = u8; }
+pub(crate) type UnresolvedRecipe<'src> = Recipe<'src, UnresolvedDependency<'src>>;
+mod inner { struct Deep { token: Token } }
+fn f() { let x = 1; }
+"#;
+        assert_eq!(
+            members(source),
+            vec![
+                row("Recipe", "field", "attributes", "AttributeSet"),
+                row("Recipe", "field", "dependencies", "Vec"),
+                row("Recipe", "field", "name", "Name"),
+                row("Recipe", "field", "shared", "Mutex"),
+                row("Recipe", "field", "parent", "Recipe"),
+                row("Wrapper", "field", "0", "Inner"),
+                row("Name", "deref", "", "Token"),
+                row("Value", "trait", "", "ColorDisplay"),
+                row("Recipe", "trait", "", "Display"),
+                row("UnresolvedRecipe", "alias", "", "Recipe"),
+                row("Deep", "field", "token", "Token"),
+            ]
+        );
+    }
+}
