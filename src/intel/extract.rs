@@ -183,7 +183,7 @@ fn chain_start(call: Node<'_>) -> Node<'_> {
 /// The type a Rust parameter or local calls methods on: `&mut Stack`, `Box<Stack>`,
 /// `&Arc<Stack>` and `&'a dyn Store` are `Stack`, `Stack`, `Stack` and `Store`; `Self` is left
 /// to the `impl` around it.
-fn rust_pointee(written: &str) -> Option<&str> {
+pub(super) fn rust_pointee(written: &str) -> Option<&str> {
     let mut t = written.trim();
     loop {
         let before = t;

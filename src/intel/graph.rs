@@ -1056,6 +1056,8 @@ enum FieldPath {
     Known(String),
     /// A field whose type is unknown: the fields as written (`config.color`).
     Unknown(String),
+    /// A field whose type is a dependency's (`cookie::CookieJar`).
+    External,
 }
 
 /// How many levels of base classes are read above the class a call is made in or on.
@@ -1125,7 +1127,7 @@ impl<'s> Resolver<'s> {
         // A Rust call on a field (`Recipe.attributes`) is on the field's type.
         let class = |r: &ReferenceRow| match self.field_class(r) {
             Some(FieldPath::Known(class)) => Some(class),
-            Some(FieldPath::Unknown(_)) => None,
+            Some(FieldPath::Unknown(_) | FieldPath::External) => None,
             None => class_of_call(r).map(str::to_owned),
         };
         let mut wanted: BTreeSet<String> = refs
@@ -1248,7 +1250,7 @@ impl<'s> Resolver<'s> {
                 .filter_map(|(class, fields, r)| {
                     let (first, rest) = fields.split_first()?;
                     let next = self.field_type(&class, first, r)?;
-                    (!rest.is_empty()).then(|| (next, rest.to_vec(), r))
+                    (!rest.is_empty()).then(|| (last_segment(&next).to_owned(), rest.to_vec(), r))
                 })
                 .collect();
         }
@@ -1298,10 +1300,23 @@ impl<'s> Resolver<'s> {
         let (class, fields) = field_path(r)?;
         let mut class = class.to_owned();
         for field in &fields {
-            match self.field_type(&class, field, r) {
-                Some(next) => class = next,
-                None => return Some(FieldPath::Unknown(fields.join("."))),
-            }
+            let Some(next) = self.field_type(&class, field, r) else {
+                return Some(FieldPath::Unknown(fields.join(".")));
+            };
+            // A type written with a path (`cookie::CookieJar`): a dependency's is outside the
+            // index, whatever the repository names alike; the repository's own is its class.
+            class = match next.split_once("::") {
+                Some((root, _))
+                    if self
+                        .crates
+                        .get(&r.repository)
+                        .is_some_and(|c| c.is_external(root)) =>
+                {
+                    return Some(FieldPath::External);
+                }
+                Some(_) => last_segment(&next).to_owned(),
+                None => next,
+            };
         }
         Some(FieldPath::Known(class))
     }
@@ -2004,6 +2019,7 @@ impl<'s> Resolver<'s> {
             let on = ReferenceRow {
                 qualifier: Some(match path {
                     FieldPath::Known(class) | FieldPath::Unknown(class) => class,
+                    FieldPath::External => return Outcome::External,
                 }),
                 ..r.clone()
             };

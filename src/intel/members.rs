@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use tree_sitter::{Node, Tree};
 
-use super::extract::{declared_type, impl_type_name};
+use super::extract::{declared_type, impl_type_name, rust_pointee};
 use super::{Member, MemberKind};
 use crate::chunk::CodeLanguage;
 
@@ -62,14 +62,15 @@ fn fields(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
     let owner = &text[name.byte_range()];
     let generics = type_parameters(node, text);
     let mut push = |field: String, ty: Node<'_>| {
-        if let Some(class) = declared_type(CodeLanguage::Rust, &text[ty.byte_range()])
+        let written = &text[ty.byte_range()];
+        if let Some(class) = declared_type(CodeLanguage::Rust, written)
             && !generics.contains(class.as_str())
         {
             out.push(Member {
                 owner: owner.to_owned(),
                 kind: MemberKind::Field,
                 name: field,
-                ty: class,
+                ty: with_path(written, class),
             });
         }
     };
@@ -92,6 +93,18 @@ fn fields(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
             }
         }
         _ => {}
+    }
+}
+
+/// A field's class with the path it is written with (`cookie::CookieJar`, whose methods are
+/// another crate's, not those of the repository's own `CookieJar`): the resolver tells a path
+/// into a dependency from one into the repository.
+fn with_path(written: &str, class: String) -> String {
+    let base = rust_pointee(written).unwrap_or(written);
+    let base = base.split('<').next().unwrap_or(base).trim();
+    match base.rsplit_once("::") {
+        Some((path, last)) if last == class && !path.is_empty() => format!("{path}::{class}"),
+        _ => class,
     }
 }
 
@@ -243,7 +256,7 @@ pub(crate) struct Recipe<'src, D = Dependency<'src>> {
   shared: Arc<Mutex<State>>,
   parent: &'src Recipe<'src>,
 }
-struct Wrapper(pub Inner, u8);
+struct Wrapper(pub Inner, u8, cookie::CookieJar, &'a crate::token::Token);
 impl<'src> Deref for Name<'src> {
   type Target = Token<'src>;
   fn deref(&self) -> &Self::Target { &self.token }
@@ -265,6 +278,8 @@ fn f() { let x = 1; }
                 row("Recipe", "field", "shared", "Mutex"),
                 row("Recipe", "field", "parent", "Recipe"),
                 row("Wrapper", "field", "0", "Inner"),
+                row("Wrapper", "field", "2", "cookie::CookieJar"),
+                row("Wrapper", "field", "3", "crate::token::Token"),
                 row("Name", "deref", "", "Token"),
                 row("Value", "trait", "", "ColorDisplay"),
                 row("Recipe", "trait", "", "Display"),

@@ -100,7 +100,8 @@ pub struct Member {
     /// The field's name (`attributes`, `0` of a tuple struct); empty for the other kinds.
     pub name: String,
     /// The class the field's declared type, the trait, the deref target or the aliased type
-    /// is called through: `AttributeSet` of `AttributeSet<'src>`.
+    /// is called through: `AttributeSet` of `AttributeSet<'src>`; a field's keeps the path it
+    /// is written with (`cookie::CookieJar`).
     pub ty: String,
 }
 

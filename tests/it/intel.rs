@@ -684,7 +684,8 @@ async fn calls_on_a_chain_reach_the_class_its_last_call_returns() {
 
 /// Rust: a call on a field is on the field's declared type (`self.config.color.paint()`),
 /// a call on a type reaches what it derefs to, the provided methods of the traits it
-/// implements, and what an alias names; of two structs of one name, the nearer one's fields.
+/// implements, and what an alias names; of two structs of one name, the nearer one's fields;
+/// a field of a dependency's type leaves the index.
 #[tokio::test]
 async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() {
     let d = Daemon::start(&[
@@ -786,6 +787,22 @@ async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() 
                  name.lexeme();\n\
                  recipe.show();\n\
                  alias.show();\n\
+             }\n\
+             \n\
+             pub struct PathBuf;\n\
+             \n\
+             impl PathBuf {\n\
+                 pub fn exists(&self) {}\n\
+             }\n\
+             \n\
+             pub struct Paths {\n\
+                 path: std::path::PathBuf,\n\
+             }\n\
+             \n\
+             impl Paths {\n\
+                 pub fn check(&self) {\n\
+                     self.path.exists();\n\
+                 }\n\
              }\n",
         ),
         // Another `Recipe`, whose `attributes` is no `Set`: farther from `src/app.rs`.
@@ -810,6 +827,8 @@ async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() 
             ("Other::paint", &[]),
             ("Show::show", &[("src/app.rs", 7), ("src/app.rs", 8)]),
             ("Other::show", &[]),
+            // `std::path::PathBuf`'s, not the repository's.
+            ("PathBuf::exists", &[]),
         ],
     )
     .await;
