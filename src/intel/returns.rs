@@ -41,7 +41,7 @@ pub(super) fn returned_class(
         "java" | "csharp" => before_name(signature, name)?,
         _ => return None,
     };
-    let class = unwrapped(written.trim().trim_matches(['"', '\'']))?;
+    let class = unwrapped(written.trim().trim_matches(['"', '\'']), family == "rust")?;
     match class {
         "Self" | "this" | "self" => owner.map(str::to_owned),
         c => Some(c.to_owned()),
@@ -147,8 +147,10 @@ fn find_word(signature: &str, name: &str) -> Option<usize> {
 /// The named type a written return type calls methods on: references, pointers and the
 /// wrappers that only hold or defer it are taken off (`&mut Self`, `Result<Router, E>`,
 /// `Option<Box<Node>>`, `Promise<Response>`, `*Mux`, `Task<T>`), generics and paths too
-/// (`http::Request<B>` is `Request`).
-fn unwrapped(written: &str) -> Option<&str> {
+/// (`http::Request<B>` is `Request`). With `rust`, a generic type named `…Result` is taken to
+/// be an alias of `Result` (`io::Result<File>`, `CompileResult<'src, Name<'src>>`), and its
+/// lifetimes are no argument.
+fn unwrapped(written: &str, rust: bool) -> Option<&str> {
     const WRAPPERS: &[&str] = &[
         "Result",
         "Option",
@@ -172,8 +174,13 @@ fn unwrapped(written: &str) -> Option<&str> {
         t = t.strip_prefix("mut ").unwrap_or(t).trim_start();
         if let Some((outer, inner)) = t.split_once('<') {
             let outer_name = outer.rsplit(['.', ':']).next().unwrap_or(outer);
-            if WRAPPERS.contains(&outer_name) {
+            if WRAPPERS.contains(&outer_name) || (rust && outer_name.ends_with("Result")) {
                 // The first argument: `Result<Router, Error>` is `Router`.
+                let inner = if rust {
+                    without_lifetimes(inner)
+                } else {
+                    inner
+                };
                 let mut depth = 0usize;
                 let end = inner
                     .char_indices()
@@ -245,6 +252,17 @@ fn unwrapped(written: &str) -> Option<&str> {
         )
         && !base.contains(['(', '|', '[', ' ']);
     named.then_some(last)
+}
+
+/// A Rust argument list without its leading lifetimes: `Name<'src>>` of `'src, Name<'src>>`.
+fn without_lifetimes(mut args: &str) -> &str {
+    while let Some(rest) = args.trim_start().strip_prefix('\'') {
+        match rest.find([',', '>']) {
+            Some(i) if rest.as_bytes()[i] == b',' => args = &rest[i + 1..],
+            _ => break,
+        }
+    }
+    args
 }
 
 #[cfg(test)]
@@ -334,6 +352,36 @@ mod tests {
                 None,
             ),
             ("rust", "fn get<T>(&self) -> Option<T>", "get", None, None),
+            // Aliases of `Result`, with lifetimes before the type.
+            (
+                "rust",
+                "fn parse_name(&mut self) -> CompileResult<'src, Name<'src>>",
+                "parse_name",
+                Some("Parser"),
+                Some("Name"),
+            ),
+            (
+                "rust",
+                "pub fn open(p: &Path) -> io::Result<File>",
+                "open",
+                None,
+                Some("File"),
+            ),
+            (
+                "rust",
+                "fn run(&self) -> RunResult<'static, 'src>",
+                "run",
+                None,
+                None,
+            ),
+            // Elsewhere a `…Result` is a class of its own.
+            (
+                "ecma",
+                "query(sql: string): QueryResult<Row>",
+                "query",
+                None,
+                Some("QueryResult"),
+            ),
             (
                 "java",
                 "private Map<String, Integer> counts(int n)",
