@@ -83,7 +83,8 @@ use tree_sitter::Tree;
 /// a variable bound to one (Rust's `let res = client.get(url).await`, JavaScript's and
 /// TypeScript's `const qb = repo.createQueryBuilder()`, Go's `r := chi.NewRouter()`, Python's
 /// `client = Client(url)`), and TypeScript's declared types of parameters, locals and fields,
-/// since version 38 Rust types' members (fields, traits implemented, deref targets, aliases);
+/// since version 38 Rust types' members (fields, traits implemented, deref targets, aliases)
+/// and Go's `new(T)` as a receiver of type `T`;
 /// part of every file's skip key, so a change re-processes files (vectors are reused where a
 /// chunk's text is unchanged).
 pub const CHUNKER_VERSION: i32 = 38;

@@ -871,6 +871,12 @@ fn chain_link(node: Node<'_>, text: &str, depth: usize) -> Option<String> {
                     ))
                 };
                 match function.kind() {
+                    // Go's `new(Route)` is a `*Route`.
+                    "identifier" if &text[function.byte_range()] == "new" => {
+                        let ty = node.child_by_field_name("arguments")?.named_child(0)?;
+                        return matches!(ty.kind(), "type_identifier" | "qualified_type")
+                            .then(|| plain_path(&text[ty.byte_range()]))?;
+                    }
                     "identifier" => (None, function),
                     // Rust's `Router::new()`: the path as written.
                     "scoped_identifier" => {

@@ -1328,10 +1328,14 @@ fn receivers_that_are_calls_are_written_as_their_chains() {
     );
     has(
         "main.go",
-        "package main\n\nfunc main() {\n\tchi.NewRouter().Route(\"/\", nil).Use(m)\n\tr, err := chi.NewRouter()\n\tr.Get(p)\n}\n",
+        "package main\n\nfunc main() {\n\tchi.NewRouter().Route(\"/\", nil).Use(m)\n\tr, err := chi.NewRouter()\n\tr.Get(p)\n\tnew(Route).Host(h).Path(p)\n\tnew(mux.Route).Host(h)\n}\n",
         &[
             ("Use", "chi.NewRouter().Route()"),
             ("Get", "chi.NewRouter()"),
+            // The builtin `new(T)` gives a `*T`.
+            ("Host", "Route"),
+            ("Path", "Route.Host()"),
+            ("Host", "mux.Route"),
         ],
     );
     has(
