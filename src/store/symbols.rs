@@ -101,8 +101,9 @@ pub struct Narrowing<'a> {
     /// Owners (`Stack`) a kept call's qualifier may end with.
     pub owners: &'a [String],
     /// Those of `names` whose calls in `repositories` are not read when their qualifier ends
-    /// with a type (a capital letter, `A-Z`) other than one of `owners`: the resolver finds
-    /// only that type's methods for such a call, in languages without base classes.
+    /// with a type (a name starting with a capital letter, `A-Z`; not a chain's last call,
+    /// `NewRouter()`) other than one of `owners`: the resolver finds only that type's methods
+    /// for such a call, in languages without base classes.
     pub typed: &'a [String],
 }
 
@@ -632,7 +633,8 @@ impl Store {
                    UNION ALL
                    (SELECT * FROM code_references r
                     WHERE r.name = ANY($4) AND r.repository = ANY($5)
-                      AND NOT coalesce(r.name = ANY($7) AND {QUALIFIER_LAST} ~ '^[A-Z]'
+                      AND NOT coalesce(r.name = ANY($7)
+                                       AND {QUALIFIER_LAST} ~ '^[A-Z][A-Za-z0-9_]*$'
                                        AND {QUALIFIER_LAST} <> ALL($6), false)
                     OFFSET 0)
                    UNION ALL

@@ -835,6 +835,63 @@ async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() 
     d.stop().await;
 }
 
+/// Go: a method several types define is read, for its callers, only from calls that may be
+/// on its type: a call on what a capitalised function returns (`NewRouter().Match()`) is one,
+/// and so is one on `new(Router)`.
+#[tokio::test]
+async fn go_calls_on_what_a_function_returns_reach_a_method_several_types_define() {
+    // Eleven types with a `Match`: a call by the name alone would be under 0.05 for each.
+    let others: String = (0..9)
+        .map(|i| format!("type M{i} struct{{}}\n\nfunc (m M{i}) Match(p string) bool {{\n\treturn true\n}}\n\n"))
+        .collect();
+    let files = [
+        ("go.mod", "module example.com/m\n\ngo 1.19\n".to_owned()),
+        (
+            "router.go",
+            "package m\n\
+             \n\
+             type Router struct{}\n\
+             \n\
+             type Route struct{}\n\
+             \n\
+             func NewRouter() *Router {\n\
+             \treturn &Router{}\n\
+             }\n\
+             \n\
+             func (r *Router) Match(p string) bool {\n\
+             \treturn p == \"\"\n\
+             }\n\
+             \n\
+             func (r *Route) Match(p string) bool {\n\
+             \treturn p != \"\"\n\
+             }\n"
+            .to_owned(),
+        ),
+        ("others.go", format!("package m\n\n{others}")),
+        (
+            "use.go",
+            "package m\n\
+             \n\
+             func use() {\n\
+             \tNewRouter().Match(\"a\")\n\
+             \tnew(Route).Match(\"b\")\n\
+             }\n"
+            .to_owned(),
+        ),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let d = Daemon::start(&files).await;
+    assert_callers(
+        &d,
+        &[
+            ("Router.Match", &[("use.go", 4)]),
+            ("Route.Match", &[("use.go", 5)]),
+        ],
+    )
+    .await;
+    d.stop().await;
+}
+
 /// A notebook's code cells are Python's: what they define and call, on the notebook's lines.
 #[tokio::test]
 async fn a_notebooks_calls_reach_the_modules_it_imports() {
