@@ -1054,7 +1054,9 @@ const FIELD_DEPTH: usize = 4;
 enum FieldPath {
     /// The class of the last field's declared type.
     Known(String),
-    /// A field whose type is unknown: the fields as written (`config.color`).
+    /// A field whose type is unknown: the fields on a receiver of unknown type, as
+    /// extraction wrote `self`'s before (`self.config.color`): named like the last field, and
+    /// named like no import.
     Unknown(String),
     /// A field whose type is a dependency's (`cookie::CookieJar`).
     External,
@@ -1301,7 +1303,7 @@ impl<'s> Resolver<'s> {
         let mut class = class.to_owned();
         for field in &fields {
             let Some(next) = self.field_type(&class, field, r) else {
-                return Some(FieldPath::Unknown(fields.join(".")));
+                return Some(FieldPath::Unknown(format!("self.{}", fields.join("."))));
             };
             // A type written with a path (`cookie::CookieJar`): a dependency's is outside the
             // index, whatever the repository names alike; the repository's own is its class.
