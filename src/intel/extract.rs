@@ -102,10 +102,10 @@ pub(super) fn declared_type(lang: CodeLanguage, written: &str) -> Option<String>
     if lang == CodeLanguage::Go {
         return go_type(written);
     }
-    let written = if lang == CodeLanguage::Rust {
-        rust_pointee(written)?
-    } else {
-        written
+    let written = match lang {
+        CodeLanguage::Rust => rust_pointee(written)?,
+        CodeLanguage::Python => python_annotated(written)?,
+        _ => written,
     };
     let base = written.split('<').next().unwrap_or(written).trim();
     let base = base.trim_end_matches('?');
@@ -119,6 +119,27 @@ pub(super) fn declared_type(lang: CodeLanguage, written: &str) -> Option<String>
         return class_like.then(|| format!("std::{last}"));
     }
     class_like.then(|| last.to_owned())
+}
+
+/// The class a Python annotation names: `Request`, `"Request"` (a forward reference),
+/// `Optional[Request]`, `Request | None` and `httpx.Request` name one; `list[Request]` names
+/// `list`, a builtin, and a union of classes (`A | B`) none.
+fn python_annotated(written: &str) -> Option<&str> {
+    let mut t = written.trim().trim_matches(['"', '\'']).trim();
+    for optional in ["Optional[", "typing.Optional[", "t.Optional["] {
+        if let Some(inner) = t.strip_prefix(optional).and_then(|i| i.strip_suffix(']')) {
+            t = inner.trim();
+        }
+    }
+    let mut classes = t
+        .split('|')
+        .map(str::trim)
+        .filter(|c| !c.is_empty() && *c != "None");
+    let class = classes.next()?;
+    if classes.next().is_some() {
+        return None;
+    }
+    Some(class.split('[').next().unwrap_or(class).trim())
 }
 
 /// The named type a Go variable calls methods on, with its package if it names one: `*Mux`,
@@ -743,6 +764,8 @@ fn enclose(
         };
         let qualifier = match call.qualifier.as_deref() {
             Some("self" | "Self" | "this" | "cls") => class().or(call.qualifier),
+            // Python's `super().__init__()` is Java's `super.close()`: on the bases.
+            Some("super()") if lang == CodeLanguage::Python => Some("super".to_owned()),
             // A Rust field of `self`, or a chain from one: `self.attributes.get()` is on the
             // `attributes` of the `impl`'s type, which the resolver reads through its fields.
             Some(q) if lang == CodeLanguage::Rust && q.starts_with("self.") => {

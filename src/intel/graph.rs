@@ -2253,7 +2253,7 @@ impl<'s> Resolver<'s> {
         // `super.close()` that no base class in the index defines reaches one outside it
         // (Rust's `super::` is a module path, resolved below).
         if matches!(r.qualifier.as_deref(), Some("super" | "base"))
-            && matches!(ref_lang, "java" | "csharp" | "ruby")
+            && matches!(ref_lang, "java" | "csharp" | "ruby" | "python")
         {
             return Outcome::External;
         }
@@ -2755,8 +2755,11 @@ fn class_of_call(r: &ReferenceRow) -> Option<&str> {
     }
     let enclosing_class = || r.enclosing_qualified.as_deref().and_then(owner_last);
     match r.qualifier.as_deref() {
-        // `super.close()` (Java, Ruby), `base.Dispose()` (C#): the class the call is in.
-        Some("super" | "base") if matches!(family(&r.file_path), "java" | "csharp" | "ruby") => {
+        // `super.close()` (Java, Ruby), `base.Dispose()` (C#), Python's `super().close()`:
+        // the class the call is in.
+        Some("super" | "base")
+            if matches!(family(&r.file_path), "java" | "csharp" | "ruby" | "python") =>
+        {
             enclosing_class()
         }
         // A lambda's receivers: the first one known to be a class.

@@ -1351,6 +1351,19 @@ fn receivers_that_are_calls_are_written_as_their_chains() {
             ("get", "c"),
         ],
     );
+    // Python's annotations type parameters and variables; `super()` is the bases.
+    has(
+        "b.py",
+        "class A(Base):\n    def __init__(self, request: Request, t: Optional[Transport] = None, u: \"httpx.URL | None\" = None):\n        super().__init__()\n        request.read()\n        t.close()\n        u.copy_with()\n        r: Response = make()\n        r.aclose()\n        items: list[Request] = []\n        items.clear()\n",
+        &[
+            ("__init__", "super"),
+            ("read", "Request"),
+            ("close", "Transport"),
+            ("copy_with", "URL"),
+            ("aclose", "Response"),
+            ("clear", "items"),
+        ],
+    );
     has(
         "src/B.java",
         "class B {\n  void f() {\n    new GsonBuilder().setLenient().create().toJson(x);\n  }\n}\n",

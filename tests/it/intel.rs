@@ -892,6 +892,41 @@ async fn go_calls_on_what_a_function_returns_reach_a_method_several_types_define
     d.stop().await;
 }
 
+/// Python: `super().close()` reaches the base class's method, never the class's own; an
+/// annotated parameter types the calls on it.
+#[tokio::test]
+async fn python_super_reaches_the_bases_and_annotations_type_parameters() {
+    let d = Daemon::start(&[
+        (
+            "base.py",
+            "class Base:\n    def __init__(self, x):\n        self.x = x\n\n    def close(self):\n        pass\n",
+        ),
+        (
+            "app.py",
+            "from base import Base\n\n\n\
+             class Request:\n    def read(self):\n        return b\"\"\n\n\n\
+             class Other:\n    def read(self):\n        return b\"\"\n\n    def close(self):\n        pass\n\n\n\
+             class App(Base):\n    def __init__(self, x):\n        super().__init__(x)\n\n\
+             \x20   def close(self):\n        super().close()\n\n\
+             \x20   def handle(self, request: Request):\n        request.read()\n",
+        ),
+    ])
+    .await;
+    assert_callers(
+        &d,
+        &[
+            ("Base.__init__", &[("app.py", 19)]),
+            ("Base.close", &[("app.py", 22)]),
+            ("App.close", &[]),
+            ("Other.close", &[]),
+            ("Request.read", &[("app.py", 25)]),
+            ("Other.read", &[]),
+        ],
+    )
+    .await;
+    d.stop().await;
+}
+
 /// A notebook's code cells are Python's: what they define and call, on the notebook's lines.
 #[tokio::test]
 async fn a_notebooks_calls_reach_the_modules_it_imports() {

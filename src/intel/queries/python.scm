@@ -24,4 +24,9 @@
 
 ; `client = Client(url)`, `s = client.session()` (@var with @var.name and @var.type): a call on
 ; the name is a call on what the value returns (a chain, followed by the resolver).
-(assignment left: (identifier) @var.name right: (call) @var.type) @var
+(assignment left: (identifier) @var.name !type right: (call) @var.type) @var
+; Annotated parameters and variables (`request: Request`, `transport: Optional[BaseTransport] =
+; None`, `url: URL = URL(raw)`): a call on the name is a call on the annotation's class.
+(typed_parameter (identifier) @var.name type: (type) @var.type) @var
+(typed_default_parameter name: (identifier) @var.name type: (type) @var.type) @var
+(assignment left: (identifier) @var.name type: (type) @var.type) @var
