@@ -92,7 +92,11 @@ struct Binding {
     start: usize,
     end: usize,
     /// A TypeScript class's field: reached as `this.name` only (a bare `name` is a local).
+    /// A Python attribute too, as `self.name`.
     member: bool,
+    /// Where its value is read (`ty` may name a variable there): the start of its scope, or of
+    /// the assignment to a Python attribute, whose scope is its whole class.
+    origin: usize,
 }
 
 /// The class name a declared type is called through; `None` for primitives, arrays and `var`.
@@ -227,6 +231,18 @@ pub(super) fn rust_pointee(written: &str) -> Option<&str> {
     (t != "Self" && !t.starts_with("Self::")).then_some(t)
 }
 
+/// The nearest node of `kind` around `node`.
+fn enclosing_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+    let mut up = node.parent();
+    while let Some(n) = up {
+        if n.kind() == kind {
+            return Some(n);
+        }
+        up = n.parent();
+    }
+    None
+}
+
 /// The class body a TypeScript parameter property (`constructor(private repo: Repo)`, with an
 /// accessibility modifier or `readonly`) is a field of.
 fn parameter_property_class(param: Node<'_>) -> Option<Node<'_>> {
@@ -240,14 +256,7 @@ fn parameter_property_class(param: Node<'_>) -> Option<Node<'_>> {
     if !property {
         return None;
     }
-    let mut up = param.parent();
-    while let Some(n) = up {
-        if n.kind() == "class_body" {
-            return Some(n);
-        }
-        up = n.parent();
-    }
-    None
+    enclosing_kind(param, "class_body")
 }
 
 /// Where a declaration's name can be used: a parameter in its whole method (or lambda), a
@@ -354,12 +363,14 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding], fields: bool) {
     for b in bindings {
         by_name.entry(b.name.as_str()).or_default().push(b);
     }
-    // The innermost binding of `var` in scope at `at` that starts before it.
-    let binding_of = |var: &str, at: usize, on_this: bool| -> Option<&Binding> {
+    // The innermost binding of `var` in scope at `at` that starts before it: on `this.`, a
+    // field or (Java, C#) a variable; on Python's `self.`, an attribute only.
+    let binding_of = |var: &str, at: usize, on_this: bool, members_only: bool| {
         by_name
             .get(var)?
             .iter()
             .filter(|b| b.start < at && at < b.end && (on_this || !b.member))
+            .filter(|b| b.member || !members_only)
             .max_by_key(|b| b.start)
             .copied()
     };
@@ -376,16 +387,21 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding], fields: bool) {
             let (q, rest) = chain_root(q)
                 .or_else(|| fields.then(|| field_root(q))?)
                 .unwrap_or((q, ""));
-            let on_this = q.starts_with("this.");
-            let var = q.strip_prefix("this.").unwrap_or(q);
+            let (var, on_this, members_only) = match q.strip_prefix("this.") {
+                Some(field) => (field, true, false),
+                None => match q.strip_prefix("self.") {
+                    Some(attribute) => (attribute, true, true),
+                    None => (q, false, false),
+                },
+            };
             if var.is_empty() || var.contains(['.', ':']) || var == UNNAMED_RECEIVER {
                 break;
             }
-            let Some(binding) = binding_of(var, at, on_this) else {
+            let Some(binding) = binding_of(var, at, on_this, members_only) else {
                 break;
             };
             call.qualifier = Some(format!("{}{rest}", binding.ty));
-            at = binding.start;
+            at = binding.origin;
         }
     }
 }
@@ -446,12 +462,13 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
     while let Some(m) = matches.next() {
         let (mut main, mut name, mut qualifier, mut owner, mut arg) =
             (None, None, None, None, None);
-        let (mut var_name, mut var_type) = (None, None);
+        let (mut var_name, mut var_type, mut var_self) = (None, None, false);
         for c in m.captures {
             match names[c.index as usize] {
                 "name" => name = Some(c.node),
                 "var.name" => var_name = Some(c.node),
                 "var.type" => var_type = Some(c.node),
+                "var.self" => var_self = true,
                 "qualifier" => qualifier = Some(c.node),
                 "receiver" => owner = Some(c.node),
                 a @ ("import.use" | "import.mod" | "import.path") => arg = Some((a, c.node)),
@@ -472,12 +489,33 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                 // A value that is a call chain (`let res = client.get(url).await`) types
                 // the variable by what the chain returns ([`receiver_chain`]).
                 if let (Some(n), Some(t)) = (var_name, var_type)
-                    && let Some(ty) = declared_type(lang, &text[t.byte_range()]).or_else(|| {
-                        (t.kind().ends_with("expression") || t.kind() == "call")
-                            .then(|| receiver_chain(t, text))?
-                    })
+                    && let Some(ty) = declared_type(lang, &text[t.byte_range()])
+                        .or_else(|| {
+                            (t.kind().ends_with("expression") || t.kind() == "call")
+                                .then(|| receiver_chain(t, text))?
+                        })
+                        // `self.transport = transport`: what the variable is, where it is read.
+                        .or_else(|| {
+                            (var_self && t.kind() == "identifier")
+                                .then(|| text[t.byte_range()].to_owned())
+                        })
                 {
                     let name = text[n.byte_range()].to_owned();
+                    // Python's `self.client = Client(url)` is the class's attribute, reached as
+                    // `self.client` in its every method.
+                    if var_self {
+                        if let Some(class) = enclosing_kind(node, "class_definition") {
+                            bindings.push(Binding {
+                                name,
+                                ty,
+                                start: class.start_byte(),
+                                end: class.end_byte(),
+                                member: true,
+                                origin: node.start_byte(),
+                            });
+                        }
+                        continue;
+                    }
                     // TypeScript's `constructor(private repo: Repository<User>)` declares a
                     // field too, reached as `this.repo` in the whole class.
                     if let Some(body) = parameter_property_class(node) {
@@ -487,6 +525,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                             start: body.start_byte(),
                             end: body.end_byte(),
                             member: true,
+                            origin: body.start_byte(),
                         });
                     }
                     let (start, end) = binding_scope(node);
@@ -496,6 +535,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         start,
                         end,
                         member: node.kind() == "public_field_definition",
+                        origin: start,
                     });
                 }
             }

@@ -1364,6 +1364,20 @@ fn receivers_that_are_calls_are_written_as_their_chains() {
             ("clear", "items"),
         ],
     );
+    // Python's attributes: `self.x` in every method is what `__init__` assigned it.
+    has(
+        "c.py",
+        "class C:\n    def __init__(self, transport: Transport, url):\n        self._transport = transport\n        self.client = Client(url)\n        self.path: Path = make()\n        self.url = url\n\n    def run(self, transport):\n        self._transport.close()\n        self.client.get()\n        self.path.exists()\n        self.url.copy_with()\n        transport.close()\n\n\nclass D:\n    def run(self):\n        self._transport.close()\n",
+        &[
+            ("close", "Transport"),
+            ("get", "Client()"),
+            ("exists", "Path"),
+            ("copy_with", "url"),
+            // A parameter of the same name is no attribute; another class's `self` neither.
+            ("close", "transport"),
+            ("close", "self._transport"),
+        ],
+    );
     has(
         "src/B.java",
         "class B {\n  void f() {\n    new GsonBuilder().setLenient().create().toJson(x);\n  }\n}\n",

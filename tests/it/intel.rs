@@ -893,7 +893,7 @@ async fn go_calls_on_what_a_function_returns_reach_a_method_several_types_define
 }
 
 /// Python: `super().close()` reaches the base class's method, never the class's own; an
-/// annotated parameter types the calls on it.
+/// annotated parameter types the calls on it, and on the attribute it is assigned to.
 #[tokio::test]
 async fn python_super_reaches_the_bases_and_annotations_type_parameters() {
     let d = Daemon::start(&[
@@ -908,7 +908,9 @@ async fn python_super_reaches_the_bases_and_annotations_type_parameters() {
              class Other:\n    def read(self):\n        return b\"\"\n\n    def close(self):\n        pass\n\n\n\
              class App(Base):\n    def __init__(self, x):\n        super().__init__(x)\n\n\
              \x20   def close(self):\n        super().close()\n\n\
-             \x20   def handle(self, request: Request):\n        request.read()\n",
+             \x20   def handle(self, request: Request):\n        request.read()\n\n\
+             \x20   def keep(self, request: Request):\n        self.request = request\n\n\
+             \x20   def again(self):\n        self.request.read()\n",
         ),
     ])
     .await;
@@ -919,7 +921,7 @@ async fn python_super_reaches_the_bases_and_annotations_type_parameters() {
             ("Base.close", &[("app.py", 22)]),
             ("App.close", &[]),
             ("Other.close", &[]),
-            ("Request.read", &[("app.py", 25)]),
+            ("Request.read", &[("app.py", 25), ("app.py", 31)]),
             ("Other.read", &[]),
         ],
     )

@@ -30,3 +30,14 @@
 (typed_parameter (identifier) @var.name type: (type) @var.type) @var
 (typed_default_parameter name: (identifier) @var.name type: (type) @var.type) @var
 (assignment left: (identifier) @var.name type: (type) @var.type) @var
+; `self.transport = transport`, `self.client = Client(url)` (@var.self): the attribute, reached
+; as `self.client` in every method of the class, is what the value is.
+(assignment
+  left: (attribute object: (identifier) @var.self attribute: (identifier) @var.name)
+  !type
+  right: [(identifier) (call)] @var.type
+  (#eq? @var.self "self")) @var
+(assignment
+  left: (attribute object: (identifier) @var.self attribute: (identifier) @var.name)
+  type: (type) @var.type
+  (#eq? @var.self "self")) @var
