@@ -84,8 +84,8 @@ use tree_sitter::Tree;
 /// TypeScript's `const qb = repo.createQueryBuilder()`, Go's `r := chi.NewRouter()`, Python's
 /// `client = Client(url)`), and TypeScript's declared types of parameters, locals and fields,
 /// since version 38 Rust types' members (fields, traits implemented, deref targets, aliases)
-/// Go's `new(T)` as a receiver of type `T`, Python's annotated parameters and variables and its
-/// `super()`;
+/// Go's `new(T)` as a receiver of type `T`, Python's annotated parameters and variables, its
+/// attributes and its `super()`, Java's and C#'s `var` bound to `new` or a call;
 /// part of every file's skip key, so a change re-processes files (vectors are reused where a
 /// chunk's text is unchanged).
 pub const CHUNKER_VERSION: i32 = 38;

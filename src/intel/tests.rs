@@ -1380,8 +1380,23 @@ fn receivers_that_are_calls_are_written_as_their_chains() {
     );
     has(
         "src/B.java",
-        "class B {\n  void f() {\n    new GsonBuilder().setLenient().create().toJson(x);\n  }\n}\n",
-        &[("toJson", "GsonBuilder.setLenient().create()")],
+        "class B {\n  void f() {\n    new GsonBuilder().setLenient().create().toJson(x);\n    var b = new GsonBuilder();\n    b.create();\n    var g = b.setLenient().create();\n    g.toJson(y);\n  }\n}\n",
+        &[
+            ("toJson", "GsonBuilder.setLenient().create()"),
+            // Java's `var`: what the value is.
+            ("create", "GsonBuilder"),
+            ("toJson", "GsonBuilder.setLenient().create()"),
+        ],
+    );
+    // C#'s too.
+    has(
+        "src/C.cs",
+        "class C {\n  void F() {\n    var b = new Builder();\n    b.Build();\n    var q = b.Query().Where(x);\n    q.ToList();\n  }\n}\n",
+        &[
+            ("Build", "Builder"),
+            ("Where", "Builder.Query()"),
+            ("ToList", "Builder.Query().Where()"),
+        ],
     );
 }
 

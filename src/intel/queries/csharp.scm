@@ -42,5 +42,13 @@
   (variable_declaration
     type: (_) @var.type
     (variable_declarator name: (identifier) @var.name))) @var
+; `var client = new HttpClient()`, `var q = db.Query()`: what the value is (a chain, followed by
+; the resolver).
+(local_declaration_statement
+  (variable_declaration
+    type: (implicit_type)
+    (variable_declarator
+      name: (identifier) @var.name
+      [(object_creation_expression) (invocation_expression)] @var.type))) @var
 (property_declaration type: (_) @var.type name: (identifier) @var.name) @var
 (parameter type: (_) @var.type name: (identifier) @var.name) @var

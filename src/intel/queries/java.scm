@@ -33,3 +33,11 @@
   declarator: (variable_declarator name: (identifier) @var.name)) @var
 (formal_parameter type: (_) @var.type name: (identifier) @var.name) @var
 (enhanced_for_statement type: (_) @var.type name: (identifier) @var.name) @var
+; `var b = new Builder()`, `var q = repo.query()`: what the value is (a chain, followed by the
+; resolver).
+(local_variable_declaration
+  type: (type_identifier) @_var
+  declarator: (variable_declarator
+    name: (identifier) @var.name
+    value: [(object_creation_expression) (method_invocation)] @var.type)
+  (#eq? @_var "var")) @var
