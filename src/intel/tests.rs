@@ -533,7 +533,8 @@ fn calls_on_declared_variables_are_calls_on_their_types() {
             call("Make", None, "B.Run"),
             call("Read", Some("Reader"), "B.Run"),
             call("Save", Some("Store"), "B.Run"),
-            call("Go", Some("x"), "B.Run"),
+            // `var x = Make();`: what `Make()` returns, which the resolver follows.
+            call("Go", Some("Make()"), "B.Run"),
         ]
     );
 }
