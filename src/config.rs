@@ -806,6 +806,29 @@ impl Config {
     }
 }
 
+/// Which database a URL names, without who connects or how: `127.0.0.1:54329/codesearch` of
+/// `postgres://user:secret@127.0.0.1:54329/codesearch?sslmode=require`, a `host=` parameter
+/// kept (`/idx?host=/run/postgresql`). Daemons publish it in their service info, so that
+/// `codesearch status` and a starting daemon tell a daemon of another index on the same bus.
+pub fn database_identity(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let (authority, tail) = match rest.find(['/', '?']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let (path, query) = tail.split_once('?').unwrap_or((tail, ""));
+    let socket = query
+        .split('&')
+        .find(|pair| pair.to_ascii_lowercase().starts_with("host="));
+    match socket {
+        Some(pair) => format!("{host}{path}?{pair}"),
+        None => format!("{host}{path}"),
+    }
+}
+
 /// Hides the password in a URL for logs: `postgres://user:secret@host` -> `postgres://user:***@host`.
 pub fn redact_url(url: &str) -> String {
     url.split(',')
@@ -1090,6 +1113,19 @@ mod tests {
             redact_url("postgres://u:p%40ss@db:5432"),
             "postgres://u:***@db:5432"
         );
+    }
+
+    #[test]
+    fn a_database_is_named_without_who_connects() {
+        assert_eq!(
+            database_identity("postgres://u:secret@127.0.0.1:54329/codesearch?sslmode=require"),
+            "127.0.0.1:54329/codesearch"
+        );
+        assert_eq!(
+            database_identity("postgres://app@db/x?password=pw&host=/run/postgresql"),
+            "db/x?host=/run/postgresql"
+        );
+        assert_eq!(database_identity("postgres://h:5432"), "h:5432");
     }
 
     #[test]

@@ -24,7 +24,10 @@ pub const NOT_WATCHED: &str = "not watched: no running daemon keeps it up to dat
      see it as last indexed (serve its path again, or `codesearch repo remove NAME`)";
 
 /// Sends `subject` to every listener and gathers the replies that arrive within [`GATHER`].
-async fn gather(client: &async_nats::Client, subject: String) -> anyhow::Result<Vec<Value>> {
+pub(crate) async fn gather(
+    client: &async_nats::Client,
+    subject: String,
+) -> anyhow::Result<Vec<Value>> {
     let inbox = client.new_inbox();
     let mut sub = client.subscribe(inbox.clone()).await?;
     client
@@ -216,11 +219,20 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
             if daemons.is_empty() {
                 out!("          no codesearch daemon answered $SRV.INFO");
             }
+            let mine = crate::config::database_identity(&config.database.url);
             for d in &daemons {
+                let theirs = d["metadata"][crate::bus::DATABASE_METADATA]
+                    .as_str()
+                    .unwrap_or("?");
                 out!(
-                    "          daemon {} v{}",
+                    "          daemon {} v{}  database {theirs}{}",
                     d["id"].as_str().unwrap_or("?"),
-                    d["version"].as_str().unwrap_or("?")
+                    d["version"].as_str().unwrap_or("?"),
+                    if theirs == mine || theirs == "?" {
+                        ""
+                    } else {
+                        "  (not this database: it answers from another index)"
+                    }
                 );
             }
         }

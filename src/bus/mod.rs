@@ -21,6 +21,7 @@ pub mod client;
 pub mod intel;
 pub mod wire;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -393,6 +394,45 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The key of the service info's metadata that names the daemon's database
+/// ([`crate::config::database_identity`]).
+pub const DATABASE_METADATA: &str = "database";
+
+/// Warns, once the service is up, of the daemons on the same bus that serve one of its
+/// `subjects` from another database: each question goes to one of them, so answers would come
+/// from either index. Daemons of one database (a fleet) are what the queue group is for.
+async fn warn_of_other_databases(client: async_nats::Client, mine: String, subjects: Vec<String>) {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let infos = match crate::report::gather(&client, format!("$SRV.INFO.{SERVICE_NAME}")).await {
+        Ok(infos) => infos,
+        Err(e) => {
+            tracing::debug!(error = %e, "could not list the other daemons");
+            return;
+        }
+    };
+    for info in infos {
+        let theirs = info["metadata"][DATABASE_METADATA]
+            .as_str()
+            .unwrap_or_default();
+        let shared = info["endpoints"].as_array().is_some_and(|endpoints| {
+            endpoints
+                .iter()
+                .filter_map(|e| e["subject"].as_str())
+                .any(|s| subjects.iter().any(|m| m == s))
+        });
+        if !theirs.is_empty() && theirs != mine && shared {
+            tracing::warn!(
+                daemon = info["id"].as_str().unwrap_or("?"),
+                database = theirs,
+                this_database = %mine,
+                "another codesearch daemon answers this daemon's subjects from another \
+                 database: each question goes to one of the two, so answers come from either \
+                 index; give each index its own NATS or `nats.subject_prefix`, or stop one"
+            );
+        }
+    }
+}
+
 /// Serves every [`Kind`] of request until `cancel` fires.
 pub async fn serve(
     client: async_nats::Client,
@@ -420,6 +460,13 @@ pub async fn serve(
             }
         })
         .queue_group(&cfg.queue_group)
+        // Which index it answers from: `codesearch status` and other daemons tell by it a
+        // daemon of another database on the same bus, which would answer a share of the
+        // questions from that index.
+        .metadata(HashMap::from([(
+            DATABASE_METADATA.to_owned(),
+            crate::config::database_identity(&config.database.url),
+        )]))
         .start(SERVICE_NAME, env!("CARGO_PKG_VERSION"))
         .await
         .map_err(|e| BusError::Service(e.to_string()))?;
@@ -455,6 +502,11 @@ pub async fn serve(
         "serving {} subjects",
         subjects.len()
     );
+    tokio::spawn(warn_of_other_databases(
+        client.clone(),
+        crate::config::database_identity(&config.database.url),
+        routes.iter().map(|(s, _, _)| s.clone()).collect(),
+    ));
     let mut requests = futures::stream::select_all(endpoints);
     let workspace_prefix = format!("{}.workspace.", cfg.subject_prefix);
     let default = config.workspaces.default.clone();

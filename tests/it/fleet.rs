@@ -229,3 +229,49 @@ async fn a_nats_cluster_is_the_bus_and_losing_a_server_loses_no_service() {
     eprintln!("served again {:?} after a server died", lost_at.elapsed());
     daemon.stop().await;
 }
+
+/// Two daemons of different databases on one NATS would each answer a share of the questions:
+/// `codesearch status` names each daemon's database and says which is not its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_names_each_daemons_database_and_flags_another_index() {
+    let n = nats();
+    let (ours, theirs) = (test_db().await, test_db().await);
+    let repo = support::repo(&[("a.py", "def a():\n    return 1\n")]);
+    let _daemons = [
+        daemon(&ours.url, &n.url, repo.path()),
+        daemon(&theirs.url, &n.url, repo.path()),
+    ];
+    let status = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_codesearch"))
+            .arg("status")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("DATABASE_URL", &ours.url)
+            .env("NATS_URL", &n.url)
+            .env("OLLAMA_URL", "http://127.0.0.1:1")
+            .output()
+            .expect("codesearch status")
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let out = loop {
+        let out = String::from_utf8_lossy(&status().stdout).into_owned();
+        if out.matches("daemon ").count() >= 2 {
+            break out;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "two daemons never answered: {out}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let identity = |url: &str| codesearch::config::database_identity(url);
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains("daemon ")).collect();
+    let line_of = |db: &str| {
+        lines
+            .iter()
+            .find(|l| l.contains(&format!("database {}", identity(db))))
+            .unwrap_or_else(|| panic!("no daemon of {db} in {out}"))
+    };
+    assert!(!line_of(&ours.url).contains("not this database"), "{out}");
+    assert!(line_of(&theirs.url).contains("not this database"), "{out}");
+}
