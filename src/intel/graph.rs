@@ -2794,7 +2794,7 @@ fn calls_own_methods_bare(family: &str) -> bool {
 
 /// Kinds of definitions that can have base classes.
 fn is_type(kind: &str) -> bool {
-    matches!(kind, "class" | "struct" | "interface" | "module")
+    matches!(kind, "class" | "struct" | "interface" | "module" | "trait")
 }
 
 /// Whether a C# method is an extension method: its first parameter is `this T x`. Read from

@@ -31,6 +31,8 @@ pub fn bases_in(signature: &str, family: &str) -> Vec<String> {
         "ruby" => signature
             .split_once(" < ")
             .map(|(_, rest)| rest.split('#').next().unwrap_or_default().to_owned()),
+        // A Rust trait's supertraits: `pub trait ColorDisplay: Display + fmt::Debug`.
+        "rust" => rust_supertraits(signature),
         "python" => signature
             .split_once('(')
             .and_then(|(_, rest)| rest.rsplit_once(')'))
@@ -59,6 +61,31 @@ pub fn bases_in(signature: &str, family: &str) -> Vec<String> {
                 .then(|| last.to_owned())
         })
         .collect()
+}
+
+/// The bounds after a Rust trait's name and generics, as a list (`Display, fmt::Debug` of
+/// `trait ColorDisplay: Display + fmt::Debug`); lifetimes and `?Sized` are left to the caller's
+/// filter.
+fn rust_supertraits(signature: &str) -> Option<String> {
+    let (_, after) = signature.split_once("trait ")?;
+    let rest = after.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_');
+    let rest = match rest.strip_prefix('<') {
+        Some(generics) => {
+            let mut depth = 1usize;
+            let end = generics.char_indices().find_map(|(i, c)| {
+                match c {
+                    '<' => depth += 1,
+                    '>' => depth -= 1,
+                    _ => {}
+                }
+                (depth == 0).then_some(i)
+            })?;
+            &generics[end + 1..]
+        }
+        None => rest,
+    };
+    let bounds = rest.trim_start().strip_prefix(':')?;
+    Some(bounds.replace('+', ","))
 }
 
 /// What follows a class head's single `:` (C#, C++), not a `::` of a qualified name.
@@ -157,6 +184,18 @@ mod tests {
             ),
             ("public class Plain", "csharp", &[]),
             ("pub struct Stack<T>", "rust", &[]),
+            (
+                "pub(crate) trait ColorDisplay: Display + fmt::Debug",
+                "rust",
+                &["Display", "Debug"],
+            ),
+            (
+                "pub trait Service<Request: Send>: Clone + 'static where Self: Sized",
+                "rust",
+                &["Clone"],
+            ),
+            ("trait Keyed<'key>: ?Sized + Keys<'key>", "rust", &["Keys"]),
+            ("pub trait Plain", "rust", &[]),
         ];
         for (sig, family, want) in cases {
             assert_eq!(bases_in(sig, family), *want, "{sig}");

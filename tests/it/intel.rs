@@ -803,6 +803,12 @@ async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() 
                  pub fn check(&self) {\n\
                      self.path.exists();\n\
                  }\n\
+             }\n\
+             \n\
+             pub trait Loud: Show {}\n\
+             \n\
+             pub fn shout(x: &dyn Loud) {\n\
+                 x.show();\n\
              }\n",
         ),
         // Another `Recipe`, whose `attributes` is no `Set`: farther from `src/app.rs`.
@@ -825,7 +831,11 @@ async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() 
             ("Other::lexeme", &[]),
             ("Color::paint", &[("src/lib.rs", 43)]),
             ("Other::paint", &[]),
-            ("Show::show", &[("src/app.rs", 7), ("src/app.rs", 8)]),
+            // The last through `Loud`'s supertrait.
+            (
+                "Show::show",
+                &[("src/app.rs", 7), ("src/app.rs", 8), ("src/app.rs", 30)],
+            ),
             ("Other::show", &[]),
             // `std::path::PathBuf`'s, not the repository's.
             ("PathBuf::exists", &[]),
