@@ -1127,23 +1127,24 @@ impl<'s> Resolver<'s> {
             })?
         };
         // A Rust call on a field (`Recipe.attributes`) is on the field's type.
-        let class = |r: &ReferenceRow| match self.field_class(r) {
-            Some(FieldPath::Known(class)) => Some(class),
-            Some(FieldPath::Unknown(_) | FieldPath::External) => None,
-            None => class_of_call(r).map(str::to_owned),
-        };
-        let mut wanted: BTreeSet<String> = refs
-            .iter()
-            .filter_map(class)
-            .chain(refs.iter().filter_map(bare))
-            .filter(|c| !self.bases.contains_key(c))
-            .collect();
+        let mut wanted: BTreeSet<String> = BTreeSet::new();
         // A Rust type's bases are its members' (the traits it implements, what it derefs to).
-        let mut rust: BTreeSet<String> = refs
-            .iter()
-            .filter(|r| family(&r.file_path) == "rust")
-            .filter_map(class)
-            .collect();
+        let mut rust: BTreeSet<String> = BTreeSet::new();
+        for r in refs {
+            let class = match self.field_class(r) {
+                Some(FieldPath::Known(class)) => Some(class),
+                Some(FieldPath::Unknown(_) | FieldPath::External) => None,
+                None => class_of_call(r).map(str::to_owned),
+            };
+            let Some(class) = class.or_else(|| bare(r)) else {
+                continue;
+            };
+            if family(&r.file_path) == "rust" {
+                rust.insert(class.clone());
+            }
+            wanted.insert(class);
+        }
+        wanted.retain(|c| !self.bases.contains_key(c));
         for _ in 0..INHERITANCE_DEPTH {
             if wanted.is_empty() {
                 break;
@@ -3190,17 +3191,14 @@ fn returned(d: &DefinitionRow) -> Option<String> {
 /// `self` as its type (`Recipe.attributes`, `Body.0`, `Config.color.palette`): the type and
 /// the fields; `None` for any other qualifier (a path, a chain, a variable).
 fn field_path(r: &ReferenceRow) -> Option<(&str, Vec<&str>)> {
-    if family(&r.file_path) != "rust" {
+    // Read for every call resolved: the qualifier's shape is checked before the language.
+    let (class, fields) = r.qualifier.as_deref()?.split_once('.')?;
+    if !class.starts_with(|c: char| c.is_uppercase()) || family(&r.file_path) != "rust" {
         return None;
     }
-    let q = r.qualifier.as_deref()?;
-    let (class, fields) = q.split_once('.')?;
     let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
     let fields: Vec<&str> = fields.split('.').collect();
-    (class.starts_with(|c: char| c.is_uppercase())
-        && ident(class)
-        && fields.iter().all(|f| ident(f) && *f != "await"))
-    .then_some((class, fields))
+    (ident(class) && fields.iter().all(|f| ident(f) && *f != "await")).then_some((class, fields))
 }
 
 /// Of the members of several types of one name, those of the call `r`'s file, else of its

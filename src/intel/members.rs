@@ -120,7 +120,8 @@ fn implemented(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
     };
     let owner = impl_type_name(ty, text);
     let trait_name = impl_type_name(t, text);
-    if type_parameters(node, text).contains(owner.as_str())
+    let generics = type_parameters(node, text);
+    if generics.contains(owner.as_str())
         || !owner.chars().all(|c| c.is_alphanumeric() || c == '_')
         || owner.is_empty()
     {
@@ -141,7 +142,7 @@ fn implemented(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
             .and_then(|t| declared_type(CodeLanguage::Rust, &text[t.byte_range()]));
         if let Some(target) = target
             && target != owner
-            && !type_parameters(node, text).contains(target.as_str())
+            && !generics.contains(target.as_str())
         {
             out.push(Member {
                 owner,
