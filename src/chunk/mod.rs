@@ -85,10 +85,13 @@ use tree_sitter::Tree;
 /// `client = Client(url)`), and TypeScript's declared types of parameters, locals and fields,
 /// since version 38 Rust types' members (fields, traits implemented, deref targets, aliases)
 /// Go's `new(T)` as a receiver of type `T`, Python's annotated parameters and variables, its
-/// attributes and its `super()`, Java's and C#'s `var` bound to `new` or a call;
+/// attributes and its `super()`, Java's and C#'s `var` bound to `new` or a call, since version
+/// 39 Rust's receivers in a macro's arguments read back to the start of their chain
+/// (`self.name` of `write!(f, "{}", self.name.lexeme())`), its enum variants' fields, and the
+/// names its patterns bind typed by them (`Self::And { lhs, rhs } => lhs.tree()`);
 /// part of every file's skip key, so a change re-processes files (vectors are reused where a
 /// chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 38;
+pub const CHUNKER_VERSION: i32 = 39;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

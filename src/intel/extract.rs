@@ -87,6 +87,7 @@ pub const IMPLICIT_RECEIVER: &str = "this@";
 struct Binding {
     name: String,
     /// The type's name, without generics or package: `List` for `java.util.List<String>`.
+    /// Empty for a name nothing types (a Rust closure's `|err|`), which hides one outside it.
     ty: String,
     /// Where the name is in scope (bytes).
     start: usize,
@@ -397,7 +398,9 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding], fields: bool) {
             if var.is_empty() || var.contains(['.', ':']) || var == UNNAMED_RECEIVER {
                 break;
             }
-            let Some(binding) = binding_of(var, at, on_this, members_only) else {
+            let Some(binding) =
+                binding_of(var, at, on_this, members_only).filter(|b| !b.ty.is_empty())
+            else {
                 break;
             };
             call.qualifier = Some(format!("{}{rest}", binding.ty));
@@ -564,6 +567,11 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         // A receiver that is no plain path (`load().parse()`) is still a
                         // receiver: the call reaches methods, not functions.
                         qualifier: qualifier.map(|q| {
+                            // A receiver in a macro's tokens is read back to its start.
+                            if q.parent().is_some_and(|p| p.kind() == "token_tree") {
+                                return token_chain(q, text)
+                                    .unwrap_or_else(|| UNNAMED_RECEIVER.to_owned());
+                            }
                             let written = &text[q.byte_range()];
                             // C++'s `this->reader_` is the field, as Java's `this.reader`.
                             match written.strip_prefix("this->") {
@@ -662,6 +670,18 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
     }
     let mut calls: Vec<RawCall> = calls.into_values().collect();
     calls.sort_by_key(|c| (c.start, std::cmp::Reverse(c.end)));
+    if lang == CodeLanguage::Rust {
+        // `Self::And { lhs, rhs } => lhs.tree()`: a name a pattern binds is a field.
+        let patterns = super::patterns::rust_pattern_bindings(tree, text);
+        bindings.extend(patterns.into_iter().map(|b| Binding {
+            name: b.name,
+            ty: b.ty.unwrap_or_default(),
+            start: b.start,
+            end: b.end,
+            member: false,
+            origin: b.start,
+        }));
+    }
     if !bindings.is_empty() {
         typed_receivers(&mut calls, &bindings, lang == CodeLanguage::Rust);
     }
@@ -970,6 +990,44 @@ fn chain_link(node: Node<'_>, text: &str, depth: usize) -> Option<String> {
         }
         _ => plain_path(&without_null_operators(&text[node.byte_range()])),
     }
+}
+
+/// A receiver in a macro's tokens, which the grammar leaves unparsed (`write!(f, "{}",
+/// self.name.lexeme())`): the tokens from `last`, the one before the call's `.` or `::`, read
+/// back to where the chain starts and written as [`receiver_chain`] writes one: `self.name`,
+/// `Path::new()`, `config.color.paint()`. `None` when a link is no name or call (`(a +
+/// b).len()`), or the chain is too long.
+fn token_chain(last: Node<'_>, text: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    let mut calls = 0;
+    let mut term = last;
+    loop {
+        match term.kind() {
+            // A call: a name and its parenthesised arguments.
+            "token_tree" if text[term.byte_range()].starts_with('(') => {
+                calls += 1;
+                let name = term.prev_sibling().filter(|n| n.kind() == "identifier")?;
+                parts.extend(["()", &text[name.byte_range()]]);
+                term = name;
+            }
+            "identifier" | "self" | "super" | "crate" => parts.push(&text[term.byte_range()]),
+            _ => return None,
+        }
+        // The chain goes on past a `.` or `::`, and past the `?` that only fails early.
+        let Some(sep) = term
+            .prev_sibling()
+            .filter(|s| matches!(s.kind(), "." | "::"))
+        else {
+            break;
+        };
+        parts.push(&text[sep.byte_range()]);
+        term = sep.prev_sibling()?;
+        while term.kind() == "?" {
+            term = term.prev_sibling()?;
+        }
+    }
+    let chain: String = parts.into_iter().rev().collect();
+    (calls <= CHAIN_DEPTH && chain.len() <= CHAIN_CHARS).then_some(chain)
 }
 
 /// A receiver without the operators that only say it may be null or fails early: TypeScript's

@@ -2306,6 +2306,28 @@ impl<'s> Resolver<'s> {
                 // path of one segment may be a variable's (`bytes.len()` beside the `bytes`
                 // crate).
                 return Outcome::External;
+            } else if root.starts_with(|c: char| c.is_lowercase())
+                && binding(root).is_empty()
+                && crates.is_none_or(|c| !c.is_external(root))
+                && q.chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | ':'))
+            {
+                // A module no `use` names, which a glob (`use super::*`) brings in:
+                // `testing::compile()` is `compile` at the top of the nearest `testing` module
+                // file above the call's. A variable's method, written alike (`value.join()`
+                // beside `value.rs`), is no function there; a test function named like it, in
+                // the file's `mod tests`, is not at its top.
+                let module: Vec<&str> = q.split("::").collect();
+                let files = super::imports::rust_module_files(&r.file_path, &module);
+                let mut hits = in_files(&files, false);
+                hits.retain(|d| d.qualified == d.name);
+                if let Some(file) = files
+                    .iter()
+                    .find(|f| hits.iter().any(|d| d.file_path == **f))
+                {
+                    let hits = hits.into_iter().filter(|d| d.file_path == *file).collect();
+                    return spread(hits, Resolution::Import, 0.9);
+                }
             }
         }
         // A module imported under the qualifier: `utils.parse()`, `store::open()`, Go's `pkg.F()`.
@@ -3188,8 +3210,9 @@ fn returned(d: &DefinitionRow) -> Option<String> {
 }
 
 /// A Rust qualifier that is a type's field path, after extraction wrote the variable or
-/// `self` as its type (`Recipe.attributes`, `Body.0`, `Config.color.palette`): the type and
-/// the fields; `None` for any other qualifier (a path, a chain, a variable).
+/// `self` as its type (`Recipe.attributes`, `Body.0`, `Config.color.palette`), or a pattern's
+/// name as its enum variant's field (`Expression::And.lhs`): the type and the fields; `None`
+/// for any other qualifier (a path, a chain, a variable).
 fn field_path(r: &ReferenceRow) -> Option<(&str, Vec<&str>)> {
     // Read for every call resolved: the qualifier's shape is checked before the language.
     let (class, fields) = r.qualifier.as_deref()?.split_once('.')?;
@@ -3197,8 +3220,12 @@ fn field_path(r: &ReferenceRow) -> Option<(&str, Vec<&str>)> {
         return None;
     }
     let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+    let type_path = match class.split_once("::") {
+        Some((ty, variant)) => ident(ty) && ident(variant),
+        None => ident(class),
+    };
     let fields: Vec<&str> = fields.split('.').collect();
-    (ident(class) && fields.iter().all(|f| ident(f) && *f != "await")).then_some((class, fields))
+    (type_path && fields.iter().all(|f| ident(f) && *f != "await")).then_some((class, fields))
 }
 
 /// Of the members of several types of one name, those of the call `r`'s file, else of its

@@ -611,6 +611,25 @@ pub(crate) fn rust_candidates(rel_path: &str, path: &[String]) -> Vec<String> {
     out
 }
 
+/// The files a module path no `use` binds may be (`testing::compile()` in a file whose `use
+/// super::*` brings in the crate root's `testing`): `module` under the file's own module, then
+/// under each module above it up to the crate's root, nearest first.
+pub(crate) fn rust_module_files(rel_path: &str, module: &[&str]) -> Vec<String> {
+    let crate_dir = rust_crate_dir(rel_path);
+    let mut dir = rust_module_dir(rel_path);
+    let mut out = Vec::new();
+    loop {
+        let m = join(&dir, &module.join("/"));
+        out.push(format!("{m}.rs"));
+        out.push(join(&m, "mod.rs"));
+        if dir == crate_dir || !dir.starts_with(&crate_dir) || dir.is_empty() {
+            break;
+        }
+        dir = dir_of(&dir).to_owned();
+    }
+    out
+}
+
 /// Rust 2018 paths may start with a module declared in the file (`mod guard; use
 /// guard::DropGuard;`): such uses resolve like `self::guard::DropGuard`.
 pub(super) fn resolve_local_modules(rel_path: &str, imports: &mut [Import]) {

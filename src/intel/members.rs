@@ -27,7 +27,8 @@ pub(super) fn rust_members(tree: &Tree, text: &str) -> Vec<Member> {
             break;
         }
         match node.kind() {
-            "struct_item" | "union_item" => fields(node, text, &mut out),
+            "struct_item" | "union_item" => struct_fields(node, text, &mut out),
+            "enum_item" => variant_fields(node, text, &mut out),
             "impl_item" => implemented(node, text, &mut out),
             // An alias at module level; `type Target = …` in an `impl` is read with it.
             "type_item" if node.parent().is_none_or(|p| !in_impl_or_trait(p)) => {
@@ -52,15 +53,47 @@ pub(super) fn rust_members(tree: &Tree, text: &str) -> Vec<Member> {
 /// A struct's named fields (`name: Name<'src>`) and a tuple struct's (`self.0`), each with the
 /// class its declared type calls methods on; a field of one of the struct's own type
 /// parameters (`inner: B`) names no class.
-fn fields(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
+fn struct_fields(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
     let (Some(name), Some(body)) = (
         node.child_by_field_name("name"),
         node.child_by_field_name("body"),
     ) else {
         return;
     };
-    let owner = &text[name.byte_range()];
     let generics = type_parameters(node, text);
+    fields(&text[name.byte_range()], body, &generics, text, out);
+}
+
+/// An enum's variants' fields, owned by the variant as a path names it (`Expression::And`):
+/// what a pattern binds (`Self::And { lhs, rhs }`, `Fragment::Text(token)`) is of their types.
+fn variant_fields(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
+    let (Some(name), Some(body)) = (
+        node.child_by_field_name("name"),
+        node.child_by_field_name("body"),
+    ) else {
+        return;
+    };
+    let generics = type_parameters(node, text);
+    let mut cursor = body.walk();
+    for variant in body.named_children(&mut cursor) {
+        if let (Some(v), Some(fields_of)) = (
+            variant.child_by_field_name("name"),
+            variant.child_by_field_name("body"),
+        ) {
+            let owner = format!("{}::{}", &text[name.byte_range()], &text[v.byte_range()]);
+            fields(&owner, fields_of, &generics, text, out);
+        }
+    }
+}
+
+/// The fields of a struct's or variant's `body`, named or numbered.
+fn fields(
+    owner: &str,
+    body: Node<'_>,
+    generics: &HashSet<&str>,
+    text: &str,
+    out: &mut Vec<Member>,
+) {
     let mut push = |field: String, ty: Node<'_>| {
         let written = &text[ty.byte_range()];
         if let Some(class) = declared_type(CodeLanguage::Rust, written)
@@ -286,6 +319,27 @@ fn f() { let x = 1; }
                 row("Recipe", "trait", "", "Display"),
                 row("UnresolvedRecipe", "alias", "", "Recipe"),
                 row("Deep", "field", "token", "Token"),
+            ]
+        );
+    }
+
+    #[test]
+    fn enum_variants_fields_are_owned_by_the_variants_path() {
+        let source = r#"
+pub(crate) enum Expression<'src, T> {
+  And { lhs: Box<Expression<'src>>, rhs: Box<Expression<'src>> },
+  Backtick { count: usize, token: Token<'src> },
+  Call(Thunk<'src>, T),
+  Empty,
+}
+"#;
+        assert_eq!(
+            members(source),
+            vec![
+                row("Expression::And", "field", "lhs", "Expression"),
+                row("Expression::And", "field", "rhs", "Expression"),
+                row("Expression::Backtick", "field", "token", "Token"),
+                row("Expression::Call", "field", "0", "Thunk"),
             ]
         );
     }

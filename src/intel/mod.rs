@@ -19,6 +19,7 @@ mod imports;
 mod inherit;
 mod members;
 pub mod outline;
+mod patterns;
 pub mod render;
 mod returns;
 mod ruby;

@@ -290,6 +290,12 @@ fn rust_calls_in_macro_arguments_and_declared_types() {
     out.write(&set.count());
     format!("{} {} {}", cache.get(1), Path::new("x").display(), items[0])
 }
+impl Alias {
+    fn fmt(&self, f: &mut Formatter) -> fmt::Result {
+        write!(f, "{} {}", self.name.lexeme(), config.color.paint(x).len())?;
+        assert_eq!((a + b).len(), items[0].len());
+    }
+}
 "#,
     );
     let c = calls(&x);
@@ -304,16 +310,57 @@ fn rust_calls_in_macro_arguments_and_declared_types() {
     assert!(c.contains(&("count".into(), Some("CommandSet".into()), scan.clone())));
     assert!(c.contains(&("write".into(), Some("Output".into()), scan.clone())));
     assert!(c.contains(&("new".into(), Some("Path".into()), scan.clone())));
+    // A receiver in a macro's tokens is read back to its start, as it would be outside one.
+    assert!(c.contains(&("display".into(), Some("Path::new()".into()), scan.clone())));
+    let fmt = Some("Alias::fmt".to_owned());
+    assert!(c.contains(&("lexeme".into(), Some("Alias.name".into()), fmt.clone())));
+    assert!(c.contains(&("paint".into(), Some("config.color".into()), fmt.clone())));
     assert!(c.contains(&(
-        "display".into(),
-        Some(extract::UNNAMED_RECEIVER.into()),
-        scan.clone()
+        "len".into(),
+        Some("config.color.paint()".into()),
+        fmt.clone()
     )));
+    let unnamed = c
+        .iter()
+        .filter(|(n, q, _)| n == "len" && q.as_deref() == Some(extract::UNNAMED_RECEIVER))
+        .count();
+    assert_eq!(unnamed, 2, "{c:?}");
     // Inside a macro, a name before brackets or braces is no call.
     assert!(
         !c.iter().any(|(n, ..)| n == "items" || n == "Output"),
         "{c:?}"
     );
+}
+
+#[test]
+fn rust_names_patterns_bind_are_fields_and_untyped_ones_hide_outer_names() {
+    let x = run(
+        "src/node.rs",
+        r#"impl Expression {
+    fn tree(&self, token: &Token) {
+        match self {
+            Self::And { lhs, .. } => lhs.tree(),
+            Some(token) => token.lexeme(),
+        }
+        items.iter().map(|token| token.lexeme());
+        token.lexeme();
+    }
+}
+"#,
+    );
+    let c = calls(&x);
+    let tree = Some("Expression::tree".to_owned());
+    assert!(c.contains(&(
+        "tree".into(),
+        Some("Expression::And.lhs".into()),
+        tree.clone()
+    )));
+    let lexemes: Vec<Option<&str>> = c
+        .iter()
+        .filter(|(n, ..)| n == "lexeme")
+        .map(|(_, q, _)| q.as_deref())
+        .collect();
+    assert_eq!(lexemes, [Some("token"), Some("token"), Some("Token")]);
 }
 
 #[test]

@@ -845,6 +845,124 @@ async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() 
     d.stop().await;
 }
 
+/// Rust: a receiver in a macro's arguments is read back to the start of its chain
+/// (`self.name` in `write!`), a name a pattern binds is the field it matches (`Self::And {
+/// lhs, .. }`, `Expression::Text(inner)`), and a module no `use` names
+/// (`testing::compile()` under `use super::*`) is found by its file.
+#[tokio::test]
+async fn rust_calls_reach_pattern_bindings_macro_receivers_and_glob_modules() {
+    let d = Daemon::start(&[
+        (
+            "src/lib.rs",
+            "pub mod ast;\npub mod parser;\npub mod token;\nmod testing;\n",
+        ),
+        (
+            "src/token.rs",
+            r#"pub struct Token;
+
+impl Token {
+    pub fn lexeme(&self) -> &str {
+        ""
+    }
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn lexeme(&self) -> &str {
+        ""
+    }
+    pub fn tree(&self) {}
+}
+"#,
+        ),
+        (
+            "src/ast.rs",
+            r#"use crate::token::Token;
+
+pub enum Expression {
+    And { lhs: Box<Expression>, rhs: Box<Expression> },
+    Text(Token),
+    Empty,
+}
+
+impl Expression {
+    pub fn tree(&self) -> String {
+        match self {
+            Self::And { lhs, rhs: right } => {
+                lhs.tree();
+                right.tree()
+            }
+            Self::Text(token) => format!("{}", token.lexeme()),
+            Self::Empty => String::new(),
+        }
+    }
+}
+
+pub struct Alias {
+    pub name: Token,
+}
+
+impl std::fmt::Display for Alias {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}", self.name.lexeme())
+    }
+}
+
+pub fn check(e: &Expression) {
+    if let Expression::Text(inner) = e {
+        inner.lexeme();
+    }
+}
+"#,
+        ),
+        (
+            "src/testing.rs",
+            "pub fn compile(s: &str) -> usize {\n    s.len()\n}\n",
+        ),
+        (
+            "src/parser.rs",
+            r#"use super::*;
+
+pub fn parse() -> usize {
+    testing::compile("x")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compile() {
+        assert_eq!(parse(), 1);
+    }
+}
+"#,
+        ),
+    ])
+    .await;
+    assert_callers(
+        &d,
+        &[
+            (
+                "Expression::tree",
+                &[("src/ast.rs", 13), ("src/ast.rs", 14)],
+            ),
+            ("Other::tree", &[]),
+            (
+                "Token::lexeme",
+                &[("src/ast.rs", 16), ("src/ast.rs", 28), ("src/ast.rs", 34)],
+            ),
+            ("Other::lexeme", &[]),
+            // Not the test function named like it.
+            ("testing::compile", &[("src/parser.rs", 4)]),
+            ("parser::tests::compile", &[]),
+        ],
+    )
+    .await;
+    d.stop().await;
+}
+
 /// Go: a method several types define is read, for its callers, only from calls that may be
 /// on its type: a call on what a capitalised function returns (`NewRouter().Match()`) is one,
 /// and so is one on `new(Router)`.

@@ -1,0 +1,336 @@
+//! The names Rust's patterns bind to the fields of what they match: `Self::And { lhs, rhs } =>`
+//! binds `lhs` to the `lhs` field of `Expression::And`, `if let Fragment::Text(token) = f` binds
+//! `token` to the first field of `Fragment::Text`. Each is written as the field path the
+//! resolver follows through the types' members ([`super::members`]): `Expression::And.lhs`.
+//! A name bound where nothing says its type (`Some(err)`, a closure's `|err|`, `for err in`) is
+//! bound untyped: it hides a typed name of an outer scope.
+
+use tree_sitter::{Node, Tree};
+
+use super::extract::impl_type_name;
+
+/// Most bindings read from one file.
+const MAX_BINDINGS: usize = 20_000;
+
+/// A name a pattern binds, and where it is in scope (bytes).
+pub(super) struct PatternBinding {
+    pub(super) name: String,
+    /// The field path it is: `Expression::And.lhs`, `Recipe.name`; `None` when unknown.
+    pub(super) ty: Option<String>,
+    pub(super) start: usize,
+    pub(super) end: usize,
+}
+
+/// The fields the struct and tuple-struct patterns in `tree` (a Rust file) bind, and the
+/// untyped names of closures' parameters and `for` loops.
+pub(super) fn rust_pattern_bindings(tree: &Tree, text: &str) -> Vec<PatternBinding> {
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if out.len() >= MAX_BINDINGS {
+            break;
+        }
+        match node.kind() {
+            "struct_pattern" | "tuple_struct_pattern" => bind(node, text, &mut out),
+            "closure_parameters" => closure_parameters(node, text, &mut out),
+            "for_expression" => {
+                if let (Some(p), Some(body)) = (
+                    node.child_by_field_name("pattern"),
+                    node.child_by_field_name("body"),
+                ) && let Some(name) = bound_name(p, text)
+                {
+                    out.push(PatternBinding {
+                        name: name.to_owned(),
+                        ty: None,
+                        start: body.start_byte(),
+                        end: body.end_byte(),
+                    });
+                }
+            }
+            _ => {}
+        }
+        stack.extend(node.named_children(&mut cursor).collect::<Vec<_>>());
+    }
+    out.truncate(MAX_BINDINGS);
+    out
+}
+
+/// The bindings of one struct or tuple-struct pattern, whose own fields are names (those of a
+/// pattern nested in it are its own).
+fn bind(pattern: Node<'_>, text: &str, out: &mut Vec<PatternBinding>) {
+    let Some(ty) = pattern.child_by_field_name("type") else {
+        return;
+    };
+    let owner = owner(ty, text);
+    let Some((start, end)) = scope(pattern) else {
+        return;
+    };
+    let mut push = |name: &str, field: &str| {
+        // A constant (`Kind::A(MAX)`) is matched, not bound.
+        if name.starts_with(|c: char| c.is_lowercase() || c == '_') && name != "_" {
+            out.push(PatternBinding {
+                name: name.to_owned(),
+                ty: owner.as_ref().map(|o| format!("{o}.{field}")),
+                start,
+                end,
+            });
+        }
+    };
+    let mut cursor = pattern.walk();
+    if pattern.kind() == "struct_pattern" {
+        for f in pattern.named_children(&mut cursor) {
+            let Some(name) = f.child_by_field_name("name") else {
+                continue;
+            };
+            let field = &text[name.byte_range()];
+            match f.child_by_field_name("pattern") {
+                // `name: alias`
+                Some(p) => {
+                    if let Some(bound) = bound_name(p, text) {
+                        push(bound, field);
+                    }
+                }
+                // `name`, `ref name`, `mut name`
+                None => push(field, field),
+            }
+        }
+        return;
+    }
+    // A tuple struct's fields by position, up to a `..` after which positions are unknown.
+    let mut index = 0;
+    for child in pattern.children(&mut cursor) {
+        if child.id() == ty.id() || matches!(child.kind(), "(" | ")" | ",") {
+            continue;
+        }
+        if child.kind() == "remaining_field_pattern" {
+            break;
+        }
+        if let Some(bound) = bound_name(child, text) {
+            push(bound, &index.to_string());
+        }
+        index += 1;
+    }
+}
+
+/// A closure's parameters without a declared type (`|err|`, `|(name, n)|` binds nothing
+/// named): untyped in its body. A declared one (`|err: Error|`) is read as any parameter.
+fn closure_parameters(params: Node<'_>, text: &str, out: &mut Vec<PatternBinding>) {
+    let Some(closure) = params.parent() else {
+        return;
+    };
+    let mut cursor = params.walk();
+    for p in params.named_children(&mut cursor) {
+        let name = match p.kind() {
+            "parameter" if p.child_by_field_name("type").is_none() => p
+                .child_by_field_name("pattern")
+                .and_then(|n| bound_name(n, text)),
+            "parameter" => None,
+            _ => bound_name(p, text),
+        };
+        if let Some(name) = name {
+            out.push(PatternBinding {
+                name: name.to_owned(),
+                ty: None,
+                start: closure.start_byte(),
+                end: closure.end_byte(),
+            });
+        }
+    }
+}
+
+/// The name a field's pattern binds when it is a name: `x`, `ref x`, `mut x`, `ref mut x`.
+fn bound_name<'t>(p: Node<'_>, text: &'t str) -> Option<&'t str> {
+    match p.kind() {
+        "identifier" => Some(&text[p.byte_range()]),
+        "ref_pattern" | "mut_pattern" => {
+            bound_name(p.named_child(p.named_child_count() - 1)?, text)
+        }
+        _ => None,
+    }
+}
+
+/// The type whose fields a pattern's path names: an enum's variant as `Enum::Variant` (`Self`
+/// read as the `impl`'s type), a struct by its name; `None` for `Option`'s and `Result`'s
+/// variants and for a path that is no type.
+fn owner(ty: Node<'_>, text: &str) -> Option<String> {
+    let written = &text[ty.byte_range()];
+    let written = written.split('<').next().unwrap_or(written);
+    let segments: Vec<&str> = written.split("::").map(str::trim).collect();
+    let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if !segments.iter().all(|s| ident(s)) {
+        return None;
+    }
+    let last = *segments.last()?;
+    if matches!(last, "Some" | "None" | "Ok" | "Err") {
+        return None;
+    }
+    match segments.len() {
+        1 => last
+            .starts_with(char::is_uppercase)
+            .then(|| last.to_owned()),
+        n => {
+            let enclosing = segments[n - 2];
+            if enclosing == "Self" {
+                let mut up = ty.parent();
+                while let Some(n) = up {
+                    if n.kind() == "impl_item" {
+                        let impl_type = n.child_by_field_name("type")?;
+                        return Some(format!("{}::{last}", impl_type_name(impl_type, text)));
+                    }
+                    up = n.parent();
+                }
+                None
+            } else if enclosing.starts_with(char::is_uppercase) {
+                Some(format!("{enclosing}::{last}"))
+            } else {
+                // A struct through its module (`ast::Recipe { .. }`).
+                last.starts_with(char::is_uppercase)
+                    .then(|| last.to_owned())
+            }
+        }
+    }
+}
+
+/// Where the names a pattern binds are in scope (bytes): a `match` arm; an `if let`'s or
+/// `while let`'s block; the rest of a `let`'s block; a function's or closure's body; a `for`
+/// loop's body. `None` for a pattern elsewhere.
+fn scope(pattern: Node<'_>) -> Option<(usize, usize)> {
+    let mut site = pattern.parent()?;
+    while site.kind().ends_with("_pattern") || site.kind() == "field_pattern" {
+        site = site.parent()?;
+    }
+    let range = |n: Node<'_>| (n.start_byte(), n.end_byte());
+    match site.kind() {
+        "match_arm" => Some(range(site)),
+        "let_condition" => {
+            let mut up = site.parent();
+            while let Some(n) = up {
+                match n.kind() {
+                    "if_expression" => {
+                        let body = n.child_by_field_name("consequence")?;
+                        return Some((site.end_byte(), body.end_byte()));
+                    }
+                    "while_expression" => {
+                        let body = n.child_by_field_name("body")?;
+                        return Some((site.end_byte(), body.end_byte()));
+                    }
+                    "let_chain" => up = n.parent(),
+                    _ => return None,
+                }
+            }
+            None
+        }
+        "let_declaration" => Some((site.end_byte(), site.parent()?.end_byte())),
+        "parameter" => {
+            let function = site.parent()?.parent()?;
+            Some(range(function))
+        }
+        "closure_parameters" => site.parent().map(range),
+        "for_expression" => site.child_by_field_name("body").map(range),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bindings(source: &str) -> Vec<(String, String, String)> {
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_rust::LANGUAGE.into())
+            .expect("the Rust grammar loads");
+        let tree = parser.parse(source, None).expect("parsed");
+        let mut out: Vec<(String, String, String)> = rust_pattern_bindings(&tree, source)
+            .into_iter()
+            .map(|b| {
+                let scope = source[b.start..b.end].trim().to_owned();
+                let scope = scope.lines().next().unwrap_or_default().to_owned();
+                (b.name, b.ty.unwrap_or_else(|| "?".to_owned()), scope)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn row(name: &str, ty: &str, scope: &str) -> (String, String, String) {
+        (name.into(), ty.into(), scope.into())
+    }
+
+    #[test]
+    fn struct_and_tuple_struct_patterns_bind_their_fields() {
+        let source = r#"
+impl<'src> Node<'src> for Expression<'src> {
+  fn tree(&self) -> Tree<'src> {
+    match self {
+      Self::And { lhs, rhs: right } => lhs.tree(),
+      Self::Call(thunk, _, ref mut last, ..) => thunk.tree(),
+      Some(x) | Ok(x) => x,
+      Kind::Max(MAX) => 0,
+    }
+  }
+}
+fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {
+  if let Some(Fragment::Text { token }) = line.fragments.first() {
+    token.lexeme();
+  }
+  while let Attribute::Doc(doc) = next() { doc.len(); }
+  let Alias { target, .. } = alias;
+  for Pair(key, value) in pairs { key.len(); }
+  items.iter().map(|Entry { key }| key.len());
+  source.and_then(|err| err.source()).map(|s: &str| s.len());
+  for item in items { item.len(); }
+}
+"#;
+        assert_eq!(
+            bindings(source),
+            vec![
+                row(
+                    "body",
+                    "Item.body",
+                    "fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {"
+                ),
+                row("doc", "Attribute::Doc.0", "{ doc.len(); }"),
+                row("err", "?", "|err| err.source()"),
+                row("item", "?", "{ item.len(); }"),
+                row("key", "Entry.key", "|Entry { key }| key.len()"),
+                row("key", "Pair.0", "{ key.len(); }"),
+                row(
+                    "last",
+                    "Expression::Call.2",
+                    "Self::Call(thunk, _, ref mut last, ..) => thunk.tree(),"
+                ),
+                row(
+                    "lhs",
+                    "Expression::And.lhs",
+                    "Self::And { lhs, rhs: right } => lhs.tree(),"
+                ),
+                row(
+                    "name",
+                    "Recipe.name",
+                    "fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {"
+                ),
+                row(
+                    "right",
+                    "Expression::And.rhs",
+                    "Self::And { lhs, rhs: right } => lhs.tree(),"
+                ),
+                row(
+                    "target",
+                    "Alias.target",
+                    "for Pair(key, value) in pairs { key.len(); }"
+                ),
+                row(
+                    "thunk",
+                    "Expression::Call.0",
+                    "Self::Call(thunk, _, ref mut last, ..) => thunk.tree(),"
+                ),
+                row("token", "Fragment::Text.token", "{"),
+                row("value", "Pair.1", "{ key.len(); }"),
+                row("x", "?", "Some(x) | Ok(x) => x,"),
+                row("x", "?", "Some(x) | Ok(x) => x,"),
+            ]
+        );
+    }
+}
