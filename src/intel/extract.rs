@@ -569,8 +569,20 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         qualifier: qualifier.map(|q| {
                             // A receiver in a macro's tokens is read back to its start.
                             if q.parent().is_some_and(|p| p.kind() == "token_tree") {
-                                return token_chain(q, text)
-                                    .unwrap_or_else(|| UNNAMED_RECEIVER.to_owned());
+                                let chain = token_chain(q, text);
+                                let receiver = q.next_sibling().is_some_and(|s| s.kind() == ".");
+                                return match chain {
+                                    Some(c) if receiver => rust_variant_type(&c).unwrap_or(c),
+                                    Some(c) => c,
+                                    None => UNNAMED_RECEIVER.to_owned(),
+                                };
+                            }
+                            if lang == CodeLanguage::Rust
+                                && q.kind() == "scoped_identifier"
+                                && q.parent().is_some_and(|p| p.kind() == "field_expression")
+                                && let Some(ty) = rust_variant_type(&text[q.byte_range()])
+                            {
+                                return ty;
                             }
                             let written = &text[q.byte_range()];
                             // C++'s `this->reader_` is the field, as Java's `this.reader`.
@@ -990,6 +1002,17 @@ fn chain_link(node: Node<'_>, text: &str, depth: usize) -> Option<String> {
         }
         _ => plain_path(&without_null_operators(&text[node.byte_range()])),
     }
+}
+
+/// A Rust receiver that is an enum's variant or a type's constant (`Keyword::X.lexeme()`,
+/// `Self::EMPTY.len()`): the type, `Keyword`, `Self`; `None` for any other path.
+fn rust_variant_type(receiver: &str) -> Option<String> {
+    let (ty, value) = receiver.rsplit_once("::")?;
+    let last_type = ty.rsplit("::").next().unwrap_or(ty);
+    let capital = |s: &str| s.starts_with(|c: char| c.is_uppercase());
+    let ident = |s: &str| s.chars().all(|c| c.is_alphanumeric() || c == '_');
+    (capital(value) && capital(last_type) && ident(value) && ident(last_type))
+        .then(|| ty.to_owned())
 }
 
 /// A receiver in a macro's tokens, which the grammar leaves unparsed (`write!(f, "{}",

@@ -2163,6 +2163,32 @@ impl<'s> Resolver<'s> {
         classes.all(|c| c == Some(first)).then(|| first.to_owned())
     }
 
+    /// Whether `r`'s file binds `name` only by `use` paths into other crates than the
+    /// repository's, while the repository defines a type of that name too (Rust).
+    fn imported_from_dependency(&self, r: &ReferenceRow, name: &str) -> bool {
+        let Some(crates) = self.crates.get(&r.repository) else {
+            return false;
+        };
+        let mut bound = self
+            .imports
+            .get(&r.file_id)
+            .into_iter()
+            .flatten()
+            .filter(|(row, _)| row.name == name)
+            .peekable();
+        let namesake = self
+            .by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .any(|d| d.repository == r.repository && is_type(&d.kind));
+        namesake
+            && bound.peek().is_some()
+            && bound.all(|(row, targets)| {
+                targets.is_empty() && crates.is_external(first_segment(&row.specifier))
+            })
+    }
+
     /// [`Self::resolve`] of a call read as written.
     fn resolve_one<'a>(&'a self, r: &ReferenceRow, callables: &mut Callables<'a>) -> Outcome<'a> {
         match self.resolve_by_name(r, callables) {
@@ -2197,6 +2223,16 @@ impl<'s> Resolver<'s> {
             ),
         };
         let callable = candidates.all.as_slice();
+        // A Rust type the file imports from a dependency (`use nu_ansi_term::Style`, then
+        // `Style::new()`) is that crate's when the repository defines a type of that name, whose
+        // methods are its own. (Without one, the methods the index has for the name are the
+        // repository's trait impls for the dependency's type: `Bytes::from_request`.)
+        if ref_lang == "rust"
+            && let Some(q) = &r.qualifier
+            && self.imported_from_dependency(r, first_segment(q))
+        {
+            return Outcome::External;
+        }
         // 1. The qualifier names the owner: `Stack::new`, `self.push` (rewritten as the type),
         // or a class that inherits it: `Scope.make` of `LinkedList.make`.
         if let Some(q) = &r.qualifier

@@ -344,6 +344,8 @@ fn rust_names_patterns_bind_are_fields_and_untyped_ones_hide_outer_names() {
         }
         items.iter().map(|token| token.lexeme());
         token.lexeme();
+        Keyword::Set.lexeme();
+        assert_eq!(Self::X.lexeme(), kinds::Kind::A.lexeme());
     }
 }
 "#,
@@ -360,7 +362,18 @@ fn rust_names_patterns_bind_are_fields_and_untyped_ones_hide_outer_names() {
         .filter(|(n, ..)| n == "lexeme")
         .map(|(_, q, _)| q.as_deref())
         .collect();
-    assert_eq!(lexemes, [Some("token"), Some("token"), Some("Token")]);
+    // An enum's variant (or a type's constant) is of its type.
+    assert_eq!(
+        lexemes,
+        [
+            Some("token"),
+            Some("token"),
+            Some("Token"),
+            Some("Keyword"),
+            Some("Expression"),
+            Some("kinds::Kind")
+        ]
+    );
 }
 
 #[test]

@@ -853,8 +853,29 @@ async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() 
 async fn rust_calls_reach_pattern_bindings_macro_receivers_and_glob_modules() {
     let d = Daemon::start(&[
         (
+            "Cargo.toml",
+            "[package]\nname = \"dsl\"\n\n[dependencies]\nnu-ansi-term = \"0.50\"\nbytes = \"1\"\n",
+        ),
+        (
             "src/lib.rs",
-            "pub mod ast;\npub mod parser;\npub mod token;\nmod testing;\n",
+            "pub mod ast;\npub mod color;\npub mod extract;\npub mod parser;\npub mod style;\npub mod token;\n\
+             mod testing;\n",
+        ),
+        (
+            "src/style.rs",
+            "pub struct Style;\n\nimpl Style {\n    pub fn new() -> Self {\n        Style\n    }\n}\n",
+        ),
+        // A dependency's type the crate implements its trait for.
+        (
+            "src/extract.rs",
+            "use bytes::Bytes;\n\npub trait FromRequest {\n    fn from_request() -> Self;\n}\n\n\
+             impl FromRequest for Bytes {\n    fn from_request() -> Self {\n        Bytes::new()\n    \
+             }\n}\n\npub fn read() {\n    Bytes::from_request();\n}\n",
+        ),
+        // The dependency's `Style`, whatever the crate names alike.
+        (
+            "src/color.rs",
+            "use nu_ansi_term::Style;\n\npub fn paint() {\n    Style::new();\n}\n",
         ),
         (
             "src/token.rs",
@@ -957,6 +978,8 @@ mod tests {
             // Not the test function named like it.
             ("testing::compile", &[("src/parser.rs", 4)]),
             ("parser::tests::compile", &[]),
+            ("Style::new", &[]),
+            ("Bytes::from_request", &[("src/extract.rs", 14)]),
         ],
     )
     .await;
