@@ -1215,11 +1215,22 @@ impl<'s> Resolver<'s> {
             return Ok(());
         }
         let rows = self.store.members_of(self.scope, &missing).await?;
-        for c in missing {
-            self.members.entry(c).or_default();
+        for c in &missing {
+            self.members.entry(c.clone()).or_default();
         }
         for m in rows {
             self.members.entry(m.owner.clone()).or_default().push(m);
+        }
+        // A bare name no type has members under may be an enum's variant a glob brought in
+        // (`use Kind::*`, then `Redefinition { first, .. }`): its fields are the variant's, of
+        // whichever enums have one of that name (the nearest count, as for types).
+        let variants: Vec<String> = missing
+            .into_iter()
+            .filter(|c| !c.contains("::") && self.members.get(c).is_some_and(Vec::is_empty))
+            .collect();
+        for m in self.store.variant_members_of(self.scope, &variants).await? {
+            let variant = m.owner.rsplit("::").next().unwrap_or(&m.owner).to_owned();
+            self.members.entry(variant).or_default().push(m);
         }
         Ok(())
     }

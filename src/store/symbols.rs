@@ -365,6 +365,18 @@ fn reference(r: &PgRow) -> ReferenceRow {
     }
 }
 
+fn member(r: &PgRow) -> MemberRow {
+    MemberRow {
+        repository: r.get("repository"),
+        file_id: r.get("file_id"),
+        file_path: r.get("file_path"),
+        owner: r.get("owner"),
+        kind: r.get("kind"),
+        name: r.get("name"),
+        ty: r.get("type"),
+    }
+}
+
 fn import(r: &PgRow) -> ImportRow {
     ImportRow {
         repository: r.get("repository"),
@@ -510,18 +522,37 @@ impl Store {
         .fetch_all(&self.pool)
         .await
         .map_err(q("looking up types' members"))?;
-        Ok(rows
-            .iter()
-            .map(|r| MemberRow {
-                repository: r.get("repository"),
-                file_id: r.get("file_id"),
-                file_path: r.get("file_path"),
-                owner: r.get("owner"),
-                kind: r.get("kind"),
-                name: r.get("name"),
-                ty: r.get("type"),
-            })
-            .collect())
+        Ok(rows.iter().map(member).collect())
+    }
+
+    /// The members of enum variants named `variants` (`Redefinition` of `Kind::Redefinition`),
+    /// whatever their enum, as [`Store::members_of`] reads a type's.
+    pub async fn variant_members_of(
+        &self,
+        scope: &Scope,
+        variants: &[String],
+    ) -> Result<Vec<MemberRow>, StoreError> {
+        if variants.is_empty() {
+            return Ok(Vec::new());
+        }
+        let repos = restriction(scope, None);
+        let rows = sqlx::query(&format!(
+            "SELECT m.* FROM unnest($2::text[]) AS o(variant) CROSS JOIN LATERAL (
+               SELECT m.repository, m.file_id, f.file_path, m.owner, m.kind, m.name, m.type
+               FROM code_members m JOIN indexed_files f ON f.id = m.file_id
+               WHERE split_part(m.owner, '::', 2) = o.variant
+                 AND position('::' in m.owner) > 0 AND {}
+               ORDER BY m.repository, f.file_path, m.owner, m.kind, m.name, m.type
+               LIMIT $3) m",
+            restriction_sql(repos.is_some(), "m")
+        ))
+        .bind(&repos)
+        .bind(variants)
+        .bind(MEMBERS_PER_OWNER)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(q("looking up enum variants' members"))?;
+        Ok(rows.iter().map(member).collect())
     }
 
     /// One definition by its file and ordinal (a graph node's parent, a call's enclosing

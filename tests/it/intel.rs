@@ -858,12 +858,33 @@ async fn rust_calls_reach_pattern_bindings_macro_receivers_and_glob_modules() {
         ),
         (
             "src/lib.rs",
-            "pub mod ast;\npub mod color;\npub mod extract;\npub mod parser;\npub mod style;\npub mod token;\n\
+            "pub mod ast;\npub mod color;\npub mod extract;\npub mod kind;\npub mod parser;\npub mod style;\npub mod token;\n\
              mod testing;\n",
         ),
         (
             "src/style.rs",
             "pub struct Style;\n\nimpl Style {\n    pub fn new() -> Self {\n        Style\n    }\n}\n",
+        ),
+        // A variant a glob brings in, matched by its name alone.
+        (
+            "src/kind.rs",
+            r#"use crate::token::Token;
+
+pub enum Kind {
+    Redefinition { first: Token },
+}
+
+impl Kind {
+    pub fn show(&self) {
+        use Kind::*;
+        match self {
+            Redefinition { first } => {
+                first.lexeme();
+            }
+        }
+    }
+}
+"#,
         ),
         // A dependency's type the crate implements its trait for.
         (
@@ -972,7 +993,12 @@ mod tests {
             ("Other::tree", &[]),
             (
                 "Token::lexeme",
-                &[("src/ast.rs", 16), ("src/ast.rs", 28), ("src/ast.rs", 34)],
+                &[
+                    ("src/ast.rs", 16),
+                    ("src/ast.rs", 28),
+                    ("src/ast.rs", 34),
+                    ("src/kind.rs", 12),
+                ],
             ),
             ("Other::lexeme", &[]),
             // Not the test function named like it.
