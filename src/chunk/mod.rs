@@ -88,7 +88,8 @@ use tree_sitter::Tree;
 /// attributes and its `super()`, Java's and C#'s `var` bound to `new` or a call, since version
 /// 39 Rust's receivers in a macro's arguments read back to the start of their chain
 /// (`self.name` of `write!(f, "{}", self.name.lexeme())`), its enum variants' fields, and the
-/// names its patterns bind typed by them (`Self::And { lhs, rhs } => lhs.tree()`);
+/// names its patterns bind typed by them (`Self::And { lhs, rhs } => lhs.tree()`), and what
+/// awaiting a type gives (its `IntoFuture` or `Future` output);
 /// part of every file's skip key, so a change re-processes files (vectors are reused where a
 /// chunk's text is unchanged).
 pub const CHUNKER_VERSION: i32 = 39;

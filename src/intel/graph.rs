@@ -1202,7 +1202,40 @@ impl<'s> Resolver<'s> {
             .await?;
         self.load_imports(&calls).await?;
         self.load_members(&calls).await?;
-        self.load_bases(&calls).await
+        self.load_bases(&calls).await?;
+        self.load_awaited(refs).await
+    }
+
+    /// Reads the members of the classes the Rust chains among `refs` return at each link, for
+    /// what awaiting one gives ([`Self::awaited`]).
+    async fn load_awaited(&mut self, refs: &[ReferenceRow]) -> Result<(), StoreError> {
+        let classes: BTreeSet<String> = {
+            let mut callables = Callables::default();
+            for r in refs.iter().filter(|r| family(&r.file_path) == "rust") {
+                if let Some(chain) = r.qualifier.as_deref().filter(|q| is_chain(q)) {
+                    self.chain_class(r, chain, &mut callables);
+                }
+            }
+            crate::lock(&self.chains)
+                .values()
+                .flatten()
+                .cloned()
+                .collect()
+        };
+        if classes.is_empty() {
+            return Ok(());
+        }
+        self.load_members_of(classes.iter().cloned()).await?;
+        // A chain through an awaited link is read again, with what awaiting it gives.
+        let awaits = classes.iter().any(|c| {
+            self.members
+                .get(c)
+                .is_some_and(|m| m.iter().any(|m| m.kind == "await"))
+        });
+        if awaits {
+            crate::lock(&self.chains).clear();
+        }
+        Ok(())
     }
 
     /// Reads the members of the Rust types `classes` not read yet.
@@ -2091,6 +2124,13 @@ impl<'s> Resolver<'s> {
             {
                 return Outcome::External;
             }
+            // The chain is written without its `.await`s: a Rust class without the method,
+            // that awaiting gives another (`client.get(url).await.text()`, a `RequestBuilder`
+            // whose `IntoFuture` output is a `TestResponse`), is read as what it gives.
+            let class = class.map(|c| match self.awaited(&c, r) {
+                Some(output) if !self.owns(&c, &r.name) => output,
+                _ => c,
+            });
             let on = ReferenceRow {
                 qualifier: Some(class.unwrap_or_else(|| UNNAMED_RECEIVER.to_owned())),
                 ..r.clone()
@@ -2098,6 +2138,32 @@ impl<'s> Resolver<'s> {
             return self.resolve_one(&on, callables);
         }
         self.resolve_one(r, callables)
+    }
+
+    /// What awaiting the Rust class `class` gives (its `IntoFuture` or `Future` output), as
+    /// read ([`Self::load_awaited`]), seen from the call `r`; `None` when unknown or when the
+    /// types of that name disagree.
+    fn awaited(&self, class: &str, r: &ReferenceRow) -> Option<String> {
+        let outputs: Vec<&MemberRow> = self
+            .members
+            .get(class)?
+            .iter()
+            .filter(|m| m.kind == "await")
+            .collect();
+        let mut types = nearest_members(outputs, r)
+            .into_iter()
+            .map(|m| m.ty.as_str());
+        let first = types.next()?;
+        types.all(|t| t == first).then(|| first.to_owned())
+    }
+
+    /// Whether the index has a method `name` of the class `class`, as read.
+    fn owns(&self, class: &str, name: &str) -> bool {
+        self.by_name
+            .get(defined_as(name))
+            .into_iter()
+            .flatten()
+            .any(|d| owner_last(&d.qualified) == Some(class))
     }
 
     /// The class the last call of a receiver chain returns (`Router::new().route()` is a
@@ -2180,6 +2246,15 @@ impl<'s> Resolver<'s> {
         let Some(crates) = self.crates.get(&r.repository) else {
             return false;
         };
+        let namesake = self
+            .by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .any(|d| d.repository == r.repository && is_type(&d.kind));
+        if !namesake {
+            return false;
+        }
         let mut bound = self
             .imports
             .get(&r.file_id)
@@ -2187,14 +2262,7 @@ impl<'s> Resolver<'s> {
             .flatten()
             .filter(|(row, _)| row.name == name)
             .peekable();
-        let namesake = self
-            .by_name
-            .get(name)
-            .into_iter()
-            .flatten()
-            .any(|d| d.repository == r.repository && is_type(&d.kind));
-        namesake
-            && bound.peek().is_some()
+        bound.peek().is_some()
             && bound.all(|(row, targets)| {
                 targets.is_empty() && crates.is_external(first_segment(&row.specifier))
             })
@@ -2361,9 +2429,9 @@ impl<'s> Resolver<'s> {
             {
                 // A module no `use` names, which a glob (`use super::*`) brings in:
                 // `testing::compile()` is `compile` at the top of the nearest `testing` module
-                // file above the call's. A variable's method, written alike (`value.join()`
-                // beside `value.rs`), is no function there; a test function named like it, in
-                // the file's `mod tests`, is not at its top.
+                // file above the call's. A call on a variable is written alike (`value.join()`
+                // beside `value.rs`): only a function at the top of the file is taken, never a
+                // test function of its `mod tests`.
                 let module: Vec<&str> = q.split("::").collect();
                 let files = super::imports::rust_module_files(&r.file_path, &module);
                 let mut hits = in_files(&files, false);

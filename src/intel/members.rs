@@ -27,8 +27,7 @@ pub(super) fn rust_members(tree: &Tree, text: &str) -> Vec<Member> {
             break;
         }
         match node.kind() {
-            "struct_item" | "union_item" => struct_fields(node, text, &mut out),
-            "enum_item" => variant_fields(node, text, &mut out),
+            "struct_item" | "union_item" | "enum_item" => type_fields(node, text, &mut out),
             "impl_item" => implemented(node, text, &mut out),
             // An alias at module level; `type Target = …` in an `impl` is read with it.
             "type_item" if node.parent().is_none_or(|p| !in_impl_or_trait(p)) => {
@@ -52,36 +51,30 @@ pub(super) fn rust_members(tree: &Tree, text: &str) -> Vec<Member> {
 
 /// A struct's named fields (`name: Name<'src>`) and a tuple struct's (`self.0`), each with the
 /// class its declared type calls methods on; a field of one of the struct's own type
-/// parameters (`inner: B`) names no class.
-fn struct_fields(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
+/// parameters (`inner: B`) names no class. An enum's variants' fields are owned by the variant
+/// as a path names it (`Expression::And`): what a pattern binds (`Self::And { lhs, rhs }`,
+/// `Fragment::Text(token)`) is of their types.
+fn type_fields(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
     let (Some(name), Some(body)) = (
         node.child_by_field_name("name"),
         node.child_by_field_name("body"),
     ) else {
         return;
     };
+    let owner = &text[name.byte_range()];
     let generics = type_parameters(node, text);
-    fields(&text[name.byte_range()], body, &generics, text, out);
-}
-
-/// An enum's variants' fields, owned by the variant as a path names it (`Expression::And`):
-/// what a pattern binds (`Self::And { lhs, rhs }`, `Fragment::Text(token)`) is of their types.
-fn variant_fields(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
-    let (Some(name), Some(body)) = (
-        node.child_by_field_name("name"),
-        node.child_by_field_name("body"),
-    ) else {
+    if node.kind() != "enum_item" {
+        fields(owner, body, &generics, text, out);
         return;
-    };
-    let generics = type_parameters(node, text);
+    }
     let mut cursor = body.walk();
     for variant in body.named_children(&mut cursor) {
         if let (Some(v), Some(fields_of)) = (
             variant.child_by_field_name("name"),
             variant.child_by_field_name("body"),
         ) {
-            let owner = format!("{}::{}", &text[name.byte_range()], &text[v.byte_range()]);
-            fields(&owner, fields_of, &generics, text, out);
+            let variant_owner = format!("{owner}::{}", &text[v.byte_range()]);
+            fields(&variant_owner, fields_of, &generics, text, out);
         }
     }
 }
@@ -160,23 +153,23 @@ fn implemented(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
     {
         return;
     }
-    if matches!(trait_name.as_str(), "Deref" | "DerefMut") {
+    // The class an associated type of the `impl` names (`type Target = Token;`).
+    let associated = |name: &str| {
         let mut cursor = node.walk();
-        let target = node
-            .child_by_field_name("body")
+        node.child_by_field_name("body")
             .into_iter()
             .flat_map(|b| b.named_children(&mut cursor).collect::<Vec<_>>())
             .filter(|item| item.kind() == "type_item")
             .find(|item| {
                 item.child_by_field_name("name")
-                    .is_some_and(|n| &text[n.byte_range()] == "Target")
+                    .is_some_and(|n| &text[n.byte_range()] == name)
             })
             .and_then(|item| item.child_by_field_name("type"))
-            .and_then(|t| declared_type(CodeLanguage::Rust, &text[t.byte_range()]));
-        if let Some(target) = target
-            && target != owner
-            && !generics.contains(target.as_str())
-        {
+            .and_then(|t| declared_type(CodeLanguage::Rust, &text[t.byte_range()]))
+            .filter(|t| *t != owner && !generics.contains(t.as_str()))
+    };
+    if matches!(trait_name.as_str(), "Deref" | "DerefMut") {
+        if let Some(target) = associated("Target") {
             out.push(Member {
                 owner,
                 kind: MemberKind::Deref,
@@ -185,6 +178,17 @@ fn implemented(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
             });
         }
         return;
+    }
+    // `client.get(url).await` is what awaiting a `RequestBuilder` gives.
+    if matches!(trait_name.as_str(), "IntoFuture" | "Future")
+        && let Some(output) = associated("Output")
+    {
+        out.push(Member {
+            owner: owner.clone(),
+            kind: MemberKind::Awaits,
+            name: String::new(),
+            ty: output,
+        });
     }
     out.push(Member {
         owner,
@@ -296,6 +300,7 @@ impl<'src> Deref for Name<'src> {
   fn deref(&self) -> &Self::Target { &self.token }
 }
 impl ColorDisplay for Value { }
+impl IntoFuture for RequestBuilder { type Output = TestResponse; type IntoFuture = Pin<Box<dyn Future<Output = TestResponse>>>; }
 impl<T: Display> ColorDisplay for T { }
 impl<D> fmt::Display for Recipe<'_, D> { }
 impl Recipe<'_> { type Nope = u8; }
@@ -316,6 +321,8 @@ fn f() { let x = 1; }
                 row("Wrapper", "field", "3", "crate::token::Token"),
                 row("Name", "deref", "", "Token"),
                 row("Value", "trait", "", "ColorDisplay"),
+                row("RequestBuilder", "await", "", "TestResponse"),
+                row("RequestBuilder", "trait", "", "IntoFuture"),
                 row("Recipe", "trait", "", "Display"),
                 row("UnresolvedRecipe", "alias", "", "Recipe"),
                 row("Deep", "field", "token", "Token"),

@@ -116,6 +116,9 @@ pub enum MemberKind {
     Deref,
     /// The type is an alias of `ty`.
     Alias,
+    /// Awaiting the type gives a `ty` (`impl IntoFuture for RequestBuilder { type Output =
+    /// TestResponse; }`, or `impl Future`).
+    Awaits,
 }
 
 impl MemberKind {
@@ -126,6 +129,7 @@ impl MemberKind {
             MemberKind::Trait => "trait",
             MemberKind::Deref => "deref",
             MemberKind::Alias => "alias",
+            MemberKind::Awaits => "await",
         }
     }
 }

@@ -503,26 +503,7 @@ impl Store {
         scope: &Scope,
         owners: &[String],
     ) -> Result<Vec<MemberRow>, StoreError> {
-        if owners.is_empty() {
-            return Ok(Vec::new());
-        }
-        let repos = restriction(scope, None);
-        let rows = sqlx::query(&format!(
-            "SELECT m.* FROM unnest($2::text[]) AS o(owner) CROSS JOIN LATERAL (
-               SELECT m.repository, m.file_id, f.file_path, m.owner, m.kind, m.name, m.type
-               FROM code_members m JOIN indexed_files f ON f.id = m.file_id
-               WHERE m.owner = o.owner AND {}
-               ORDER BY m.repository, f.file_path, m.kind, m.name, m.type
-               LIMIT $3) m",
-            restriction_sql(repos.is_some(), "m")
-        ))
-        .bind(&repos)
-        .bind(owners)
-        .bind(MEMBERS_PER_OWNER)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(q("looking up types' members"))?;
-        Ok(rows.iter().map(member).collect())
+        self.members_where(scope, owners, "m.owner = o.key").await
     }
 
     /// The members of enum variants named `variants` (`Redefinition` of `Kind::Redefinition`),
@@ -532,26 +513,38 @@ impl Store {
         scope: &Scope,
         variants: &[String],
     ) -> Result<Vec<MemberRow>, StoreError> {
-        if variants.is_empty() {
+        // The predicate of migration 0024's partial index, for the index to answer.
+        let variant = "split_part(m.owner, '::', 2) = o.key AND position('::' in m.owner) > 0";
+        self.members_where(scope, variants, variant).await
+    }
+
+    /// The members that `matches` (a condition on `m`, the member, and `o.key`, one of `keys`)
+    /// selects, at most [`MEMBERS_PER_OWNER`] per key.
+    async fn members_where(
+        &self,
+        scope: &Scope,
+        keys: &[String],
+        matches: &str,
+    ) -> Result<Vec<MemberRow>, StoreError> {
+        if keys.is_empty() {
             return Ok(Vec::new());
         }
         let repos = restriction(scope, None);
         let rows = sqlx::query(&format!(
-            "SELECT m.* FROM unnest($2::text[]) AS o(variant) CROSS JOIN LATERAL (
+            "SELECT m.* FROM unnest($2::text[]) AS o(key) CROSS JOIN LATERAL (
                SELECT m.repository, m.file_id, f.file_path, m.owner, m.kind, m.name, m.type
                FROM code_members m JOIN indexed_files f ON f.id = m.file_id
-               WHERE split_part(m.owner, '::', 2) = o.variant
-                 AND position('::' in m.owner) > 0 AND {}
+               WHERE {matches} AND {}
                ORDER BY m.repository, f.file_path, m.owner, m.kind, m.name, m.type
                LIMIT $3) m",
             restriction_sql(repos.is_some(), "m")
         ))
         .bind(&repos)
-        .bind(variants)
+        .bind(keys)
         .bind(MEMBERS_PER_OWNER)
         .fetch_all(&self.pool)
         .await
-        .map_err(q("looking up enum variants' members"))?;
+        .map_err(q("looking up types' members"))?;
         Ok(rows.iter().map(member).collect())
     }
 

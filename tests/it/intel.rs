@@ -847,8 +847,9 @@ async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() 
 
 /// Rust: a receiver in a macro's arguments is read back to the start of its chain
 /// (`self.name` in `write!`), a name a pattern binds is the field it matches (`Self::And {
-/// lhs, .. }`, `Expression::Text(inner)`), and a module no `use` names
-/// (`testing::compile()` under `use super::*`) is found by its file.
+/// lhs, .. }`, `Expression::Text(inner)`, a variant a glob brings in), a module no `use` names
+/// (`testing::compile()` under `use super::*`) is found by its file, a dependency's namesake
+/// of a crate's type is the dependency's, and awaiting a builder gives its `IntoFuture` output.
 #[tokio::test]
 async fn rust_calls_reach_pattern_bindings_macro_receivers_and_glob_modules() {
     let d = Daemon::start(&[
@@ -858,7 +859,7 @@ async fn rust_calls_reach_pattern_bindings_macro_receivers_and_glob_modules() {
         ),
         (
             "src/lib.rs",
-            "pub mod ast;\npub mod color;\npub mod extract;\npub mod kind;\npub mod parser;\npub mod style;\npub mod token;\n\
+            "pub mod ast;\npub mod client;\npub mod color;\npub mod extract;\npub mod kind;\npub mod parser;\npub mod style;\npub mod token;\n\
              mod testing;\n",
         ),
         (
@@ -915,6 +916,48 @@ impl Other {
         ""
     }
     pub fn tree(&self) {}
+    pub fn text(&self) {}
+}
+"#,
+        ),
+        // Awaiting a builder gives its `IntoFuture` output; the chain is written without the
+        // `.await`.
+        (
+            "src/client.rs",
+            r#"use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+
+pub struct TestClient;
+
+pub struct RequestBuilder;
+
+pub struct TestResponse;
+
+impl TestClient {
+    pub fn get(&self, url: &str) -> RequestBuilder {
+        RequestBuilder
+    }
+}
+
+impl IntoFuture for RequestBuilder {
+    type Output = TestResponse;
+    type IntoFuture = Pin<Box<dyn Future<Output = TestResponse>>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async { TestResponse })
+    }
+}
+
+impl TestResponse {
+    pub fn text(&self) -> String {
+        String::new()
+    }
+}
+
+pub async fn check(client: TestClient) {
+    let res = client.get("/").await;
+    res.text();
+    client.get("/").await.text();
 }
 "#,
         ),
@@ -1006,6 +1049,11 @@ mod tests {
             ("parser::tests::compile", &[]),
             ("Style::new", &[]),
             ("Bytes::from_request", &[("src/extract.rs", 14)]),
+            (
+                "TestResponse::text",
+                &[("src/client.rs", 33), ("src/client.rs", 34)],
+            ),
+            ("Other::text", &[]),
         ],
     )
     .await;
