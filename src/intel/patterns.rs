@@ -38,14 +38,8 @@ pub(super) fn rust_pattern_bindings(tree: &Tree, text: &str) -> Vec<PatternBindi
                 if let (Some(p), Some(body)) = (
                     node.child_by_field_name("pattern"),
                     node.child_by_field_name("body"),
-                ) && let Some(name) = bound_name(p, text)
-                {
-                    out.push(PatternBinding {
-                        name: name.to_owned(),
-                        ty: None,
-                        start: body.start_byte(),
-                        end: body.end_byte(),
-                    });
+                ) {
+                    untyped(p, body, text, &mut out);
                 }
             }
             _ => {}
@@ -113,28 +107,47 @@ fn bind(pattern: Node<'_>, text: &str, out: &mut Vec<PatternBinding>) {
     }
 }
 
-/// A closure's parameters without a declared type (`|err|`, `|(name, n)|` binds nothing
-/// named): untyped in its body. A declared one (`|err: Error|`) is read as any parameter.
+/// A closure's parameters without a declared type (`|err|`, `|(name, n)|`): untyped in its
+/// body. A declared one (`|err: Error|`) is read as any parameter.
 fn closure_parameters(params: Node<'_>, text: &str, out: &mut Vec<PatternBinding>) {
     let Some(closure) = params.parent() else {
         return;
     };
     let mut cursor = params.walk();
     for p in params.named_children(&mut cursor) {
-        let name = match p.kind() {
-            "parameter" if p.child_by_field_name("type").is_none() => p
-                .child_by_field_name("pattern")
-                .and_then(|n| bound_name(n, text)),
-            "parameter" => None,
-            _ => bound_name(p, text),
-        };
-        if let Some(name) = name {
-            out.push(PatternBinding {
-                name: name.to_owned(),
-                ty: None,
-                start: closure.start_byte(),
-                end: closure.end_byte(),
-            });
+        match p.kind() {
+            "parameter" if p.child_by_field_name("type").is_none() => {
+                if let Some(pattern) = p.child_by_field_name("pattern") {
+                    untyped(pattern, closure, text, out);
+                }
+            }
+            "parameter" => {}
+            _ => untyped(p, closure, text, out),
+        }
+    }
+}
+
+/// The names `pattern` binds that nothing types, untyped in `scope`: `x`, `(i, x)`, `&x`, `mut
+/// x` (a struct or tuple-struct pattern in it types its own, [`bind`]).
+fn untyped(pattern: Node<'_>, scope: Node<'_>, text: &str, out: &mut Vec<PatternBinding>) {
+    match pattern.kind() {
+        "tuple_pattern" | "reference_pattern" | "slice_pattern" => {
+            let mut cursor = pattern.walk();
+            for p in pattern.named_children(&mut cursor) {
+                untyped(p, scope, text, out);
+            }
+        }
+        _ => {
+            if let Some(name) = bound_name(pattern, text)
+                && name.starts_with(|c: char| c.is_lowercase() || c == '_')
+            {
+                out.push(PatternBinding {
+                    name: name.to_owned(),
+                    ty: None,
+                    start: scope.start_byte(),
+                    end: scope.end_byte(),
+                });
+            }
         }
     }
 }
@@ -281,11 +294,15 @@ fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {
   items.iter().map(|Entry { key }| key.len());
   source.and_then(|err| err.source()).map(|s: &str| s.len());
   for item in items { item.len(); }
+  for (i, &(a, mut b)) in pairs { a.len(); }
+  map.iter().map(|(name, n)| name.len());
 }
 "#;
         assert_eq!(
             bindings(source),
             vec![
+                row("a", "?", "{ a.len(); }"),
+                row("b", "?", "{ a.len(); }"),
                 row(
                     "body",
                     "Item.body",
@@ -293,6 +310,7 @@ fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {
                 ),
                 row("doc", "Attribute::Doc.0", "{ doc.len(); }"),
                 row("err", "?", "|err| err.source()"),
+                row("i", "?", "{ a.len(); }"),
                 row("item", "?", "{ item.len(); }"),
                 row("key", "Entry.key", "|Entry { key }| key.len()"),
                 row("key", "Pair.0", "{ key.len(); }"),
@@ -306,6 +324,8 @@ fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {
                     "Expression::And.lhs",
                     "Self::And { lhs, rhs: right } => lhs.tree(),"
                 ),
+                row("n", "?", "|(name, n)| name.len()"),
+                row("name", "?", "|(name, n)| name.len()"),
                 row(
                     "name",
                     "Recipe.name",
