@@ -100,7 +100,15 @@ struct Binding {
     origin: usize,
 }
 
-/// The class name a declared type is called through; `None` for primitives, arrays and `var`.
+/// Rust's primitive types, which a crate's traits may extend (`impl Ordinal for usize`): calls
+/// on them are read as on a class.
+pub(super) const RUST_PRIMITIVES: &[&str] = &[
+    "bool", "char", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "str", "u8", "u16",
+    "u32", "u64", "u128", "usize",
+];
+
+/// The class name a declared type is called through; `None` for primitives (but Rust's,
+/// [`RUST_PRIMITIVES`]), arrays and `var`.
 /// C++'s query captures only named types, whatever their case (`string_view`); a type of the
 /// standard library keeps its `std::`, so the call is known to leave the index.
 pub(super) fn declared_type(lang: CodeLanguage, written: &str) -> Option<String> {
@@ -116,6 +124,9 @@ pub(super) fn declared_type(lang: CodeLanguage, written: &str) -> Option<String>
     let base = base.trim_end_matches('?');
     let last = base.rsplit(['.', ':']).next().unwrap_or(base);
     let cpp = lang == CodeLanguage::Cpp;
+    if lang == CodeLanguage::Rust && RUST_PRIMITIVES.contains(&base) {
+        return Some(base.to_owned());
+    }
     let class_like = (cpp || last.starts_with(|c: char| c.is_ascii_uppercase()))
         && !last.is_empty()
         && last.chars().all(|c| c.is_alphanumeric() || c == '_')

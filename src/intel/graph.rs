@@ -36,7 +36,7 @@ use crate::store::{
 };
 
 use super::cargo::{Crates, MAX_MANIFESTS};
-use super::extract::{IMPLICIT_RECEIVER, UNNAMED_RECEIVER};
+use super::extract::{IMPLICIT_RECEIVER, RUST_PRIMITIVES, UNNAMED_RECEIVER};
 use super::imports::{PACKAGE, SWIFT_MODULE};
 use super::inherit::bases_in;
 use super::tsconfig::{Aliases, BARE, nearest_config};
@@ -2366,6 +2366,15 @@ impl<'s> Resolver<'s> {
                 return spread(inherited, Resolution::Qualified, 0.8);
             }
         }
+        // A method of a Rust primitive that neither it nor a trait of the index it implements
+        // has is the standard library's (`count.saturating_sub(1)` on a `usize`).
+        if ref_lang == "rust"
+            && r.qualifier
+                .as_deref()
+                .is_some_and(|q| RUST_PRIMITIVES.contains(&q))
+        {
+            return Outcome::External;
+        }
         // `super.close()` that no base class in the index defines reaches one outside it
         // (Rust's `super::` is a module path, resolved below).
         if matches!(r.qualifier.as_deref(), Some("super" | "base"))
@@ -2904,6 +2913,8 @@ fn class_of_call(r: &ReferenceRow) -> Option<&str> {
         Some(q) if q.starts_with(IMPLICIT_RECEIVER) => q[IMPLICIT_RECEIVER.len()..]
             .split(' ')
             .find(|c| !c.ends_with("()") && c.starts_with(|c: char| c.is_uppercase())),
+        // A Rust primitive a crate's trait extends (`impl Ordinal for usize`) is a class too.
+        Some(q) if RUST_PRIMITIVES.contains(&q) && family(&r.file_path) == "rust" => Some(q),
         Some(q) => {
             let last = last_segment(q);
             last.starts_with(|c: char| c.is_uppercase()).then_some(last)

@@ -6,6 +6,7 @@
 //! Recipe<'src, …>`). Stored as [`Member`]s with the file; the resolver reads them by type
 //! name ([`super::graph`]).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use tree_sitter::{Node, Tree};
@@ -64,7 +65,7 @@ fn type_fields(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
     let owner = &text[name.byte_range()];
     let generics = type_parameters(node, text);
     if node.kind() != "enum_item" {
-        fields(owner, body, &generics, text, out);
+        fields(owner, owner, body, &generics, text, out);
         return;
     }
     let mut cursor = body.walk();
@@ -74,7 +75,7 @@ fn type_fields(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
             variant.child_by_field_name("body"),
         ) {
             let variant_owner = format!("{owner}::{}", &text[v.byte_range()]);
-            fields(&variant_owner, fields_of, &generics, text, out);
+            fields(&variant_owner, owner, fields_of, &generics, text, out);
         }
     }
 }
@@ -82,13 +83,16 @@ fn type_fields(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
 /// The fields of a struct's or variant's `body`, named or numbered.
 fn fields(
     owner: &str,
+    self_type: &str,
     body: Node<'_>,
     generics: &HashSet<&str>,
     text: &str,
     out: &mut Vec<Member>,
 ) {
     let mut push = |field: String, ty: Node<'_>| {
-        let written = &text[ty.byte_range()];
+        // `lhs: Box<Self>` in `enum Expression` is an `Expression`.
+        let written = with_self(&text[ty.byte_range()], self_type);
+        let written = written.as_ref();
         if let Some(class) = declared_type(CodeLanguage::Rust, written)
             && !generics.contains(class.as_str())
         {
@@ -120,6 +124,30 @@ fn fields(
         }
         _ => {}
     }
+}
+
+/// A type as written with `Self` (not `Self::Item`) read as `self_type`.
+fn with_self<'t>(written: &'t str, self_type: &str) -> Cow<'t, str> {
+    if !written.contains("Self") {
+        return Cow::Borrowed(written);
+    }
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(written.len());
+    let mut rest = written;
+    while let Some(at) = rest.find("Self") {
+        let (before, after) = rest.split_at(at);
+        let after = &after[4..];
+        let word = !before.ends_with(ident) && !after.starts_with(ident);
+        out.push_str(before);
+        out.push_str(if word && !after.starts_with("::") {
+            self_type
+        } else {
+            "Self"
+        });
+        rest = after;
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 /// A field's class with the path it is written with (`cookie::CookieJar`, whose methods are
@@ -314,9 +342,12 @@ fn f() { let x = 1; }
                 row("Recipe", "field", "attributes", "AttributeSet"),
                 row("Recipe", "field", "dependencies", "Vec"),
                 row("Recipe", "field", "name", "Name"),
+                // A primitive, which a crate's trait may extend (`impl Ordinal for usize`).
+                row("Recipe", "field", "count", "usize"),
                 row("Recipe", "field", "shared", "Mutex"),
                 row("Recipe", "field", "parent", "Recipe"),
                 row("Wrapper", "field", "0", "Inner"),
+                row("Wrapper", "field", "1", "u8"),
                 row("Wrapper", "field", "2", "cookie::CookieJar"),
                 row("Wrapper", "field", "3", "crate::token::Token"),
                 row("Name", "deref", "", "Token"),
@@ -334,7 +365,8 @@ fn f() { let x = 1; }
     fn enum_variants_fields_are_owned_by_the_variants_path() {
         let source = r#"
 pub(crate) enum Expression<'src, T> {
-  And { lhs: Box<Expression<'src>>, rhs: Box<Expression<'src>> },
+  And { lhs: Box<Expression<'src>>, rhs: Box<Self> },
+  Not { operand: Box<Self>, kind: Self::Kind, me: MySelf },
   Backtick { count: usize, token: Token<'src> },
   Call(Thunk<'src>, T),
   Empty,
@@ -345,6 +377,9 @@ pub(crate) enum Expression<'src, T> {
             vec![
                 row("Expression::And", "field", "lhs", "Expression"),
                 row("Expression::And", "field", "rhs", "Expression"),
+                row("Expression::Not", "field", "operand", "Expression"),
+                row("Expression::Not", "field", "me", "MySelf"),
+                row("Expression::Backtick", "field", "count", "usize"),
                 row("Expression::Backtick", "field", "token", "Token"),
                 row("Expression::Call", "field", "0", "Thunk"),
             ]

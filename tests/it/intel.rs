@@ -663,6 +663,12 @@ async fn calls_on_a_chain_reach_the_class_its_last_call_returns() {
             ("Response::text", &[("src/lib.rs", 49)]),
             ("Other::text", &[]),
             (
+                "usize::ordinal",
+                &[("src/ordinal.rs", 16), ("src/ordinal.rs", 17)],
+            ),
+            // The standard library's.
+            ("Other::saturating_sub", &[]),
+            (
                 "Query.where",
                 &[
                     ("src/query.ts", 26),
@@ -849,7 +855,8 @@ async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() 
 /// (`self.name` in `write!`), a name a pattern binds is the field it matches (`Self::And {
 /// lhs, .. }`, `Expression::Text(inner)`, a variant a glob brings in), a module no `use` names
 /// (`testing::compile()` under `use super::*`) is found by its file, a dependency's namesake
-/// of a crate's type is the dependency's, and awaiting a builder gives its `IntoFuture` output.
+/// of a crate's type is the dependency's, awaiting a builder gives its `IntoFuture` output, and
+/// a primitive reaches the crate's traits for it.
 #[tokio::test]
 async fn rust_calls_reach_pattern_bindings_macro_receivers_and_glob_modules() {
     let d = Daemon::start(&[
@@ -859,7 +866,7 @@ async fn rust_calls_reach_pattern_bindings_macro_receivers_and_glob_modules() {
         ),
         (
             "src/lib.rs",
-            "pub mod ast;\npub mod client;\npub mod color;\npub mod extract;\npub mod kind;\npub mod parser;\npub mod style;\npub mod token;\n\
+            "pub mod ast;\npub mod client;\npub mod color;\npub mod extract;\npub mod kind;\npub mod ordinal;\npub mod parser;\npub mod style;\npub mod token;\n\
              mod testing;\n",
         ),
         (
@@ -917,6 +924,31 @@ impl Other {
     }
     pub fn tree(&self) {}
     pub fn text(&self) {}
+    pub fn saturating_sub(&self, n: usize) {}
+}
+"#,
+        ),
+        // A primitive the crate's trait extends.
+        (
+            "src/ordinal.rs",
+            r#"pub trait Ordinal {
+    fn ordinal(self) -> Self;
+}
+
+impl Ordinal for usize {
+    fn ordinal(self) -> Self {
+        self + 1
+    }
+}
+
+pub struct Line {
+    pub number: usize,
+}
+
+pub fn show(line: &Line, n: usize) {
+    line.number.ordinal();
+    n.ordinal();
+    n.saturating_sub(1);
 }
 "#,
         ),
@@ -1054,6 +1086,12 @@ mod tests {
                 &[("src/client.rs", 33), ("src/client.rs", 34)],
             ),
             ("Other::text", &[]),
+            (
+                "usize::ordinal",
+                &[("src/ordinal.rs", 16), ("src/ordinal.rs", 17)],
+            ),
+            // The standard library's.
+            ("Other::saturating_sub", &[]),
         ],
     )
     .await;

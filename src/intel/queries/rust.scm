@@ -13,7 +13,7 @@
 (macro_definition name: (identifier) @name) @def.macro
 (const_item name: (identifier) @name) @def.const
 (static_item name: (identifier) @name) @def.const
-(impl_item type: [(type_identifier) (scoped_type_identifier) (generic_type) (reference_type)] @name) @scope.impl
+(impl_item type: [(type_identifier) (scoped_type_identifier) (generic_type) (reference_type) (primitive_type)] @name) @scope.impl
 
 (call_expression function: (identifier) @name) @call
 (call_expression
