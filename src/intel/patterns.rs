@@ -157,7 +157,7 @@ fn bound_name<'t>(p: Node<'_>, text: &'t str) -> Option<&'t str> {
     match p.kind() {
         "identifier" => Some(&text[p.byte_range()]),
         "ref_pattern" | "mut_pattern" => {
-            bound_name(p.named_child(p.named_child_count() - 1)?, text)
+            bound_name(p.named_child(p.named_child_count().checked_sub(1)?)?, text)
         }
         _ => None,
     }
@@ -352,5 +352,22 @@ fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {
                 row("x", "?", "Some(x) | Ok(x) => x,"),
             ]
         );
+    }
+
+    #[test]
+    fn code_cut_anywhere_binds_without_failing() {
+        let source = r#"impl E { fn f(&self) { match self { Self::A { ref mut x, y: (a, &b) } => x.g(),
+  Self::B(ref c, mut d, ..) => for (i, mut j) in k { |m, (n, o)| n.p(); } } } }"#;
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_rust::LANGUAGE.into())
+            .expect("the Rust grammar loads");
+        for end in (0..=source.len()).filter(|&e| source.is_char_boundary(e)) {
+            let cut = &source[..end];
+            let tree = parser.parse(cut, None).expect("parsed");
+            for b in rust_pattern_bindings(&tree, cut) {
+                assert!(b.start <= b.end && b.end <= cut.len(), "{cut}");
+            }
+        }
     }
 }
