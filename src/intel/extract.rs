@@ -140,7 +140,7 @@ pub(super) fn declared_type(lang: CodeLanguage, written: &str) -> Option<String>
 /// The class a Python annotation names: `Request`, `"Request"` (a forward reference),
 /// `Optional[Request]`, `Request | None` and `httpx.Request` name one; `list[Request]` names
 /// `list`, a builtin, and a union of classes (`A | B`) none.
-fn python_annotated(written: &str) -> Option<&str> {
+pub(super) fn python_annotated(written: &str) -> Option<&str> {
     let mut t = written.trim().trim_matches(['"', '\'']).trim();
     for optional in ["Optional[", "typing.Optional[", "t.Optional["] {
         if let Some(inner) = t.strip_prefix(optional).and_then(|i| i.strip_suffix(']')) {

@@ -2,7 +2,9 @@
 //! on one line), for the resolver to follow a chain of calls: in `Router::new().route(…)`,
 //! `new` returns `Self`, so `route` is `Router`'s. Only a named type counts: a generic
 //! parameter, a tuple, a closure, `impl Trait`, a union or a primitive gives `None`, and the
-//! call stays on an unknown receiver.
+//! call stays on an unknown receiver; but a Python optional (`Context | None`,
+//! `Optional[Context]`) is its class, and a Rust primitive (`usize`, `&str`) is one, which a
+//! crate's trait may extend.
 
 /// What a definition returns: `signature` is its head, `name` its name, `owner` the class or
 /// type it is a member of (what `Self`, `this` and a constructor return), `family` its
@@ -19,10 +21,13 @@ pub(super) fn returned_class(
             .strip_prefix("->")?
             .split(" where ")
             .next()?,
-        "python" => after_parameters(signature, name)?
-            .trim_start()
-            .strip_prefix("->")?
-            .trim_end_matches(':'),
+        // `-> Context | None`, `-> Optional[Context]`, `-> "Context"`: a `Context`.
+        "python" => super::extract::python_annotated(
+            after_parameters(signature, name)?
+                .trim_start()
+                .strip_prefix("->")?
+                .trim_end_matches(':'),
+        )?,
         "ecma" => after_parameters(signature, name)?
             .trim_start()
             .strip_prefix(':')?
@@ -41,7 +46,17 @@ pub(super) fn returned_class(
         "java" | "csharp" => before_name(signature, name)?,
         _ => return None,
     };
-    let class = unwrapped(written.trim().trim_matches(['"', '\'']), family == "rust")?;
+    let written = written.trim().trim_matches(['"', '\'']);
+    // A Rust primitive a crate's trait may extend (`fn line(&self) -> usize`, then
+    // `.ordinal()`) is a class there ([`super::extract::RUST_PRIMITIVES`]).
+    if family == "rust"
+        && let Some(primitive) = super::extract::RUST_PRIMITIVES
+            .iter()
+            .find(|p| written.trim_start_matches('&').trim() == **p)
+    {
+        return Some((*primitive).to_owned());
+    }
+    let class = unwrapped(written, family == "rust")?;
     match class {
         "Self" | "this" | "self" => owner.map(str::to_owned),
         c => Some(c.to_owned()),
@@ -303,7 +318,7 @@ mod tests {
                 None,
                 Some("Inner"),
             ),
-            ("rust", "fn len(&self) -> usize", "len", None, None),
+            ("rust", "fn len(&self) -> usize", "len", None, Some("usize")),
             ("rust", "fn run(self)", "run", None, None),
             (
                 "rust",
@@ -440,6 +455,29 @@ mod tests {
                 Some("Q"),
             ),
             ("python", "def run(self):", "run", None, None),
+            (
+                "python",
+                "def get_current_context(silent: bool = False) -> Context | None:",
+                "get_current_context",
+                None,
+                Some("Context"),
+            ),
+            (
+                "python",
+                "def find(self) -> t.Optional[\"Command\"]:",
+                "find",
+                None,
+                Some("Command"),
+            ),
+            ("python", "def pair(self) -> A | B:", "pair", None, None),
+            (
+                "rust",
+                "pub fn line(&self) -> usize",
+                "line",
+                None,
+                Some("usize"),
+            ),
+            ("rust", "fn name(&self) -> &str", "name", None, Some("str")),
             ("kotlin", "fun build(): Client", "build", None, None),
         ];
         for (family, signature, name, owner, want) in cases {
