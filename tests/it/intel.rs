@@ -1175,6 +1175,12 @@ async fn python_super_reaches_the_bases_and_annotations_type_parameters() {
              \x20   def keep(self, request: Request):\n        self.request = request\n\n\
              \x20   def again(self):\n        self.request.read()\n",
         ),
+        // What a function annotated to return an optional returns.
+        (
+            "ctx.py",
+            "from app import Request\n\n\ndef current() -> Request | None:\n    return None\n\n\n\
+             def use():\n    current().read()\n",
+        ),
     ])
     .await;
     assert_callers(
@@ -1184,7 +1190,10 @@ async fn python_super_reaches_the_bases_and_annotations_type_parameters() {
             ("Base.close", &[("app.py", 22)]),
             ("App.close", &[]),
             ("Other.close", &[]),
-            ("Request.read", &[("app.py", 25), ("app.py", 31)]),
+            (
+                "Request.read",
+                &[("app.py", 25), ("app.py", 31), ("ctx.py", 9)],
+            ),
             ("Other.read", &[]),
         ],
     )
