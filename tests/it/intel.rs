@@ -663,12 +663,6 @@ async fn calls_on_a_chain_reach_the_class_its_last_call_returns() {
             ("Response::text", &[("src/lib.rs", 49)]),
             ("Other::text", &[]),
             (
-                "usize::ordinal",
-                &[("src/ordinal.rs", 16), ("src/ordinal.rs", 17)],
-            ),
-            // The standard library's.
-            ("Other::saturating_sub", &[]),
-            (
                 "Query.where",
                 &[
                     ("src/query.ts", 26),
