@@ -130,23 +130,25 @@ fn closure_parameters(params: Node<'_>, text: &str, out: &mut Vec<PatternBinding
 /// The names `pattern` binds that nothing types, untyped in `scope`: `x`, `(i, x)`, `&x`, `mut
 /// x` (a struct or tuple-struct pattern in it types its own, [`bind`]).
 fn untyped(pattern: Node<'_>, scope: Node<'_>, text: &str, out: &mut Vec<PatternBinding>) {
-    match pattern.kind() {
-        "tuple_pattern" | "reference_pattern" | "slice_pattern" => {
-            let mut cursor = pattern.walk();
-            for p in pattern.named_children(&mut cursor) {
-                untyped(p, scope, text, out);
+    // Patterns nest a few levels; the stack keeps a pathological nesting off the call stack.
+    let mut stack = vec![pattern];
+    let mut cursor = pattern.walk();
+    while let Some(p) = stack.pop() {
+        match p.kind() {
+            "tuple_pattern" | "reference_pattern" | "slice_pattern" => {
+                stack.extend(p.named_children(&mut cursor));
             }
-        }
-        _ => {
-            if let Some(name) = bound_name(pattern, text)
-                && name.starts_with(|c: char| c.is_lowercase() || c == '_')
-            {
-                out.push(PatternBinding {
-                    name: name.to_owned(),
-                    ty: None,
-                    start: scope.start_byte(),
-                    end: scope.end_byte(),
-                });
+            _ => {
+                if let Some(name) = bound_name(p, text)
+                    && name.starts_with(|c: char| c.is_lowercase() || c == '_')
+                {
+                    out.push(PatternBinding {
+                        name: name.to_owned(),
+                        ty: None,
+                        start: scope.start_byte(),
+                        end: scope.end_byte(),
+                    });
+                }
             }
         }
     }
@@ -154,12 +156,15 @@ fn untyped(pattern: Node<'_>, scope: Node<'_>, text: &str, out: &mut Vec<Pattern
 
 /// The name a field's pattern binds when it is a name: `x`, `ref x`, `mut x`, `ref mut x`.
 fn bound_name<'t>(p: Node<'_>, text: &'t str) -> Option<&'t str> {
-    match p.kind() {
-        "identifier" => Some(&text[p.byte_range()]),
-        "ref_pattern" | "mut_pattern" => {
-            bound_name(p.named_child(p.named_child_count().checked_sub(1)?)?, text)
+    let mut p = p;
+    loop {
+        match p.kind() {
+            "identifier" => return Some(&text[p.byte_range()]),
+            "ref_pattern" | "mut_pattern" => {
+                p = p.named_child(p.named_child_count().checked_sub(1)?)?;
+            }
+            _ => return None,
         }
-        _ => None,
     }
 }
 
@@ -369,5 +374,25 @@ fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {
                 assert!(b.start <= b.end && b.end <= cut.len(), "{cut}");
             }
         }
+    }
+
+    #[test]
+    fn deeply_nested_patterns_bind_on_the_heap() {
+        let depth = 20_000;
+        let source = format!(
+            "fn f() {{ for {}x{} in y {{ x.len(); }} }}",
+            "(".repeat(depth),
+            ",)".repeat(depth)
+        );
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_rust::LANGUAGE.into())
+            .expect("the Rust grammar loads");
+        let tree = parser.parse(&source, None).expect("parsed");
+        let names: Vec<String> = rust_pattern_bindings(&tree, &source)
+            .into_iter()
+            .map(|b| b.name)
+            .collect();
+        assert_eq!(names, ["x"]);
     }
 }

@@ -1485,3 +1485,19 @@ fn declarations_without_a_body_keep_what_follows_their_parameters() {
     let x = run("src/m.rs", "macro_rules! again {\n    () => {};\n}\n");
     assert_eq!(x.definitions[0].signature, "macro_rules! again");
 }
+
+#[test]
+fn rust_code_nested_twenty_thousand_deep_is_read_without_overflowing() {
+    let depth = 20_000;
+    let source = format!(
+        "fn f(a: &A) {{ for {}x{} in y {{ x.len(); }} let v = {}a.b(){}; match v {{ Self::K {{ k }} => k.m(), }} }}\n",
+        "(".repeat(depth),
+        ",)".repeat(depth),
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let x = run("src/deep.rs", &source);
+    let c = calls(&x);
+    assert!(c.iter().any(|(n, ..)| n == "len"), "{c:?}");
+    assert!(c.iter().any(|(n, ..)| n == "b"), "{c:?}");
+}
