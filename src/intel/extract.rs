@@ -221,6 +221,13 @@ fn chain_start(call: Node<'_>) -> Node<'_> {
 /// `&Arc<Stack>` and `&'a dyn Store` are `Stack`, `Stack`, `Stack` and `Store`; `Self` is left
 /// to the `impl` around it.
 pub(super) fn rust_pointee(written: &str) -> Option<&str> {
+    let t = rust_unwrapped(written);
+    (t != "Self" && !t.starts_with("Self::")).then_some(t)
+}
+
+/// A Rust type as written without the references, lifetimes, `mut`, `dyn`, `impl` and the
+/// `Box`, `Arc` and `Rc` around it: `Self` of `Box<Self>` ([`rust_pointee`]).
+pub(super) fn rust_unwrapped(written: &str) -> &str {
     let mut t = written.trim();
     loop {
         let before = t;
@@ -240,11 +247,11 @@ pub(super) fn rust_pointee(written: &str) -> Option<&str> {
             break;
         }
     }
-    (t != "Self" && !t.starts_with("Self::")).then_some(t)
+    t
 }
 
 /// The nearest node of `kind` around `node`.
-fn enclosing_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+pub(super) fn enclosing_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
     let mut up = node.parent();
     while let Some(n) = up {
         if n.kind() == kind {

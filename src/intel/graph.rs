@@ -1327,11 +1327,8 @@ impl<'s> Resolver<'s> {
                 .flat_map(|c| self.members.get(c).into_iter().flatten())
                 .filter(|m| m.kind == "field" && m.name == field)
                 .collect();
-            let mut types = nearest_members(fields, r)
-                .into_iter()
-                .map(|m| m.ty.as_str());
-            if let Some(first) = types.next() {
-                return types.all(|t| t == first).then(|| first.to_owned());
+            if !fields.is_empty() {
+                return agreed_type(nearest_members(fields, r));
             }
             level = level.iter().flat_map(|c| self.same_as(c)).collect();
             if level.is_empty() {
@@ -2150,11 +2147,7 @@ impl<'s> Resolver<'s> {
             .iter()
             .filter(|m| m.kind == "await")
             .collect();
-        let mut types = nearest_members(outputs, r)
-            .into_iter()
-            .map(|m| m.ty.as_str());
-        let first = types.next()?;
-        types.all(|t| t == first).then(|| first.to_owned())
+        agreed_type(nearest_members(outputs, r))
     }
 
     /// Whether the index has a method `name` of the class `class`, as read.
@@ -3364,6 +3357,14 @@ fn nearest_members<'a>(members: Vec<&'a MemberRow>, r: &ReferenceRow) -> Vec<&'a
             .collect();
     }
     nearest_by(members, r, |m| (&m.repository, &m.file_path))
+}
+
+/// The type `members` all name; `None` when there are none or they disagree.
+fn agreed_type(members: Vec<&MemberRow>) -> Option<String> {
+    let (first, rest) = members.split_first()?;
+    rest.iter()
+        .all(|m| m.ty == first.ty)
+        .then(|| first.ty.clone())
 }
 
 /// The bases a Rust type's members give it, in the order its methods are looked up: what it

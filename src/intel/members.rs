@@ -6,12 +6,11 @@
 //! Recipe<'src, …>`). Stored as [`Member`]s with the file; the resolver reads them by type
 //! name ([`super::graph`]).
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
 use tree_sitter::{Node, Tree};
 
-use super::extract::{declared_type, impl_type_name, rust_pointee};
+use super::extract::{declared_type, impl_type_name, rust_pointee, rust_unwrapped};
 use super::{Member, MemberKind};
 use crate::chunk::CodeLanguage;
 
@@ -90,10 +89,14 @@ fn fields(
     out: &mut Vec<Member>,
 ) {
     let mut push = |field: String, ty: Node<'_>| {
+        let written = &text[ty.byte_range()];
         // `lhs: Box<Self>` in `enum Expression` is an `Expression`.
-        let written = with_self(&text[ty.byte_range()], self_type);
-        let written = written.as_ref();
-        if let Some(class) = declared_type(CodeLanguage::Rust, written)
+        let class = if rust_unwrapped(written) == "Self" {
+            Some(self_type.to_owned())
+        } else {
+            declared_type(CodeLanguage::Rust, written)
+        };
+        if let Some(class) = class
             && !generics.contains(class.as_str())
         {
             out.push(Member {
@@ -124,30 +127,6 @@ fn fields(
         }
         _ => {}
     }
-}
-
-/// A type as written with `Self` (not `Self::Item`) read as `self_type`.
-fn with_self<'t>(written: &'t str, self_type: &str) -> Cow<'t, str> {
-    if !written.contains("Self") {
-        return Cow::Borrowed(written);
-    }
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = String::with_capacity(written.len());
-    let mut rest = written;
-    while let Some(at) = rest.find("Self") {
-        let (before, after) = rest.split_at(at);
-        let after = &after[4..];
-        let word = !before.ends_with(ident) && !after.starts_with(ident);
-        out.push_str(before);
-        out.push_str(if word && !after.starts_with("::") {
-            self_type
-        } else {
-            "Self"
-        });
-        rest = after;
-    }
-    out.push_str(rest);
-    Cow::Owned(out)
 }
 
 /// A field's class with the path it is written with (`cookie::CookieJar`, whose methods are

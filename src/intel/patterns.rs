@@ -7,7 +7,7 @@
 
 use tree_sitter::{Node, Tree};
 
-use super::extract::impl_type_name;
+use super::extract::{enclosing_kind, impl_type_name};
 
 /// Most bindings read from one file.
 const MAX_BINDINGS: usize = 20_000;
@@ -190,15 +190,8 @@ fn owner(ty: Node<'_>, text: &str) -> Option<String> {
         n => {
             let enclosing = segments[n - 2];
             if enclosing == "Self" {
-                let mut up = ty.parent();
-                while let Some(n) = up {
-                    if n.kind() == "impl_item" {
-                        let impl_type = n.child_by_field_name("type")?;
-                        return Some(format!("{}::{last}", impl_type_name(impl_type, text)));
-                    }
-                    up = n.parent();
-                }
-                None
+                let impl_type = enclosing_kind(ty, "impl_item")?.child_by_field_name("type")?;
+                Some(format!("{}::{last}", impl_type_name(impl_type, text)))
             } else if enclosing.starts_with(char::is_uppercase) {
                 Some(format!("{enclosing}::{last}"))
             } else {
@@ -254,11 +247,16 @@ fn scope(pattern: Node<'_>) -> Option<(usize, usize)> {
 mod tests {
     use super::*;
 
-    fn bindings(source: &str) -> Vec<(String, String, String)> {
+    fn rust_parser() -> tree_sitter::Parser {
         let mut parser = tree_sitter::Parser::new();
         parser
             .set_language(&tree_sitter_rust::LANGUAGE.into())
             .expect("the Rust grammar loads");
+        parser
+    }
+
+    fn bindings(source: &str) -> Vec<(String, String, String)> {
+        let mut parser = rust_parser();
         let tree = parser.parse(source, None).expect("parsed");
         let mut out: Vec<(String, String, String)> = rust_pattern_bindings(&tree, source)
             .into_iter()
@@ -363,10 +361,7 @@ fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {
     fn code_cut_anywhere_binds_without_failing() {
         let source = r#"impl E { fn f(&self) { match self { Self::A { ref mut x, y: (a, &b) } => x.g(),
   Self::B(ref c, mut d, ..) => for (i, mut j) in k { |m, (n, o)| n.p(); } } } }"#;
-        let mut parser = tree_sitter::Parser::new();
-        parser
-            .set_language(&tree_sitter_rust::LANGUAGE.into())
-            .expect("the Rust grammar loads");
+        let mut parser = rust_parser();
         for end in (0..=source.len()).filter(|&e| source.is_char_boundary(e)) {
             let cut = &source[..end];
             let tree = parser.parse(cut, None).expect("parsed");
@@ -384,10 +379,7 @@ fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {
             "(".repeat(depth),
             ",)".repeat(depth)
         );
-        let mut parser = tree_sitter::Parser::new();
-        parser
-            .set_language(&tree_sitter_rust::LANGUAGE.into())
-            .expect("the Rust grammar loads");
+        let mut parser = rust_parser();
         let tree = parser.parse(&source, None).expect("parsed");
         let names: Vec<String> = rust_pattern_bindings(&tree, &source)
             .into_iter()
