@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use tree_sitter::{Node, Query, QueryCursor, StreamingIterator, Tree};
 
+use super::elements::{ELEMENT, after_adapters};
 use super::{
     Definition, Extraction, MAX_DEFINITIONS, MAX_REFERENCES, Reference, SIGNATURE_CHARS, arity,
     imports,
@@ -89,6 +90,9 @@ struct Binding {
     /// The type's name, without generics or package: `List` for `java.util.List<String>`.
     /// Empty for a name nothing types (a Rust closure's `|err|`), which hides one outside it.
     ty: String,
+    /// The class of its elements, what iterating over it gives, where its declared type says
+    /// (Rust's `recipes: &[Recipe]`, [`rust_element`]): `recipes.[]` is a `Recipe`.
+    item: Option<String>,
     /// Where the name is in scope (bytes).
     start: usize,
     end: usize,
@@ -226,8 +230,39 @@ pub(super) fn rust_pointee(written: &str) -> Option<&str> {
 }
 
 /// A Rust type as written without the references, lifetimes, `mut`, `dyn`, `impl` and the
-/// `Box`, `Arc` and `Rc` around it: `Self` of `Box<Self>` ([`rust_pointee`]).
+/// `Box`, `Arc`, `Rc` and `Option` around it: `Self` of `Option<Box<Self>>` ([`rust_pointee`]).
+/// A call chain reads an `Option` through (`.unwrap()`, `?`, `if let Some(x) =`), and so are
+/// variables and fields read.
 pub(super) fn rust_unwrapped(written: &str) -> &str {
+    let mut t = written.trim();
+    loop {
+        let before = t;
+        t = t.trim_start_matches('&').trim_start();
+        if let Some(rest) = t.strip_prefix('\'') {
+            t = rest.split_once(' ').map_or("", |(_, r)| r).trim_start();
+        }
+        for prefix in ["mut ", "dyn ", "impl "] {
+            t = t.strip_prefix(prefix).unwrap_or(t).trim_start();
+        }
+        for wrapper in ["Box<", "Arc<", "Rc<", "Option<"] {
+            if let Some(inner) = t.strip_prefix(wrapper) {
+                t = inner.strip_suffix('>').unwrap_or(inner).trim();
+            }
+        }
+        if t == before {
+            break;
+        }
+    }
+    t
+}
+
+/// The class a Rust collection's elements are, what iterating over it (or over an `Option`,
+/// its one value) gives: `Vec<Recipe>`, `&[Recipe]`, `[Recipe; 4]`, `Option<Recipe>`,
+/// `BTreeMap<String, Recipe>` (its values), `Table<'src, Rc<Recipe>>` (a generic of one type
+/// argument) and `Table::<Recipe>` are all `Recipe`s. `None` when no class is named; a
+/// `Result`'s error and a generic of several type arguments but a map's say nothing.
+pub(super) fn rust_element(written: &str) -> Option<String> {
+    const MAPS: &[&str] = &["HashMap", "BTreeMap", "IndexMap"];
     let mut t = written.trim();
     loop {
         let before = t;
@@ -247,7 +282,79 @@ pub(super) fn rust_unwrapped(written: &str) -> &str {
             break;
         }
     }
-    t
+    // `impl Iterator<Item = Token> + 'src`: without its further bounds.
+    let t = split_outside_brackets(t, '+').first().copied().unwrap_or(t);
+    // `Self` is left to the caller, which knows the type it is.
+    let class = |element: &str| match rust_unwrapped(element) {
+        "Self" => Some("Self".to_owned()),
+        _ => declared_type(CodeLanguage::Rust, element),
+    };
+    // A slice or an array: `[Recipe]`, `[Recipe; 4]`.
+    if let Some(inner) = t.strip_prefix('[').and_then(|i| i.strip_suffix(']')) {
+        return class(inner.split(';').next().unwrap_or(inner));
+    }
+    let (outer, args) = t.split_once('<')?;
+    let outer = outer.trim_end_matches("::").trim();
+    let outer = outer.rsplit("::").next().unwrap_or(outer);
+    let args: Vec<&str> = split_outside_brackets(args.strip_suffix('>')?, ',')
+        .into_iter()
+        .filter(|a| !a.starts_with('\''))
+        .collect();
+    // Generics of one type argument that hold no elements to iterate over.
+    const NOT_COLLECTIONS: &[&str] = &[
+        "Mutex",
+        "RwLock",
+        "RefCell",
+        "Cell",
+        "PhantomData",
+        "Cow",
+        "Pin",
+        "Weak",
+        "NonNull",
+        "ManuallyDrop",
+        "MaybeUninit",
+        "OnceCell",
+        "OnceLock",
+        "LazyLock",
+        "Lazy",
+    ];
+    let element = match (outer, args.as_slice()) {
+        ("Result", _) => return None,
+        (wrapper, _) if NOT_COLLECTIONS.contains(&wrapper) => return None,
+        // `impl Iterator<Item = &Recipe>`.
+        (_, [item])
+            if item
+                .strip_prefix("Item")
+                .is_some_and(|i| i.trim_start().starts_with('=')) =>
+        {
+            item.split_once('=')?.1
+        }
+        (_, [one]) => one,
+        (map, [_, value]) if MAPS.contains(&map) => value,
+        _ => return None,
+    };
+    class(element)
+}
+
+/// A type as written split at each `separator` outside brackets (a generic's arguments at
+/// their commas, bounds at their `+`), trimmed, without empty parts.
+fn split_outside_brackets(args: &str, separator: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in args.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth = depth.saturating_sub(1),
+            c if c == separator && depth == 0 => {
+                out.push(args[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(args[start..].trim());
+    out.retain(|a| !a.is_empty());
+    out
 }
 
 /// The nearest node of `kind` around `node`.
@@ -406,6 +513,11 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding], fields: bool) {
             let (q, rest) = chain_root(q)
                 .or_else(|| fields.then(|| field_root(q))?)
                 .unwrap_or((q, ""));
+            // `function::get()` is a path's (a module's, a type's), whatever a variable is
+            // named alike.
+            if rest.starts_with("::") {
+                break;
+            }
             let (var, on_this, members_only) = match q.strip_prefix("this.") {
                 Some(field) => (field, true, false),
                 None => match q.strip_prefix("self.") {
@@ -416,11 +528,22 @@ fn typed_receivers(calls: &mut [RawCall], bindings: &[Binding], fields: bool) {
             if var.is_empty() || var.contains(['.', ':']) || var == UNNAMED_RECEIVER {
                 break;
             }
-            let Some(binding) =
-                binding_of(var, at, on_this, members_only).filter(|b| !b.ty.is_empty())
-            else {
+            let Some(binding) = binding_of(var, at, on_this, members_only) else {
                 break;
             };
+            // `recipe.name()` where `recipe` is one of `recipes: &[Recipe]` (`recipes.[]`,
+            // `recipes.iter().[]`).
+            if let Some(item) = &binding.item
+                && let Some(after) = after_adapters(rest)
+                    .strip_prefix('.')
+                    .and_then(|r| r.strip_prefix(ELEMENT))
+            {
+                call.qualifier = Some(format!("{item}{after}"));
+                break;
+            }
+            if binding.ty.is_empty() {
+                break;
+            }
             call.qualifier = Some(format!("{}{rest}", binding.ty));
             at = binding.origin;
         }
@@ -448,11 +571,13 @@ pub(super) fn chain_root(qualifier: &str) -> Option<(&str, &str)> {
     Some(qualifier.split_at(cut))
 }
 
-/// A field path's variable and its fields: `recipe` and `.attributes` of `recipe.attributes`.
+/// A field path's variable and its fields: `recipe` and `.attributes` of `recipe.attributes`;
+/// and of an element's (`recipes.[]`, `module.recipes().[]`, [`super::patterns`]).
 fn field_root(qualifier: &str) -> Option<(&str, &str)> {
     let cut = qualifier.find('.')?;
     let (root, rest) = qualifier.split_at(cut);
-    (!root.is_empty() && !rest.contains([':', '('])).then_some((root, rest))
+    (!root.is_empty() && !rest.contains(':') && (!rest.contains('(') || rest.contains(ELEMENT)))
+        .then_some((root, rest))
 }
 
 pub(super) struct RawCall {
@@ -484,12 +609,14 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
         let (mut main, mut name, mut qualifier, mut owner, mut arg) =
             (None, None, None, None, None);
         let (mut var_name, mut var_type, mut var_self) = (None, None, false);
+        let mut var_value = None;
         for c in m.captures {
             match names[c.index as usize] {
                 "name" => name = Some(c.node),
                 "var.name" => var_name = Some(c.node),
                 "var.type" => var_type = Some(c.node),
                 "var.self" => var_self = true,
+                "var.value" => var_value = Some(c.node),
                 "qualifier" => qualifier = Some(c.node),
                 "receiver" => owner = Some(c.node),
                 a @ ("import.use" | "import.mod" | "import.path") => arg = Some((a, c.node)),
@@ -507,19 +634,38 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
         };
         match capture {
             "var" => {
+                // What iterating over a Rust collection gives (`recipes: &[Recipe]`).
+                let item = var_type
+                    .filter(|t| lang == CodeLanguage::Rust && !t.kind().ends_with("expression"))
+                    .and_then(|t| rust_element(&text[t.byte_range()]));
                 // A value that is a call chain (`let res = client.get(url).await`) types
                 // the variable by what the chain returns ([`receiver_chain`]).
                 if let (Some(n), Some(t)) = (var_name, var_type)
-                    && let Some(ty) = declared_type(lang, &text[t.byte_range()])
+                    && let Some(ty) = var_value
+                        .and_then(|v| receiver_chain(v, text))
+                        .or_else(|| declared_type(lang, &text[t.byte_range()]))
                         .or_else(|| {
                             (t.kind().ends_with("expression") || t.kind() == "call")
                                 .then(|| receiver_chain(t, text))?
+                        })
+                        // Rust's `let mut current = self;`, `let module = root;`: what the
+                        // other name is (a type's constant, `let x = MAX;`, is not followed).
+                        .or_else(|| {
+                            let named = &text[t.byte_range()];
+                            (lang == CodeLanguage::Rust
+                                && (t.kind() == "self"
+                                    || (t.kind() == "identifier"
+                                        && named
+                                            .starts_with(|c: char| c.is_lowercase() || c == '_'))))
+                            .then(|| named.to_owned())
                         })
                         // `self.transport = transport`: what the variable is, where it is read.
                         .or_else(|| {
                             (var_self && t.kind() == "identifier")
                                 .then(|| text[t.byte_range()].to_owned())
                         })
+                        // A slice (`&[Recipe]`) is no class, but has elements.
+                        .or_else(|| item.is_some().then(String::new))
                 {
                     let name = text[n.byte_range()].to_owned();
                     // Python's `self.client = Client(url)` is the class's attribute, reached as
@@ -529,6 +675,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                             bindings.push(Binding {
                                 name,
                                 ty,
+                                item: None,
                                 start: class.start_byte(),
                                 end: class.end_byte(),
                                 member: true,
@@ -543,6 +690,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         bindings.push(Binding {
                             name: name.clone(),
                             ty: ty.clone(),
+                            item: None,
                             start: body.start_byte(),
                             end: body.end_byte(),
                             member: true,
@@ -553,6 +701,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                     bindings.push(Binding {
                         name,
                         ty,
+                        item,
                         start,
                         end,
                         member: node.kind() == "public_field_definition",
@@ -706,6 +855,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
         bindings.extend(patterns.into_iter().map(|b| Binding {
             name: b.name,
             ty: b.ty.unwrap_or_default(),
+            item: None,
             start: b.start,
             end: b.end,
             member: false,
@@ -947,18 +1097,23 @@ const CHAIN_CHARS: usize = 300;
 /// `Router::new().route()`, `client.get(url).await?` is `client.get()`, `new Builder(x).add(y)`
 /// is `Builder.add()` (a constructor is its class). `None` when a link is something else (an
 /// index, a closure, a literal) or the chain is longer than [`CHAIN_DEPTH`] calls.
-fn receiver_chain(node: Node<'_>, text: &str) -> Option<String> {
+pub(super) fn receiver_chain(node: Node<'_>, text: &str) -> Option<String> {
     chain_link(node, text, CHAIN_DEPTH).filter(|c| c.len() <= CHAIN_CHARS)
 }
 
 fn chain_link(node: Node<'_>, text: &str, depth: usize) -> Option<String> {
-    // What only awaits, unwraps with `?` or `!`, or groups is its operand.
+    // What only awaits, unwraps with `?` or `!`, groups or borrows is its operand.
     let mut node = node;
-    while matches!(
-        node.kind(),
-        "try_expression" | "await_expression" | "non_null_expression" | "parenthesized_expression"
-    ) {
-        node = node.named_child(0)?;
+    loop {
+        node = match node.kind() {
+            "try_expression"
+            | "await_expression"
+            | "non_null_expression"
+            | "parenthesized_expression" => node.named_child(0)?,
+            // Rust's `&mut x`: the `mut` is a child too.
+            "reference_expression" => node.child_by_field_name("value")?,
+            _ => break,
+        };
     }
     let word = |n: Node<'_>| -> Option<String> {
         let w = &text[n.byte_range()];

@@ -36,6 +36,9 @@ use crate::store::{
 };
 
 use super::cargo::{Crates, MAX_MANIFESTS};
+use super::elements::{
+    ELEMENT, ELEMENT_ACCESS, ELEMENT_ADAPTERS, after_chain, after_element, element_holder,
+};
 use super::extract::{IMPLICIT_RECEIVER, RUST_PRIMITIVES, UNNAMED_RECEIVER};
 use super::imports::{PACKAGE, SWIFT_MODULE};
 use super::inherit::bases_in;
@@ -1048,7 +1051,7 @@ const PASS_THROUGH: &[&str] = &[
 ];
 
 /// How many fields deep a Rust field path (`context.config.color`) is followed.
-const FIELD_DEPTH: usize = 4;
+const FIELD_DEPTH: usize = 6;
 
 /// Where a Rust field path leads ([`Resolver::field_class`]).
 enum FieldPath {
@@ -1212,7 +1215,20 @@ impl<'s> Resolver<'s> {
         let classes: BTreeSet<String> = {
             let mut callables = Callables::default();
             for r in refs.iter().filter(|r| family(&r.file_path) == "rust") {
-                if let Some(chain) = r.qualifier.as_deref().filter(|q| is_chain(q)) {
+                let Some(q) = r.qualifier.as_deref() else {
+                    continue;
+                };
+                // And of what a receiver read past a chain starts from, and of what the
+                // chain's elements come from (its class's `item`).
+                let past = after_chain(q);
+                let holder = past
+                    .filter(|(_, rest)| after_element(rest).is_some())
+                    .map(|(chain, _)| element_holder(chain));
+                for chain in [Some(q), past.map(|(chain, _)| chain), holder]
+                    .into_iter()
+                    .flatten()
+                    .filter(|c| is_chain(c))
+                {
                     self.chain_class(r, chain, &mut callables);
                 }
             }
@@ -1226,6 +1242,22 @@ impl<'s> Resolver<'s> {
             return Ok(());
         }
         self.load_members_of(classes.iter().cloned()).await?;
+        // The fields read past a chain (`Compiler::compile().justfile`) or an element of what
+        // it returns (`Justfile.recipes().[].name`): from the class it gives.
+        let past_chains: Vec<ReferenceRow> = {
+            let mut callables = Callables::default();
+            refs.iter()
+                .filter_map(|r| {
+                    let (chain, rest) = after_chain(r.qualifier.as_deref()?)?;
+                    let on = ReferenceRow {
+                        qualifier: Some(self.past_chain(r, chain, rest, &mut callables)?),
+                        ..r.clone()
+                    };
+                    field_path(&on).is_some().then_some(on)
+                })
+                .collect()
+        };
+        self.load_members(&past_chains).await?;
         // A chain through an awaited link is read again, with what awaiting it gives.
         let awaits = classes.iter().any(|c| {
             self.members
@@ -1272,8 +1304,23 @@ impl<'s> Resolver<'s> {
     /// of `self.attributes.get()`, [`field_path`]) needs: the members of each type on the way,
     /// and of the types it aliases or derefs to, whose fields it has too.
     async fn load_members(&mut self, refs: &[ReferenceRow]) -> Result<(), StoreError> {
+        // An element of a field through the calls that keep it (`Recipe.body.iter().[]`) is
+        // the field path's (`Recipe.body.[]`).
+        let through: Vec<ReferenceRow> = refs
+            .iter()
+            .filter_map(|r| {
+                let (chain, rest) = after_chain(r.qualifier.as_deref()?)?;
+                let fields = after_element(rest)?;
+                let holder = element_holder(chain);
+                (!is_chain(holder)).then(|| ReferenceRow {
+                    qualifier: Some(format!("{holder}.{ELEMENT}{fields}")),
+                    ..r.clone()
+                })
+            })
+            .collect();
         let mut paths: Vec<(String, Vec<&str>, &ReferenceRow)> = refs
             .iter()
+            .chain(&through)
             .filter_map(|r| field_path(r).map(|(class, fields)| (class.to_owned(), fields, r)))
             .collect();
         for _ in 0..FIELD_DEPTH {
@@ -1295,8 +1342,8 @@ impl<'s> Resolver<'s> {
             paths = paths
                 .into_iter()
                 .filter_map(|(class, fields, r)| {
-                    let (first, rest) = fields.split_first()?;
-                    let next = self.field_type(&class, first, r)?;
+                    let (next, used) = self.field_step(&class, &fields, r)?;
+                    let rest = &fields[used..];
                     (!rest.is_empty()).then(|| (last_segment(&next).to_owned(), rest.to_vec(), r))
                 })
                 .collect();
@@ -1316,16 +1363,39 @@ impl<'s> Resolver<'s> {
             .collect()
     }
 
-    /// The type of `class`'s field `field`, or of the types it aliases or derefs to, as read,
-    /// seen from the call `r`: of several types of that name (a test's own `Recipe`), those
-    /// nearest its file ([`nearest_members`]); `None` when unknown or when they disagree.
-    fn field_type(&self, class: &str, field: &str, r: &ReferenceRow) -> Option<String> {
+    /// One step along a Rust field path ([`field_path`]) from `class`: the type of the field
+    /// `fields[0]`; with `[]` after it, what iterating over the field gives (its `item`
+    /// member), taking both; `[]` alone, what iterating over `class` itself gives. With how
+    /// many segments it took; `None` when unknown.
+    fn field_step(
+        &self,
+        class: &str,
+        fields: &[&str],
+        r: &ReferenceRow,
+    ) -> Option<(String, usize)> {
+        match fields {
+            [ELEMENT, ..] => Some((self.member_type(class, "item", "", r)?, 1)),
+            [field, ELEMENT, ..] => match self.member_type(class, "item", field, r) {
+                Some(element) => Some((element, 2)),
+                // A field of a type that is iterated itself (`References`).
+                None => Some((self.member_type(class, "field", field, r)?, 1)),
+            },
+            [field, ..] => Some((self.member_type(class, "field", field, r)?, 1)),
+            [] => None,
+        }
+    }
+
+    /// The type of `class`'s member `name` of `kind` (a `field`, an `item`), or of the types
+    /// it aliases or derefs to, as read, seen from the call `r`: of several types of that
+    /// name (a test's own `Recipe`), those nearest its file ([`nearest_members`]); `None` when
+    /// unknown or when they disagree.
+    fn member_type(&self, class: &str, kind: &str, name: &str, r: &ReferenceRow) -> Option<String> {
         let mut level = vec![class.to_owned()];
         for _ in 0..INHERITANCE_DEPTH {
             let fields: Vec<&MemberRow> = level
                 .iter()
                 .flat_map(|c| self.members.get(c).into_iter().flatten())
-                .filter(|m| m.kind == "field" && m.name == field)
+                .filter(|m| m.kind == kind && m.name == name)
                 .collect();
             if !fields.is_empty() {
                 return agreed_type(nearest_members(fields, r));
@@ -1343,10 +1413,13 @@ impl<'s> Resolver<'s> {
     fn field_class(&self, r: &ReferenceRow) -> Option<FieldPath> {
         let (class, fields) = field_path(r)?;
         let mut class = class.to_owned();
-        for field in &fields {
-            let Some(next) = self.field_type(&class, field, r) else {
-                return Some(FieldPath::Unknown(format!("self.{}", fields.join("."))));
+        let mut at = 0;
+        while at < fields.len() {
+            let Some((next, used)) = self.field_step(&class, &fields[at..], r) else {
+                let named: Vec<&str> = fields.iter().copied().filter(|f| *f != ELEMENT).collect();
+                return Some(FieldPath::Unknown(format!("self.{}", named.join("."))));
             };
+            at += used;
             // A type written with a path (`cookie::CookieJar`): a dependency's is outside the
             // index, whatever the repository names alike; the repository's own is its class.
             class = match next.split_once("::") {
@@ -2106,6 +2179,23 @@ impl<'s> Resolver<'s> {
             };
             return self.resolve_one(&bare, callables);
         }
+        // A call on the fields of what a chain returns (`Compiler::compile().justfile`), on
+        // an element of it (`module.recipes().[]`, `x.iter().[]`) and on its fields.
+        if let Some((chain, rest)) = r.qualifier.as_deref().and_then(after_chain)
+            && family(&r.file_path) == "rust"
+        {
+            let on = ReferenceRow {
+                qualifier: Some(
+                    self.past_chain(r, chain, rest, callables)
+                        .unwrap_or_else(|| UNNAMED_RECEIVER.to_owned()),
+                ),
+                ..r.clone()
+            };
+            return match field_path(&on) {
+                Some(_) => self.resolve(&on, callables),
+                None => self.resolve_one(&on, callables),
+            };
+        }
         // A call on what a chain of calls returns: `Router::new().route(…).layer(…)`.
         if let Some(chain) = r.qualifier.as_deref().filter(|q| is_chain(q)) {
             let class = self.chain_class(r, chain, callables);
@@ -2186,7 +2276,11 @@ impl<'s> Resolver<'s> {
     ) -> Option<String> {
         let call = chain_call(r, chain)?;
         if PASS_THROUGH.contains(&call.name.as_str()) {
-            // `x.clone()`, `x.unwrap()`: what `x` is.
+            // `x.clone()`, `x.unwrap()`: what `x` is; a Rust field's type
+            // (`Recipe.name.clone()`).
+            if let Some(FieldPath::Known(class)) = self.field_class(&call) {
+                return Some(class);
+            }
             return match call.qualifier.as_deref() {
                 Some(q) if is_chain(q) => self.chain_class(&call, q, callables),
                 Some(q) if last_segment(q).starts_with(|c: char| c.is_uppercase()) => {
@@ -2195,22 +2289,110 @@ impl<'s> Resolver<'s> {
                 _ => None,
             };
         }
-        let Outcome::Targets(hits) = self.resolve(&call, callables) else {
-            return None;
-        };
-        // Every definition it may be names the same class (a TypeScript function's overloads
-        // and its implementation, each with a share of the confidence), together sure enough.
-        let mut class: Option<String> = None;
-        let mut total = 0.0;
-        for (d, _, confidence) in &hits {
-            let returns = returned(d)?;
-            if class.as_ref().is_some_and(|c| *c != returns) {
-                return None;
+        let rust = family(&r.file_path) == "rust";
+        let hits = match self.resolve(&call, callables) {
+            Outcome::Targets(hits) if !hits.is_empty() => hits,
+            // A Rust collection's `get`, `last`, `pop`: one of its elements.
+            _ if rust && ELEMENT_ACCESS.contains(&call.name.as_str()) => {
+                let holder = call.qualifier.as_deref()?;
+                return self.element_class(&call, holder, callables);
             }
-            class = Some(returns);
-            total += confidence;
+            // `Stack::default()`, `Path::new(p)` the index lacks (a derive's, a dependency's):
+            // what a type's function makes is taken to be one of it.
+            _ if rust => {
+                let path = chain.strip_suffix(&format!("::{}()", call.name))?;
+                let ty = last_segment(path);
+                return (ty.starts_with(char::is_uppercase) && ty != "Self").then(|| ty.to_owned());
+            }
+            _ => return None,
+        };
+        match agreed_return(&hits, returned) {
+            // A generic collection's `get()` (`-> Option<&V>`): one of the receiver's elements.
+            Some(class) if rust && is_type_parameter(&class) => {
+                let holder = call.qualifier.as_deref()?;
+                ELEMENT_ACCESS
+                    .contains(&call.name.as_str())
+                    .then(|| self.element_class(&call, holder, callables))?
+            }
+            class => class,
         }
-        class.filter(|_| total >= CHAIN_FLOOR)
+    }
+
+    /// The receiver `rest` (fields, elements) read past the Rust chain `chain` is
+    /// ([`after_chain`]), from what the chain returns or what iterating over it gives:
+    /// `Compilation.justfile` of `Compiler::compile()` and `.justfile`, `Recipe.name` of
+    /// `Justfile.recipes()` and `.[].name`; `None` when unknown.
+    fn past_chain<'a>(
+        &'a self,
+        r: &ReferenceRow,
+        chain: &str,
+        rest: &str,
+        callables: &mut Callables<'a>,
+    ) -> Option<String> {
+        let (class, fields) = match after_element(rest) {
+            Some(fields) => (self.element_class(r, chain, callables)?, fields),
+            None => (self.chain_class(r, chain, callables)?, rest),
+        };
+        Some(format!("{class}{fields}"))
+    }
+
+    /// What iterating over the Rust receiver `holder` gives (an element of a collection, an
+    /// `Option`'s value), seen from the call `r`: through the calls that keep the elements
+    /// (`iter()`, [`ELEMENT_ADAPTERS`]), a field's or a type's `item` member, the element type
+    /// of what a call returns (`-> Vec<Recipe>`, `-> impl Iterator<Item = &Recipe>`), the
+    /// `item` of the class it returns, or what a call that gives an element
+    /// ([`ELEMENT_ACCESS`]) gives; `None` when unknown.
+    fn element_class<'a>(
+        &'a self,
+        r: &ReferenceRow,
+        holder: &str,
+        callables: &mut Callables<'a>,
+    ) -> Option<String> {
+        let mut holder = holder;
+        // A chain is written at most eight calls deep.
+        for _ in 0..8 {
+            if !is_chain(holder) {
+                let on = ReferenceRow {
+                    qualifier: Some(format!("{holder}.{ELEMENT}")),
+                    ..r.clone()
+                };
+                return match self.field_class(&on)? {
+                    FieldPath::Known(class) => Some(class),
+                    _ => None,
+                };
+            }
+            let call = chain_call(r, holder)?;
+            let name = call.name.as_str();
+            if let Outcome::Targets(hits) = self.resolve(&call, callables) {
+                // `-> Vec<&Recipe>`; a repository's own `iter()` (`-> slice::Iter<Name>`);
+                // not a generic collection's (`-> Values<&str, V>`).
+                let returns = |d: &DefinitionRow| {
+                    let owner = owner_last(&d.qualified);
+                    super::returns::returned_element(&d.signature, &d.name, owner)
+                };
+                if let Some(element) = agreed_return(&hits, returns)
+                    && !is_type_parameter(&element)
+                {
+                    return Some(element);
+                }
+            }
+            // What the class it returns gives when iterated (`impl Iterator for References`).
+            if let Some(class) = self.chain_class(r, holder, callables)
+                && let Some(element) = self.member_type(&class, "item", "", r)
+            {
+                return Some(element);
+            }
+            if ELEMENT_ACCESS.contains(&name) {
+                // `self.tokens.last()` is an `Option` of one of `tokens`: its value.
+                return self.chain_class(r, holder, callables);
+            }
+            if ELEMENT_ADAPTERS.contains(&name) {
+                holder = call.qualifier.as_deref().map(|q| &holder[..q.len()])?;
+                continue;
+            }
+            return None;
+        }
+        None
     }
 
     /// The class a lambda's receiver is: written (`Buffer`), or, for the lambda passed to a
@@ -3267,6 +3449,36 @@ fn chain_call(r: &ReferenceRow, receiver: &str) -> Option<ReferenceRow> {
     })
 }
 
+/// Whether a type's name is that of a generic's type parameter, as Rust names them (`T`,
+/// `V`, `S2`), which no call can be resolved on.
+fn is_type_parameter(name: &str) -> bool {
+    name.len() <= 2
+        && name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+}
+
+/// The class every definition a call may be returns, as `returns` reads each (a TypeScript
+/// function's overloads and its implementation, each with a share of the confidence), when
+/// they agree and together reach [`CHAIN_FLOOR`].
+fn agreed_return(
+    hits: &[(&DefinitionRow, Resolution, f32)],
+    returns: impl Fn(&DefinitionRow) -> Option<String>,
+) -> Option<String> {
+    let mut class: Option<String> = None;
+    let mut total = 0.0;
+    for (d, _, confidence) in hits {
+        let returned = returns(d)?;
+        if class.as_ref().is_some_and(|c| *c != returned) {
+            return None;
+        }
+        class = Some(returned);
+        total += confidence;
+    }
+    class.filter(|_| total >= CHAIN_FLOOR)
+}
+
 /// Whether a qualifier is a receiver chain (`Router::new().route()`, see
 /// [`super::extract`]'s `receiver_chain`), which [`Resolver::chain_class`] follows.
 fn is_chain(qualifier: &str) -> bool {
@@ -3284,14 +3496,21 @@ fn receiver_calls(refs: &[ReferenceRow]) -> Vec<ReferenceRow> {
         };
         if let Some(receivers) = q.strip_prefix(IMPLICIT_RECEIVER) {
             out.extend(receivers.split(' ').filter_map(|x| chain_call(r, x)));
-        } else if is_chain(q) {
-            let mut next = chain_call(r, q);
+        } else {
+            // An element of what a chain returns is read through the chain's calls.
+            let chain_of = |q: &str| -> Option<String> {
+                match after_chain(q) {
+                    Some((chain, _)) => Some(chain.to_owned()),
+                    None => is_chain(q).then(|| q.to_owned()),
+                }
+            };
+            let mut next = chain_of(q).and_then(|c| chain_call(r, &c));
             while let Some(call) = next {
                 next = call
                     .qualifier
                     .as_deref()
-                    .filter(|q| is_chain(q))
-                    .and_then(|q| chain_call(&call, q));
+                    .and_then(chain_of)
+                    .and_then(|c| chain_call(&call, &c));
                 out.push(call);
             }
         }
@@ -3344,7 +3563,11 @@ fn field_path(r: &ReferenceRow) -> Option<(&str, Vec<&str>)> {
         None => ident(class),
     };
     let fields: Vec<&str> = fields.split('.').collect();
-    (type_path && fields.iter().all(|f| ident(f) && *f != "await")).then_some((class, fields))
+    (type_path
+        && fields
+            .iter()
+            .all(|f| (ident(f) && *f != "await") || *f == ELEMENT))
+    .then_some((class, fields))
 }
 
 /// Of the members of several types of one name, those of the call `r`'s file, else of its

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use tree_sitter::{Node, Tree};
 
-use super::extract::{declared_type, impl_type_name, rust_pointee, rust_unwrapped};
+use super::extract::{declared_type, impl_type_name, rust_element, rust_pointee, rust_unwrapped};
 use super::{Member, MemberKind};
 use crate::chunk::CodeLanguage;
 
@@ -96,6 +96,18 @@ fn fields(
         } else {
             declared_type(CodeLanguage::Rust, written)
         };
+        // What iterating over it gives (`parameters: Vec<Parameter<'src>>`).
+        if let Some(element) = rust_element(written)
+            .map(|e| if e == "Self" { self_type.to_owned() } else { e })
+            .filter(|e| !generics.contains(e.as_str()))
+        {
+            out.push(Member {
+                owner: owner.to_owned(),
+                kind: MemberKind::Item,
+                name: field.clone(),
+                ty: element,
+            });
+        }
         if let Some(class) = class
             && !generics.contains(class.as_str())
         {
@@ -197,6 +209,17 @@ fn implemented(node: Node<'_>, text: &str, out: &mut Vec<Member>) {
             ty: output,
         });
     }
+    // `for token in references` gives what `impl Iterator for References` says.
+    if matches!(trait_name.as_str(), "Iterator" | "IntoIterator")
+        && let Some(item) = associated("Item")
+    {
+        out.push(Member {
+            owner: owner.clone(),
+            kind: MemberKind::Item,
+            name: String::new(),
+            ty: item,
+        });
+    }
     out.push(Member {
         owner,
         kind: MemberKind::Trait,
@@ -287,6 +310,39 @@ mod tests {
         ty: &str,
     ) -> (String, &'static str, String, String) {
         (owner.into(), kind, name.into(), ty.into())
+    }
+
+    #[test]
+    fn what_fields_and_iterators_hold_is_read() {
+        let source = r#"
+struct Justfile<'src, T> {
+    recipes: Table<'src, Rc<Recipe<'src>>>,
+    aliases: BTreeMap<&'src str, Alias<'src>>,
+    tokens: Vec<Token<'src>>,
+    doc: Option<Token<'src>>,
+    children: Vec<Box<Self>>,
+    values: Vec<T>,
+    pairs: Vec<(Key, Value)>,
+}
+impl<'a> Iterator for References<'a> {
+    type Item = &'a Token<'a>;
+}
+"#;
+        let items: Vec<_> = members(source)
+            .into_iter()
+            .filter(|m| m.1 == "item")
+            .collect();
+        assert_eq!(
+            items,
+            [
+                row("Justfile", "item", "recipes", "Recipe"),
+                row("Justfile", "item", "aliases", "Alias"),
+                row("Justfile", "item", "tokens", "Token"),
+                row("Justfile", "item", "doc", "Token"),
+                row("Justfile", "item", "children", "Justfile"),
+                row("References", "item", "", "Token"),
+            ]
+        );
     }
 
     #[test]

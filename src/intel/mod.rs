@@ -13,6 +13,7 @@
 
 mod arity;
 mod cargo;
+mod elements;
 mod extract;
 pub mod graph;
 mod imports;
@@ -119,6 +120,10 @@ pub enum MemberKind {
     /// Awaiting the type gives a `ty` (`impl IntoFuture for RequestBuilder { type Output =
     /// TestResponse; }`, or `impl Future`).
     Awaits,
+    /// Iterating over the field `name` (or, with no name, over the type itself) gives `ty`s:
+    /// `parameters: Vec<Parameter>`, `impl Iterator for References { type Item = Token; }`;
+    /// an `Option` field's value counts as its one element.
+    Item,
 }
 
 impl MemberKind {
@@ -130,6 +135,7 @@ impl MemberKind {
             MemberKind::Deref => "deref",
             MemberKind::Alias => "alias",
             MemberKind::Awaits => "await",
+            MemberKind::Item => "item",
         }
     }
 }

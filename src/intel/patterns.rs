@@ -7,7 +7,8 @@
 
 use tree_sitter::{Node, Tree};
 
-use super::extract::{enclosing_kind, impl_type_name};
+use super::elements::ELEMENT;
+use super::extract::{enclosing_kind, impl_type_name, receiver_chain};
 
 /// Most bindings read from one file.
 const MAX_BINDINGS: usize = 20_000;
@@ -35,11 +36,12 @@ pub(super) fn rust_pattern_bindings(tree: &Tree, text: &str) -> Vec<PatternBindi
             "struct_pattern" | "tuple_struct_pattern" => bind(node, text, &mut out),
             "closure_parameters" => closure_parameters(node, text, &mut out),
             "for_expression" => {
-                if let (Some(p), Some(body)) = (
+                if let (Some(p), Some(value), Some(body)) = (
                     node.child_by_field_name("pattern"),
+                    node.child_by_field_name("value"),
                     node.child_by_field_name("body"),
                 ) {
-                    untyped(p, body, text, &mut out);
+                    elements(p, iterated(value, text), body, text, &mut out);
                 }
             }
             _ => {}
@@ -57,6 +59,12 @@ fn bind(pattern: Node<'_>, text: &str, out: &mut Vec<PatternBinding>) {
         return;
     };
     let owner = owner(ty, text);
+    // `Some(token)` and `Ok(token)` of what a value gives, which is written as its receiver: a
+    // chain's `Option` and `Result` are read through, and so is a field's `Option`.
+    let unwrapped = match &text[ty.byte_range()] {
+        "Some" | "Ok" => unwrapped_value(pattern, text),
+        _ => None,
+    };
     let Some((start, end)) = scope(pattern) else {
         return;
     };
@@ -65,7 +73,11 @@ fn bind(pattern: Node<'_>, text: &str, out: &mut Vec<PatternBinding>) {
         if name.starts_with(|c: char| c.is_lowercase() || c == '_') && name != "_" {
             out.push(PatternBinding {
                 name: name.to_owned(),
-                ty: owner.as_ref().map(|o| format!("{o}.{field}")),
+                ty: match (&owner, &unwrapped) {
+                    (Some(o), _) => Some(format!("{o}.{field}")),
+                    (None, Some(value)) if field == "0" => Some(value.clone()),
+                    _ => None,
+                },
                 start,
                 end,
             });
@@ -107,23 +119,172 @@ fn bind(pattern: Node<'_>, text: &str, out: &mut Vec<PatternBinding>) {
     }
 }
 
-/// A closure's parameters without a declared type (`|err|`, `|(name, n)|`): untyped in its
-/// body. A declared one (`|err: Error|`) is read as any parameter.
+/// What a loop or an iterator's closure is given, each element written as a receiver with
+/// `.[]` after what holds it ([`iterated`]), which the resolver reads through the types'
+/// members and the signatures.
+#[derive(Clone)]
+enum Iterated {
+    /// `for x in &self.items`: `self.items.[]`; `None` when the value is no path or chain.
+    Elements(Option<String>),
+    /// `for (i, x) in items.iter().enumerate()`, `for (a, b) in xs.iter().zip(&ys)`: each
+    /// half's, where known.
+    Pairs(Option<String>, Option<String>),
+}
+
+/// What iterating over `value` gives ([`Iterated`]).
+fn iterated(value: Node<'_>, text: &str) -> Iterated {
+    let element = |n: Node<'_>| receiver_chain(n, text).map(|r| format!("{r}.{ELEMENT}"));
+    let call = value
+        .child_by_field_name("function")
+        .filter(|f| value.kind() == "call_expression" && f.kind() == "field_expression");
+    if let Some(function) = call
+        && let (Some(receiver), Some(method)) = (
+            function.child_by_field_name("value"),
+            function.child_by_field_name("field"),
+        )
+    {
+        match &text[method.byte_range()] {
+            "enumerate" => return Iterated::Pairs(None, element(receiver)),
+            "zip" => {
+                let other = value
+                    .child_by_field_name("arguments")
+                    .and_then(|a| a.named_child(0))
+                    .and_then(element);
+                return Iterated::Pairs(element(receiver), other);
+            }
+            _ => {}
+        }
+    }
+    Iterated::Elements(element(value))
+}
+
+/// The methods whose closure is given their receiver's elements (an iterator's, a
+/// collection's, an `Option`'s value), and which of its parameters are: `(0, 1)` the first,
+/// `(1, 2)` the second (`fold`'s), `(0, 2)` both (`sort_by`'s).
+fn element_parameters(method: &str) -> Option<(usize, usize)> {
+    Some(match method {
+        "filter"
+        | "map"
+        | "for_each"
+        | "any"
+        | "all"
+        | "find"
+        | "position"
+        | "rposition"
+        | "filter_map"
+        | "flat_map"
+        | "find_map"
+        | "take_while"
+        | "skip_while"
+        | "map_while"
+        | "inspect"
+        | "max_by_key"
+        | "min_by_key"
+        | "partition"
+        | "try_for_each"
+        | "retain"
+        | "retain_mut"
+        | "sort_by_key"
+        | "sort_unstable_by_key"
+        | "sort_by_cached_key"
+        | "dedup_by_key"
+        | "and_then"
+        | "is_some_and"
+        | "is_none_or"
+        | "map_or"
+        | "map_or_else"
+        | "take_if" => (0, 1),
+        "fold" | "try_fold" => (1, 2),
+        "sort_by" | "sort_unstable_by" | "max_by" | "min_by" | "dedup_by" => (0, 2),
+        _ => return None,
+    })
+}
+
+/// A closure's parameters without a declared type: an iterator's elements when it is given
+/// them (`items.iter().filter(|item| item.is_enabled())`, [`element_parameters`]), else
+/// untyped in its body (`|err|`, `|(name, n)|`). A declared one (`|err: Error|`) is read as
+/// any parameter.
 fn closure_parameters(params: Node<'_>, text: &str, out: &mut Vec<PatternBinding>) {
     let Some(closure) = params.parent() else {
         return;
     };
+    // `receiver.method(…, |x| …)`
+    let given = closure
+        .parent()
+        .filter(|a| a.kind() == "arguments")
+        .and_then(|a| a.parent())
+        .and_then(|call| call.child_by_field_name("function"))
+        .filter(|f| f.kind() == "field_expression")
+        .and_then(|f| {
+            let positions =
+                element_parameters(&text[f.child_by_field_name("field")?.byte_range()])?;
+            Some((iterated(f.child_by_field_name("value")?, text), positions))
+        });
     let mut cursor = params.walk();
-    for p in params.named_children(&mut cursor) {
-        match p.kind() {
-            "parameter" if p.child_by_field_name("type").is_none() => {
-                if let Some(pattern) = p.child_by_field_name("pattern") {
-                    untyped(pattern, closure, text, out);
+    for (position, p) in params.named_children(&mut cursor).enumerate() {
+        let typed = p.kind() == "parameter" && p.child_by_field_name("type").is_some();
+        let pattern = match p.kind() {
+            "parameter" => p.child_by_field_name("pattern"),
+            _ => Some(p),
+        };
+        if let Some(pattern) = pattern.filter(|_| !typed) {
+            match &given {
+                Some((iterated, (from, to))) if (*from..*to).contains(&position) => {
+                    elements(pattern, iterated.clone(), closure, text, out);
                 }
+                _ => untyped(pattern, closure, text, out),
             }
-            "parameter" => {}
-            _ => untyped(p, closure, text, out),
         }
+    }
+}
+
+/// The names `pattern` binds to what is iterated ([`Iterated`]), in `scope`: the element a
+/// name or a reference to one is, the halves of a pair a tuple of two is (of a map's entries,
+/// the value); any other name untyped.
+fn elements(
+    pattern: Node<'_>,
+    iterated: Iterated,
+    scope: Node<'_>,
+    text: &str,
+    out: &mut Vec<PatternBinding>,
+) {
+    let p = dereferenced(pattern);
+    let bind = |p: Node<'_>, ty: Option<String>, out: &mut Vec<PatternBinding>| {
+        let p = dereferenced(p);
+        match (bound_name(p, text), ty) {
+            (Some(name), Some(ty)) if name.starts_with(|c: char| c.is_lowercase() || c == '_') => {
+                out.push(PatternBinding {
+                    name: name.to_owned(),
+                    ty: Some(ty),
+                    start: scope.start_byte(),
+                    end: scope.end_byte(),
+                });
+            }
+            _ => untyped(p, scope, text, out),
+        }
+    };
+    let halves = || {
+        let mut cursor = p.walk();
+        let halves: Vec<Node<'_>> = p.named_children(&mut cursor).collect();
+        <[Node<'_>; 2]>::try_from(halves).ok()
+    };
+    match (iterated, p.kind()) {
+        (Iterated::Elements(element), "tuple_pattern") => match halves() {
+            Some([key, value]) => {
+                untyped(key, scope, text, out);
+                bind(value, element, out);
+            }
+            None => untyped(p, scope, text, out),
+        },
+        (Iterated::Elements(element), _) => bind(p, element, out),
+        (Iterated::Pairs(first, second), "tuple_pattern") => match halves() {
+            Some([a, b]) => {
+                bind(a, first, out);
+                bind(b, second, out);
+            }
+            None => untyped(p, scope, text, out),
+        },
+        (Iterated::Pairs(..), _) => untyped(p, scope, text, out),
     }
 }
 
@@ -152,6 +313,18 @@ fn untyped(pattern: Node<'_>, scope: Node<'_>, text: &str, out: &mut Vec<Pattern
             }
         }
     }
+}
+
+/// What a reference pattern (`&x`, `&(a, b)`) matches through.
+fn dereferenced(pattern: Node<'_>) -> Node<'_> {
+    let mut p = pattern;
+    while p.kind() == "reference_pattern" {
+        match p.named_child(p.named_child_count().saturating_sub(1)) {
+            Some(inner) => p = inner,
+            None => break,
+        }
+    }
+    p
 }
 
 /// The name a field's pattern binds when it is a name: `x`, `ref x`, `mut x`, `ref mut x`.
@@ -201,6 +374,24 @@ fn owner(ty: Node<'_>, text: &str) -> Option<String> {
             }
         }
     }
+}
+
+/// The value a `Some(x)` or `Ok(x)` that is a `let`'s, an `if let`'s or a `match` arm's whole
+/// pattern unwraps, as a receiver ([`receiver_chain`]): `self.context()` of `if let Some(token)
+/// = self.context()`, `self.default` of `match &self.default`; `None` for one nested in another
+/// pattern and for a value that is no path or chain.
+fn unwrapped_value(pattern: Node<'_>, text: &str) -> Option<String> {
+    let mut site = pattern.parent()?;
+    if site.kind() == "match_pattern" {
+        site = site.parent()?;
+    }
+    let value = match site.kind() {
+        "let_condition" | "let_declaration" => site.child_by_field_name("value")?,
+        "match_arm" => site.parent()?.parent()?.child_by_field_name("value")?,
+        _ => return None,
+    };
+    // `match self { Ok(value) => … }` is in an `impl` for `Result` itself, of generic values.
+    receiver_chain(value, text).filter(|v| v != "self")
 }
 
 /// Where the names a pattern binds are in scope (bytes): a `match` arm; an `if let`'s or
@@ -312,9 +503,9 @@ fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {
                     "fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {"
                 ),
                 row("doc", "Attribute::Doc.0", "{ doc.len(); }"),
-                row("err", "?", "|err| err.source()"),
+                row("err", "source.[]", "|err| err.source()"),
                 row("i", "?", "{ a.len(); }"),
-                row("item", "?", "{ item.len(); }"),
+                row("item", "items.[]", "{ item.len(); }"),
                 row("key", "Entry.key", "|Entry { key }| key.len()"),
                 row("key", "Pair.0", "{ key.len(); }"),
                 row(
@@ -327,7 +518,7 @@ fn f(Recipe { name, .. }: &Recipe, ast::Item { body }: ast::Item) {
                     "Expression::And.lhs",
                     "Self::And { lhs, rhs: right } => lhs.tree(),"
                 ),
-                row("n", "?", "|(name, n)| name.len()"),
+                row("n", "map.iter().[]", "|(name, n)| name.len()"),
                 row("name", "?", "|(name, n)| name.len()"),
                 row(
                     "name",

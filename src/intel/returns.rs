@@ -63,6 +63,44 @@ pub(super) fn returned_class(
     }
 }
 
+/// What iterating over what a Rust function returns gives ([`super::extract::rust_element`]),
+/// read through a `Result` (its `?` is not written in a receiver): `Recipe` of `-> Vec<&Recipe>`,
+/// `-> Option<Recipe>`, `-> impl Iterator<Item = &Recipe>` and `-> io::Result<Vec<Recipe>>`;
+/// `Self` is `owner`.
+pub(super) fn returned_element(signature: &str, name: &str, owner: Option<&str>) -> Option<String> {
+    let mut written = after_parameters(signature, name)?
+        .trim_start()
+        .strip_prefix("->")?
+        .split(" where ")
+        .next()?
+        .trim();
+    if let Some((outer, inner)) = written.split_once('<')
+        && outer
+            .rsplit("::")
+            .next()
+            .is_some_and(|o| o.ends_with("Result"))
+    {
+        let mut depth = 0usize;
+        let end = inner.char_indices().find(|&(_, c)| match c {
+            '<' | '(' | '[' => {
+                depth += 1;
+                false
+            }
+            '>' | ')' | ']' if depth > 0 => {
+                depth -= 1;
+                false
+            }
+            ',' | '>' => depth == 0,
+            _ => false,
+        });
+        written = inner[..end.map_or(inner.len(), |(i, _)| i)].trim();
+    }
+    match super::extract::rust_element(written)?.as_str() {
+        "Self" => owner.map(str::to_owned),
+        element => Some(element.to_owned()),
+    }
+}
+
 /// The signature after the parameter list that follows `name`: `-> Self` of
 /// `pub fn new(x: u8) -> Self`.
 fn after_parameters<'a>(signature: &'a str, name: &str) -> Option<&'a str> {
@@ -282,7 +320,45 @@ fn without_lifetimes(mut args: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::returned_class;
+    use super::{returned_class, returned_element};
+
+    #[test]
+    fn rust_element_types_read_from_heads() {
+        let cases: &[(&str, &str, Option<&str>)] = &[
+            (
+                "pub fn public_recipes(&self) -> Vec<&Recipe<'src>>",
+                "public_recipes",
+                Some("Recipe"),
+            ),
+            (
+                "fn context(&self) -> Option<Token<'src>>",
+                "context",
+                Some("Token"),
+            ),
+            (
+                "fn rest(&self) -> impl Iterator<Item = Token<'src>> + 'run",
+                "rest",
+                Some("Token"),
+            ),
+            ("fn load() -> io::Result<Vec<Line>>", "load", Some("Line")),
+            (
+                "fn iter(&self) -> slice::Iter<'_, Name<'src>>",
+                "iter",
+                Some("Name"),
+            ),
+            ("fn children(&self) -> Vec<Self>", "children", Some("Node")),
+            ("fn pairs(&self) -> Vec<(Key, Value)>", "pairs", None),
+            ("fn lock(&self) -> Mutex<State>", "lock", None),
+            ("fn count(&self) -> usize", "count", None),
+        ];
+        for (signature, name, want) in cases {
+            assert_eq!(
+                returned_element(signature, name, Some("Node")).as_deref(),
+                *want,
+                "{signature}"
+            );
+        }
+    }
 
     /// (family, signature, name, owner, the class it returns)
     type Case<'a> = (&'a str, &'a str, &'a str, Option<&'a str>, Option<&'a str>);

@@ -304,10 +304,15 @@ impl Alias {
         c.contains(&("starts_with_dash".into(), None, scan.clone())),
         "{c:?}"
     );
-    // Receivers by their declared type: a parameter, `Type::new()?`, a struct literal.
+    // Receivers by their declared type: a parameter, a struct literal; by what `Type::new()?`
+    // returns (the resolver takes a `CommandSet` where the index lacks `new`).
     assert!(c.contains(&("path".into(), Some("DirEntry".into()), scan.clone())));
     assert!(c.contains(&("get".into(), Some("Cache".into()), scan.clone())));
-    assert!(c.contains(&("count".into(), Some("CommandSet".into()), scan.clone())));
+    assert!(c.contains(&(
+        "count".into(),
+        Some("CommandSet::new()".into()),
+        scan.clone()
+    )));
     assert!(c.contains(&("write".into(), Some("Output".into()), scan.clone())));
     assert!(c.contains(&("new".into(), Some("Path".into()), scan.clone())));
     // A receiver in a macro's tokens is read back to its start, as it would be outside one.
@@ -332,6 +337,69 @@ impl Alias {
     );
 }
 
+/// The receivers extraction writes for what loops, closures and `Some(x)` bind, for variables
+/// bound to another name or a field, and for a slice's elements; the resolver reads `.[]` (an
+/// element of what is before it) through the types' members ([`super::elements`]).
+#[test]
+fn rust_elements_options_and_aliases_are_written_as_receivers() {
+    let x = run(
+        "src/list.rs",
+        r#"impl Justfile {
+    fn list(&self, context: &Context, recipes: &[Recipe], names: Vec<Name>) {
+        for recipe in self.public_recipes() { recipe.show(); }
+        for (_name, recipe) in &self.recipes { recipe.name.lexeme(); }
+        for (_i, item) in self.items.iter().enumerate() { item.show(); }
+        for (a, b) in xs.iter().zip(&ys) { a.left(); b.right(); }
+        self.tokens.iter().filter(|token| token.is_ok()).count();
+        recipes.iter().map(|recipe| recipe.show());
+        names.iter().fold(0, |n, name| name.len());
+        if let Some(doc) = &self.doc { doc.lexeme(); }
+        if let Some(token) = self.context() { token.lexeme(); }
+        let config = &context.config;
+        config.color.paint();
+        let mut current = self;
+        current.list();
+        let compilation = Compiler::compile()?;
+        compilation.root();
+        let functions = Table::<Function>::default();
+        functions.values().map(|f| f.body.run());
+    }
+}
+"#,
+    );
+    let c = calls(&x);
+    let on = |name: &str| -> Vec<String> {
+        c.iter()
+            .filter(|(n, ..)| n == name)
+            .filter_map(|(_, q, _)| q.clone())
+            .collect()
+    };
+    assert_eq!(
+        on("show"),
+        [
+            "Justfile.public_recipes().[]",
+            "Justfile.items.iter().[]",
+            "Recipe"
+        ]
+    );
+    assert_eq!(
+        on("lexeme"),
+        [
+            "Justfile.recipes.[].name",
+            "Justfile.doc",
+            "Justfile.context()"
+        ]
+    );
+    assert_eq!(on("left"), ["xs.iter().[]"]);
+    assert_eq!(on("right"), ["ys.[]"]);
+    assert_eq!(on("is_ok"), ["Justfile.tokens.iter().[]"]);
+    assert_eq!(on("len"), ["Name"]);
+    assert_eq!(on("paint"), ["Context.config.color"]);
+    assert_eq!(on("list"), ["Justfile"]);
+    assert_eq!(on("root"), ["Compiler::compile()"]);
+    assert_eq!(on("run"), ["Function.body"]);
+}
+
 #[test]
 fn rust_names_patterns_bind_are_fields_and_untyped_ones_hide_outer_names() {
     let x = run(
@@ -340,9 +408,9 @@ fn rust_names_patterns_bind_are_fields_and_untyped_ones_hide_outer_names() {
     fn tree(&self, token: &Token) {
         match self {
             Self::And { lhs, .. } => lhs.tree(),
-            Some(token) => token.lexeme(),
+            (Some(token), _) => token.lexeme(),
         }
-        items.iter().map(|token| token.lexeme());
+        callback(|token| token.lexeme());
         token.lexeme();
         Keyword::Set.lexeme();
         assert_eq!(Self::X.lexeme(), kinds::Kind::A.lexeme());

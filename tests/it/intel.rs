@@ -1092,6 +1092,163 @@ mod tests {
     d.stop().await;
 }
 
+/// Rust: a name a `for` loop or an iterator's closure binds is one of the elements of what it
+/// iterates (a field's `Vec`, a map's values, a slice, what a method returns, an `Option`), and
+/// so is what `if let Some(x)` unwraps and what `last()` gives; `let justfile =
+/// &context.justfile` is the field's type. A decoy type with the same method names gets none
+/// of these calls.
+#[tokio::test]
+async fn rust_calls_reach_the_elements_loops_and_closures_iterate() {
+    let d = Daemon::start(&[
+        ("Cargo.toml", "[package]\nname = \"elements\"\n"),
+        (
+            "src/lib.rs",
+            "pub mod justfile;\npub mod recipe;\npub mod token;\n",
+        ),
+        (
+            "src/token.rs",
+            r#"pub struct Token;
+
+impl Token {
+    pub fn lexeme(&self) -> &str {
+        ""
+    }
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn lexeme(&self) -> &str {
+        ""
+    }
+    pub fn is_required(&self) -> bool {
+        false
+    }
+    pub fn is_public(&self) -> bool {
+        false
+    }
+    pub fn show(&self) {}
+    pub fn list(&self) {}
+}
+"#,
+        ),
+        (
+            "src/recipe.rs",
+            r#"use crate::token::Token;
+
+pub struct Parameter {
+    pub name: Token,
+}
+
+impl Parameter {
+    pub fn is_required(&self) -> bool {
+        true
+    }
+}
+
+pub struct Recipe {
+    pub name: Token,
+    pub parameters: Vec<Parameter>,
+    pub doc: Option<Token>,
+}
+
+impl Recipe {
+    pub fn is_public(&self) -> bool {
+        true
+    }
+
+    pub fn required(&self) -> usize {
+        self.parameters.iter().filter(|p| p.is_required()).count()
+    }
+
+    pub fn show(&self) {
+        for parameter in &self.parameters {
+            parameter.name.lexeme();
+        }
+        if let Some(doc) = &self.doc {
+            doc.lexeme();
+        }
+        self.doc.as_ref().map(|d| d.lexeme());
+    }
+}
+"#,
+        ),
+        (
+            "src/justfile.rs",
+            r#"use std::collections::BTreeMap;
+
+use crate::recipe::Recipe;
+use crate::token::Token;
+
+pub struct Justfile {
+    pub recipes: BTreeMap<String, Recipe>,
+    pub tokens: Vec<Token>,
+}
+
+pub struct Context {
+    pub justfile: Justfile,
+}
+
+impl Justfile {
+    pub fn public_recipes(&self) -> Vec<&Recipe> {
+        self.recipes.values().filter(|r| r.is_public()).collect()
+    }
+
+    pub fn list(&self) {
+        for recipe in self.public_recipes() {
+            recipe.name.lexeme();
+        }
+        for (_name, recipe) in &self.recipes {
+            recipe.show();
+        }
+        if let Some(last) = self.tokens.last() {
+            last.lexeme();
+        }
+    }
+}
+
+pub fn run(context: &Context, recipes: &[Recipe]) {
+    let justfile = &context.justfile;
+    justfile.list();
+    for (_i, recipe) in recipes.iter().enumerate() {
+        recipe.show();
+    }
+}
+"#,
+        ),
+    ])
+    .await;
+    assert_callers(
+        &d,
+        &[
+            ("Parameter::is_required", &[("src/recipe.rs", 25)]),
+            ("Recipe::is_public", &[("src/justfile.rs", 17)]),
+            (
+                "Token::lexeme",
+                &[
+                    ("src/justfile.rs", 22),
+                    ("src/justfile.rs", 28),
+                    ("src/recipe.rs", 30),
+                    ("src/recipe.rs", 33),
+                    ("src/recipe.rs", 35),
+                ],
+            ),
+            (
+                "Recipe::show",
+                &[("src/justfile.rs", 25), ("src/justfile.rs", 37)],
+            ),
+            ("Justfile::list", &[("src/justfile.rs", 35)]),
+            ("Other::is_required", &[]),
+            ("Other::is_public", &[]),
+            ("Other::lexeme", &[]),
+            ("Other::show", &[]),
+            ("Other::list", &[]),
+        ],
+    )
+    .await;
+    d.stop().await;
+}
+
 /// Go: a method several types define is read, for its callers, only from calls that may be
 /// on its type: a call on what a capitalised function returns (`NewRouter().Match()`) is one,
 /// and so is one on `new(Router)`.

@@ -38,14 +38,16 @@
 (macro_invocation macro: (scoped_identifier path: (_) @qualifier name: (identifier) @name)) @call
 
 ; Declared types of parameters and locals (@var with @var.name and @var.type): a call on the
-; name is a call on the type. `let s = Stack::new()` and `Stack { .. }` declare a `Stack`.
+; name is a call on the type. `Stack { .. }` declares a `Stack`; `let s = Stack::new()` is what
+; `new` returns (@var.value), a `Stack` where the index lacks it (a derive's `default()`).
 (parameter pattern: (identifier) @var.name type: (_) @var.type) @var
 (let_declaration pattern: (identifier) @var.name type: (_) @var.type) @var
 (let_declaration
   pattern: (identifier) @var.name
   value: [
-    (call_expression function: (scoped_identifier path: (_) @var.type))
-    (try_expression (call_expression function: (scoped_identifier path: (_) @var.type)))
+    (call_expression function: (scoped_identifier path: (_) @var.type)) @var.value
+    (try_expression
+      (call_expression function: (scoped_identifier path: (_) @var.type))) @var.value
     (struct_expression name: (type_identifier) @var.type)
   ]) @var
 ; `let res = client.get(url).await?`: the variable is what the chain returns.
@@ -56,6 +58,15 @@
     (await_expression (call_expression function: (field_expression)))
     (try_expression (call_expression function: (field_expression)))
     (try_expression (await_expression (call_expression function: (field_expression))))
+  ] @var.type) @var
+; `let config = &context.config`, `let mut current = self`: the variable is what it names.
+(let_declaration
+  pattern: (identifier) @var.name
+  value: [
+    (identifier)
+    (self)
+    (field_expression)
+    (reference_expression value: [(identifier) (self) (field_expression)])
   ] @var.type) @var
 
 (use_declaration argument: (_) @import.use) @import
