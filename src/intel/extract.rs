@@ -234,6 +234,12 @@ pub(super) fn rust_pointee(written: &str) -> Option<&str> {
 /// A call chain reads an `Option` through (`.unwrap()`, `?`, `if let Some(x) =`), and so are
 /// variables and fields read.
 pub(super) fn rust_unwrapped(written: &str) -> &str {
+    rust_without(written, &["Box<", "Arc<", "Rc<", "Option<"])
+}
+
+/// A Rust type as written without the references, lifetimes, `mut`, `dyn`, `impl` and the
+/// `wrappers` around it.
+fn rust_without<'t>(written: &'t str, wrappers: &[&str]) -> &'t str {
     let mut t = written.trim();
     loop {
         let before = t;
@@ -244,7 +250,7 @@ pub(super) fn rust_unwrapped(written: &str) -> &str {
         for prefix in ["mut ", "dyn ", "impl "] {
             t = t.strip_prefix(prefix).unwrap_or(t).trim_start();
         }
-        for wrapper in ["Box<", "Arc<", "Rc<", "Option<"] {
+        for wrapper in wrappers {
             if let Some(inner) = t.strip_prefix(wrapper) {
                 t = inner.strip_suffix('>').unwrap_or(inner).trim();
             }
@@ -263,25 +269,8 @@ pub(super) fn rust_unwrapped(written: &str) -> &str {
 /// `Result`'s error and a generic of several type arguments but a map's say nothing.
 pub(super) fn rust_element(written: &str) -> Option<String> {
     const MAPS: &[&str] = &["HashMap", "BTreeMap", "IndexMap"];
-    let mut t = written.trim();
-    loop {
-        let before = t;
-        t = t.trim_start_matches('&').trim_start();
-        if let Some(rest) = t.strip_prefix('\'') {
-            t = rest.split_once(' ').map_or("", |(_, r)| r).trim_start();
-        }
-        for prefix in ["mut ", "dyn ", "impl "] {
-            t = t.strip_prefix(prefix).unwrap_or(t).trim_start();
-        }
-        for wrapper in ["Box<", "Arc<", "Rc<"] {
-            if let Some(inner) = t.strip_prefix(wrapper) {
-                t = inner.strip_suffix('>').unwrap_or(inner).trim();
-            }
-        }
-        if t == before {
-            break;
-        }
-    }
+    // An `Option` is kept: its value is its one element.
+    let t = rust_without(written, &["Box<", "Arc<", "Rc<"]);
     // `impl Iterator<Item = Token> + 'src`: without its further bounds.
     let t = split_outside_brackets(t, '+').first().copied().unwrap_or(t);
     // `Self` is left to the caller, which knows the type it is.
