@@ -1050,6 +1050,10 @@ const PASS_THROUGH: &[&str] = &[
     "unwrap_or_default",
 ];
 
+/// How many calls deep a receiver chain is written (extraction's `CHAIN_DEPTH`): how many
+/// links [`Resolver::element_class`] reads back through at most.
+const CHAIN_LINKS: usize = 8;
+
 /// How many fields deep a Rust field path (`context.config.color`) is followed.
 const FIELD_DEPTH: usize = 6;
 
@@ -2349,8 +2353,7 @@ impl<'s> Resolver<'s> {
         callables: &mut Callables<'a>,
     ) -> Option<String> {
         let mut holder = holder;
-        // A chain is written at most eight calls deep.
-        for _ in 0..8 {
+        for _ in 0..CHAIN_LINKS {
             if !is_chain(holder) {
                 let on = ReferenceRow {
                     qualifier: Some(format!("{holder}.{ELEMENT}")),
@@ -2376,15 +2379,17 @@ impl<'s> Resolver<'s> {
                     return Some(element);
                 }
             }
+            let class = self.chain_class(r, holder, callables);
             // What the class it returns gives when iterated (`impl Iterator for References`).
-            if let Some(class) = self.chain_class(r, holder, callables)
-                && let Some(element) = self.member_type(&class, "item", "", r)
+            if let Some(element) = class
+                .as_deref()
+                .and_then(|c| self.member_type(c, "item", "", r))
             {
                 return Some(element);
             }
             if ELEMENT_ACCESS.contains(&name) {
                 // `self.tokens.last()` is an `Option` of one of `tokens`: its value.
-                return self.chain_class(r, holder, callables);
+                return class;
             }
             if ELEMENT_ADAPTERS.contains(&name) {
                 holder = call.qualifier.as_deref().map(|q| &holder[..q.len()])?;
