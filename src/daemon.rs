@@ -215,6 +215,7 @@ pub async fn serve(
         Err(e) => tracing::error!(error = %e, "cannot restore requested repositories"),
     }
     warn_unwatched(&store, &given).await;
+    let following = tokio::spawn(roots.clone().follow());
     let backfill = tokio::spawn(crate::backfill::run(
         store,
         embedder,
@@ -228,6 +229,9 @@ pub async fn serve(
     tracing::info!("shutting down");
     cancel.cancel();
     let wait = async {
+        if let Err(e) = following.await {
+            tracing::error!(error = %e, "the task following the recorded repositories panicked");
+        }
         roots.wait().await;
         if let Err(e) = backfill.await {
             tracing::error!(error = %e, "the backfill task panicked");

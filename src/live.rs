@@ -33,9 +33,9 @@ use crate::watch::{Change, INOTIFY_ADVICE, RootWatcher};
 /// Longest wait between two attempts of a failing reconcile.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
-/// Runs until `cancel` fires: takes the repository's indexing lease (waiting while another
-/// daemon holds it), keeps the repository indexed while the lease holds, and starts over when
-/// it is lost.
+/// Runs until `cancel` fires or the repository is removed: takes the repository's indexing
+/// lease (waiting while another daemon holds it), keeps the repository indexed while the lease
+/// holds, and starts over when it is lost.
 pub async fn keep_indexed(
     indexer: Indexer,
     repo: Repository,
@@ -50,11 +50,35 @@ pub async fn keep_indexed(
         let Some(lease) = acquire(&indexer, &repo, every, &cancel).await else {
             return;
         };
-        let held = cancel.child_token();
-        let guard = tokio::spawn(hold(lease, every, held.clone()));
-        keep_while_held(&indexer, &repo, &cfg, &metrics, first_pass, &held).await;
+        // Checked under the lease, which whoever deletes the rows holds too: a repository
+        // removed (or being removed) while this keeper stood by is never written again.
+        match indexer.store().repository(&repo.name).await {
+            Ok(Some(record)) if record.state != RepoState::Removing => {}
+            Ok(_) => {
+                lease.release().await;
+                tracing::info!(repository = %repo.name,
+                    "the repository was removed from the index; no longer keeping it");
+                return;
+            }
+            Err(e) => {
+                lease.release().await;
+                tracing::warn!(repository = %repo.name, error = %e,
+                    "cannot read the repository's record; retrying");
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    _ = tokio::time::sleep(every) => continue,
+                }
+            }
+        }
+        // The work stops when the keeper is cancelled or the lease is lost; the lease is given
+        // up only once the work has stopped, so nobody who takes it next (a daemon removing
+        // the repository, say) overlaps a write still in flight.
+        let work = cancel.child_token();
+        let stopped = CancellationToken::new();
+        let guard = tokio::spawn(hold(lease, every, work.clone(), stopped.clone()));
+        keep_while_held(&indexer, &repo, &cfg, &metrics, first_pass, &work).await;
         first_pass = "recovery";
-        held.cancel();
+        stopped.cancel();
         let _ = guard.await;
         if cancel.is_cancelled() {
             return;
@@ -108,18 +132,23 @@ async fn acquire(
     }
 }
 
-/// Holds `lease` until `held` is cancelled (then releases it), checking it every `every`; a
-/// lease found lost cancels `held`, which stops the indexing done under it.
-async fn hold(mut lease: Lease, every: Duration, held: CancellationToken) {
+/// Holds `lease` until `stopped` is cancelled (the work under it has ended), then releases it;
+/// checks it every `every` meanwhile, and a lease found lost cancels `work`.
+async fn hold(
+    mut lease: Lease,
+    every: Duration,
+    work: CancellationToken,
+    stopped: CancellationToken,
+) {
     loop {
         tokio::select! {
-            _ = held.cancelled() => {
+            _ = stopped.cancelled() => {
                 lease.release().await;
                 return;
             }
             _ = tokio::time::sleep(every) => {
                 if !lease.check().await {
-                    held.cancel();
+                    work.cancel();
                     return;
                 }
             }

@@ -556,6 +556,16 @@ fn print_repos(payload: &[u8], removed: bool) -> anyhow::Result<ExitCode> {
     let reply: wire::RepoResponse =
         serde_json::from_slice(payload).context("the reply is not a repository response")?;
     if removed && let Some(r) = &reply.repository {
+        if r.state.as_deref() == Some("removing") {
+            out!(
+                "workspace {}: removing {}: a daemon still indexing it has not let it go yet; \
+                 its rows are deleted once it does (`codesearch repo status {}` says when)",
+                reply.workspace,
+                r.name,
+                r.name
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
         out!(
             "workspace {}: removed {} ({}, {})",
             reply.workspace,
@@ -620,7 +630,9 @@ fn print_repos(payload: &[u8], removed: bool) -> anyhow::Result<ExitCode> {
         if let Some(e) = &r.error {
             out!("      error: {e}");
         }
-        if r.watched == Some(false) {
+        // A daemon answered, and every daemon keeps the requested repositories: one not
+        // watched yet is being cloned or taken over.
+        if r.watched == Some(false) && r.origin.as_deref() != Some("request") {
             out!("      {}", codesearch::report::NOT_WATCHED);
         }
     }

@@ -6,14 +6,20 @@
 //! configured `workspaces.allowed_roots`, compared after resolving symlinks and `..`) or a git
 //! URL (cloned with the `git` program into `workspaces.clone_dir`); the reply comes at once
 //! and the repository's state says how far it is. Requested repositories are recorded with
-//! origin `request` and started again when the daemon starts. Removing one stops its keeper,
-//! then deletes its rows (and its clone); [`remove_unattended`] does that from the command
-//! line when no daemon answers.
+//! origin `request` and started again when the daemon starts.
+//!
+//! Several daemons may share one index (a fleet); a request reaches one of them. Every daemon
+//! keeps every requested repository ([`Roots::follow`] picks up, within
+//! `watch.lease_check_secs`, those another daemon was asked to add), so that another one takes
+//! it over when its indexer stops. Removing one marks it `removing`: each daemon's keeper lets
+//! go, and whoever takes its lease then deletes its rows (and its clone), so rows are never
+//! deleted under a running pass nor written again after. [`remove_unattended`] removes from
+//! the command line when no daemon answers.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use thiserror::Error;
 use tokio::sync::Mutex;
@@ -28,6 +34,10 @@ use crate::store::{Origin, RepoRecord, RepoState, RepositorySummary, Store, Stor
 
 /// Longest a clone may take.
 const CLONE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+/// Longest a removal waits for the daemon indexing the repository to let go before its reply
+/// (under `nats.request_timeout_secs`' default, 30 s).
+const REMOVAL_WAIT_SECS: u64 = 20;
 
 #[derive(Debug, Error)]
 pub enum RootsError {
@@ -57,6 +67,16 @@ impl From<IndexError> for RootsError {
             other => RootsError::Invalid(other.to_string()),
         }
     }
+}
+
+/// How far a removal got before its reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removal {
+    /// The rows (and the clone) are deleted.
+    Done,
+    /// Marked `removing`: a daemon still indexing it did not let go in time; its rows are
+    /// deleted as soon as it does.
+    Pending,
 }
 
 /// What a repository request adds: a local path or a git URL.
@@ -135,18 +155,73 @@ impl Roots {
 
     /// Starts again the repositories that requests added before the daemon last stopped.
     pub async fn restore_requested(&self) -> Result<usize, StoreError> {
+        self.keep_requested(true).await
+    }
+
+    /// Every `watch.lease_check_secs` until the daemon stops: keeps the requested repositories
+    /// another daemon of the index was asked to add, and finishes the removals other daemons
+    /// were asked for.
+    pub async fn follow(self) {
+        let every = Duration::from_secs(self.inner.config.watch.lease_check_secs.max(1));
+        let mut outage = crate::outage::Outage::default();
+        loop {
+            tokio::select! {
+                _ = self.inner.cancel.cancelled() => return,
+                _ = tokio::time::sleep(every) => {}
+            }
+            let result = async {
+                self.finish_removals().await?;
+                self.keep_requested(false).await
+            }
+            .await;
+            match result {
+                Ok(started) => {
+                    outage.end(Instant::now());
+                    if started > 0 {
+                        tracing::info!(
+                            repositories = started,
+                            "keeping repositories another daemon was asked to add"
+                        );
+                    }
+                }
+                Err(e) => match outage.failed(Instant::now()) {
+                    Some((secs, attempts)) => tracing::warn!(error = %e, down_secs = secs,
+                        attempts, "cannot read the recorded repositories; retrying"),
+                    None => tracing::debug!(error = %e,
+                        "cannot read the recorded repositories; retrying"),
+                },
+            }
+        }
+    }
+
+    /// Starts keepers for the requested repositories this daemon does not keep. `at_start`:
+    /// all of them, cloning again a clone that is missing. Afterwards only those another
+    /// daemon has cloned and indexed already: one still cloning, or cloned on another
+    /// machine's volume, is this daemon's from its next start.
+    async fn keep_requested(&self, at_start: bool) -> Result<usize, StoreError> {
         let store = self.inner.indexer.store();
         let mut restored = 0;
         for record in store.repositories(None).await? {
-            if record.origin != Origin::Request
-                || self.inner.running.lock().await.contains_key(&record.name)
-            {
+            let cloned = Path::new(&record.root).join(".git").is_dir();
+            let skip = record.origin != Origin::Request
+                || record.state == RepoState::Removing
+                || (!at_start
+                    && record.git_url.is_some()
+                    && (!cloned || record.state == RepoState::Initializing))
+                || self
+                    .inner
+                    .running
+                    .lock()
+                    .await
+                    .get(&record.name)
+                    .is_some_and(|r| !r.task.is_finished());
+            if skip {
                 continue;
             }
             // A clone that is gone (a fresh volume, a cleaned cache) or never finished is
             // cloned again; its rows stay, so unchanged files are not embedded twice.
             if let Some(url) = &record.git_url
-                && !Path::new(&record.root).join(".git").is_dir()
+                && !cloned
             {
                 tracing::info!(repository = %record.name, url = %redact_url(url),
                     "the clone of a requested repository is missing; cloning it again");
@@ -182,13 +257,16 @@ impl Roots {
                     self.start(repo).await;
                     restored += 1;
                 }
-                Err(e) => {
+                Err(e) if at_start => {
                     tracing::error!(repository = %record.name, error = %e,
                         "a requested repository cannot be restored");
                     store
                         .set_repository_state(&record.name, RepoState::Failed, Some(&e.to_string()))
                         .await?;
                 }
+                // Said once, at start-up.
+                Err(e) => tracing::debug!(repository = %record.name, error = %e,
+                    "a requested repository cannot be kept"),
             }
         }
         Ok(restored)
@@ -235,6 +313,11 @@ impl Roots {
             )));
         }
         if let Some(existing) = store.repository(&name).await? {
+            if existing.state == RepoState::Removing {
+                return Err(RootsError::Invalid(format!(
+                    "repository `{name}` is being removed; add it again once it is gone"
+                )));
+            }
             let same = existing.workspace == workspace
                 && existing.git_url == git_url
                 && (git_url.is_some() || Path::new(&existing.root) == root);
@@ -291,6 +374,15 @@ impl Roots {
                 let clones = self.clone_dir().map_err(|e| e.to_string())?;
                 git_clone(url, &clones, dir).await?;
             }
+            // Removed while it was being cloned: not recorded again.
+            let wanted = store
+                .repository(name)
+                .await
+                .map_err(|e| e.to_string())?
+                .is_some_and(|r| r.state != RepoState::Removing);
+            if !wanted {
+                return Ok(None);
+            }
             let repo = Repository::new(
                 name,
                 dir,
@@ -305,11 +397,15 @@ impl Roots {
                 .claim(&repo)
                 .await
                 .map_err(|e| e.to_string())?;
-            Ok::<_, String>(repo)
+            Ok::<_, String>(Some(repo))
         }
         .await;
         match result {
-            Ok(repo) => self.start(repo).await,
+            Ok(Some(repo)) => self.start(repo).await,
+            Ok(None) => {
+                tracing::info!(repository = %name, "removed while it was being cloned");
+                delete_clone_at(&self.inner.config, name, dir).await;
+            }
             Err(e) => {
                 tracing::error!(repository = %name, %url, error = %e, "cloning a requested repository failed");
                 if let Err(e) = store
@@ -322,10 +418,14 @@ impl Roots {
         }
     }
 
-    /// Removes a repository of `workspace`: stops its keeper, then deletes its rows and its
-    /// clone. A repository this daemon keeps from its command line or configuration is
-    /// refused (it would come back); one no longer configured (renamed, say) can be removed.
-    pub async fn remove(&self, workspace: &str, name: &str) -> Result<(), RootsError> {
+    /// Removes a repository of `workspace`. A requested one is marked `removing`: every
+    /// daemon's keeper lets go (this one's at once, the others' within
+    /// `watch.lease_check_secs`), and the rows (and the clone) are deleted under its lease,
+    /// waited for up to that and 5 s (at most [`REMOVAL_WAIT_SECS`]); after that the reply
+    /// says `removing`, and whichever daemon takes the lease next deletes them. A repository
+    /// kept from a daemon's command line or configuration is refused (it would come back); one
+    /// no longer configured (renamed, say) is removed when no one holds its lease.
+    pub async fn remove(&self, workspace: &str, name: &str) -> Result<Removal, RootsError> {
         let store = self.inner.indexer.store();
         let record = store
             .repository(name)
@@ -334,28 +434,91 @@ impl Roots {
             .ok_or_else(|| {
                 RootsError::NotFound(format!("no repository `{name}` in workspace `{workspace}`"))
             })?;
-        let mut running = self.inner.running.lock().await;
-        if record.origin == Origin::Local && running.contains_key(name) {
-            return Err(RootsError::Invalid(format!(
-                "repository `{name}` is indexed from this daemon's command line or \
-                 configuration; remove it there and restart first"
-            )));
+        if record.origin == Origin::Local {
+            if self.inner.running.lock().await.contains_key(name) {
+                return Err(RootsError::Invalid(format!(
+                    "repository `{name}` is indexed from this daemon's command line or \
+                     configuration; remove it there and restart first"
+                )));
+            }
+            let Some(lease) = store.try_lease(name).await? else {
+                return Err(RootsError::Invalid(format!(
+                    "repository `{name}` is indexed from another daemon's command line or \
+                     configuration, or by a running `codesearch index` (it holds the \
+                     repository's lease); remove it there first"
+                )));
+            };
+            let removed = store.remove_repository(name).await;
+            lease.release().await;
+            removed?;
+            tracing::info!(repository = %name, %workspace, "repository removed");
+            return Ok(Removal::Done);
         }
-        let keeper = running.remove(name);
-        drop(running);
+        store
+            .set_repository_state(name, RepoState::Removing, None)
+            .await?;
+        let every = self.inner.config.watch.lease_check_secs.max(1);
+        let deadline = Instant::now() + Duration::from_secs((every + 5).min(REMOVAL_WAIT_SECS));
+        loop {
+            if self.finish_removal(name, record.id).await? {
+                return Ok(Removal::Done);
+            }
+            if Instant::now() >= deadline {
+                tracing::warn!(repository = %name, %workspace,
+                    "another daemon still indexes the repository; it is removed once that one \
+                     lets it go");
+                return Ok(Removal::Pending);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Finishes the removals marked `removing` (by a request another daemon answered, or one
+    /// whose reply came before the indexer let go).
+    async fn finish_removals(&self) -> Result<(), StoreError> {
+        let store = self.inner.indexer.store();
+        for record in store.repositories(None).await? {
+            if record.state == RepoState::Removing {
+                self.finish_removal(&record.name, record.id).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops this daemon's keeper of repository `name` (record `id`, marked `removing`), then,
+    /// if its lease is free, deletes its rows and its clone. True once record `id` is gone.
+    async fn finish_removal(&self, name: &str, id: i64) -> Result<bool, StoreError> {
+        let keeper = self.inner.running.lock().await.remove(name);
         if let Some(running) = keeper {
             running.cancel.cancel();
             if tokio::time::timeout(Duration::from_secs(30), running.task)
                 .await
                 .is_err()
             {
-                tracing::warn!(repository = %name, "its indexing did not stop within 30s; removing anyway");
+                tracing::warn!(repository = %name, "its indexing did not stop within 30s");
             }
         }
-        store.remove_repository(name).await?;
-        delete_clone(&self.inner.config, &record).await;
-        tracing::info!(repository = %name, %workspace, "repository removed");
-        Ok(())
+        let store = self.inner.indexer.store();
+        let Some(lease) = store.try_lease(name).await? else {
+            return Ok(false);
+        };
+        let removed = async {
+            match store.repository(name).await? {
+                Some(record) if record.id == id && record.state == RepoState::Removing => {
+                    store.remove_repository(name).await?;
+                    delete_clone(&self.inner.config, &record).await;
+                    tracing::info!(repository = %name, workspace = %record.workspace,
+                        "repository removed");
+                    Ok(true)
+                }
+                // Removed by another daemon (and perhaps added again since).
+                Some(record) => Ok(record.id != id),
+                None => Ok(true),
+            }
+        }
+        .await;
+        lease.release().await;
+        removed
     }
 
     /// Waits for every keeper to stop (after the daemon's token was cancelled).
@@ -461,16 +624,21 @@ pub async fn remove_unattended(
 /// Deletes a removed repository's clone: only a directory a request cloned, inside
 /// `workspaces.clone_dir`.
 async fn delete_clone(config: &Config, record: &RepoRecord) {
-    if record.git_url.is_none() {
-        return;
+    if record.git_url.is_some() {
+        delete_clone_at(config, &record.name, Path::new(&record.root)).await;
     }
+}
+
+/// Deletes repository `name`'s clone at `root`, if it is inside `workspaces.clone_dir`.
+async fn delete_clone_at(config: &Config, name: &str, root: &Path) {
     let Ok(clones) = std::fs::canonicalize(&config.workspaces.clone_dir) else {
         return;
     };
-    if Path::new(&record.root).starts_with(&clones)
-        && let Err(e) = tokio::fs::remove_dir_all(&record.root).await
+    if root.starts_with(&clones)
+        && root.exists()
+        && let Err(e) = tokio::fs::remove_dir_all(root).await
     {
-        tracing::warn!(repository = %record.name, error = %e, "could not delete the clone");
+        tracing::warn!(repository = %name, error = %e, "could not delete the clone");
     }
 }
 

@@ -36,7 +36,7 @@ use crate::config::{Config, NatsConfig, PlainSubjects, redact_url};
 use crate::context::{ContextError, ContextService};
 use crate::health::Metrics;
 use crate::intel::graph::IntelService;
-use crate::roots::{Roots, RootsError, Source};
+use crate::roots::{Removal, Roots, RootsError, Source};
 use crate::search::{RawSearch, SearchError, SearchRequest, SearchService};
 use crate::source::{SourceError, SourceService};
 use admission::Admission;
@@ -990,11 +990,14 @@ async fn answer_repo(
         }
         "remove" => {
             let name = raw.name.ok_or_else(|| invalid("remove takes `name`"))?;
-            let info = summary(name.clone()).await?;
-            roots
+            let mut info = summary(name.clone()).await?;
+            let removal = roots
                 .remove(&workspace, &name)
                 .await
                 .map_err(|e| repo_fault(&e))?;
+            if removal == Removal::Pending {
+                info.state = Some(crate::store::RepoState::Removing.as_str().to_owned());
+            }
             Ok(reply(Some(info), None))
         }
         "status" if raw.name.is_some() => {

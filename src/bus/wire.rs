@@ -240,7 +240,8 @@ impl ErrorResponse {
 /// `add` takes `path` (absolute, under the daemon's `workspaces.allowed_roots`) or `url` (any
 /// URL git understands; cloned by the daemon), and an optional `name` (default: the directory's
 /// or the URL's last segment). The reply comes at once: the repository's `state` tells how far
-/// it is. `remove` deletes a requested repository's rows (and its clone). `status` without a
+/// it is. `remove` deletes a requested repository's rows (and its clone), on every daemon of the
+/// index. `status` without a
 /// `name` is `list`.
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -293,7 +294,8 @@ pub struct RepoInfo {
     pub origin: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_url: Option<String>,
-    /// `initializing`, `indexing`, `ready` or `failed`.
+    /// `initializing`, `indexing`, `ready`, `failed` or `removing` (a removal's reply when a
+    /// daemon still indexing it has not let go yet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
     /// Why it failed, when `state` is `failed`.

@@ -51,6 +51,9 @@ pub enum RepoState {
     Ready,
     /// The last pass or clone failed (`state_error` says why); retried.
     Failed,
+    /// A request removes it: every daemon's keeper lets go, and whoever takes its lease next
+    /// deletes its rows ([`crate::roots`]). Never overwritten by another state.
+    Removing,
 }
 
 impl RepoState {
@@ -60,6 +63,7 @@ impl RepoState {
             RepoState::Indexing => "indexing",
             RepoState::Ready => "ready",
             RepoState::Failed => "failed",
+            RepoState::Removing => "removing",
         }
     }
 
@@ -68,6 +72,7 @@ impl RepoState {
             "initializing" => RepoState::Initializing,
             "indexing" => RepoState::Indexing,
             "failed" => RepoState::Failed,
+            "removing" => RepoState::Removing,
             _ => RepoState::Ready,
         }
     }
@@ -204,7 +209,8 @@ impl Store {
         Ok(())
     }
 
-    /// Records a repository's indexing state; `Ready` also stamps `last_indexed`.
+    /// Records a repository's indexing state; `Ready` also stamps `last_indexed`. A repository
+    /// being removed stays `removing`.
     pub async fn set_repository_state(
         &self,
         name: &str,
@@ -214,7 +220,7 @@ impl Store {
         sqlx::query(
             "UPDATE repositories SET state = $2, state_error = $3,
                last_indexed = CASE WHEN $2 = 'ready' THEN now() ELSE last_indexed END
-             WHERE name = $1",
+             WHERE name = $1 AND state <> 'removing'",
         )
         .bind(name)
         .bind(state.as_str())
@@ -329,4 +335,22 @@ async fn move_rows(
     .await
     .map_err(moving())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_state_reads_back_as_itself() {
+        for state in [
+            RepoState::Initializing,
+            RepoState::Indexing,
+            RepoState::Ready,
+            RepoState::Failed,
+            RepoState::Removing,
+        ] {
+            assert_eq!(RepoState::parse(state.as_str()), state);
+        }
+    }
 }

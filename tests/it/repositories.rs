@@ -781,15 +781,16 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
     .await;
     assert_eq!(cloned["success"], true, "{cloned}");
 
-    let found = |query: &'static str, want: &'static str| {
+    // `file` of repository `want` answers `query` (within 30 s).
+    let found = |query: &'static str, want: &'static str, file: &'static str| {
         let client = client.clone();
         async move {
             for _ in 0..150 {
                 let reply = ask(&client, "agog.codebase.search", json!({"query": query})).await;
-                if reply["results"]
-                    .as_array()
-                    .is_some_and(|r| r.iter().any(|r| r["repository"] == want))
-                {
+                if reply["results"].as_array().is_some_and(|r| {
+                    r.iter()
+                        .any(|r| r["repository"] == want && r["filePath"] == file)
+                }) {
                     return true;
                 }
                 tokio::time::sleep(Duration::from_millis(200)).await;
@@ -798,11 +799,11 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
         }
     };
     assert!(
-        found("post_ledger_entry", "svc").await,
+        found("post_ledger_entry", "svc", "src/ledger.py").await,
         "the added path is searchable"
     );
     assert!(
-        found("issue_refund_now", "refunds").await,
+        found("issue_refund_now", "refunds", "lib/refund.rs").await,
         "the cloned URL is searchable"
     );
     let listed = ask(&client, repo_subject, json!({"action": "list"})).await;
@@ -838,7 +839,7 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
         "def audit_trail_after_restart():\n    return 1\n",
     );
     assert!(
-        found("audit_trail_after_restart", "svc").await,
+        found("audit_trail_after_restart", "svc", "src/audit.py").await,
         "watched again after the restart"
     );
 
@@ -858,7 +859,7 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
         "{state}"
     );
     assert!(
-        found("post_ledger_entry", "svc").await,
+        found("post_ledger_entry", "svc", "src/ledger.py").await,
         "the index is served while the root is away"
     );
     std::fs::rename(&parked, &svc).expect("move the root back");
@@ -868,7 +869,7 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
         "def back_from_the_mount():\n    return 1\n",
     );
     assert!(
-        found("back_from_the_mount", "svc").await,
+        found("back_from_the_mount", "svc", "src/back.py").await,
         "indexed once the root is back"
     );
 
@@ -966,4 +967,198 @@ async fn the_working_directory_is_indexed_only_when_it_is_a_git_repository() {
         String::from_utf8_lossy(&done.stderr)
     );
     assert_eq!(files().await, 1);
+}
+
+/// Several daemons on one index keep the repositories requests add, whichever daemon answered
+/// the request, and a removal reaches every one of them. Daemon A answers on `agog.*` and B on
+/// `fleetb.*` (one database, one NATS), so which one a request reaches is known.
+#[tokio::test]
+async fn every_daemon_of_a_fleet_follows_repository_requests_whichever_answers() {
+    let db = test_db().await;
+    let nats = support::nats();
+    let allowed = tempfile::tempdir().expect("allowed");
+    let svc = allowed.path().join("svc");
+    write(
+        &svc,
+        "src/ledger.py",
+        "def post_ledger_entry(amount):\n    return amount\n",
+    );
+    let billing = support::repo(&[(
+        "billing.py",
+        "def charge_the_card(amount):\n    return amount\n",
+    )]);
+    let base = support::config(&db, &nats.url);
+    let a = config_with(
+        &base,
+        &format!(
+            "[workspaces]\nallowed_roots = [{:?}]\n[watch]\nlease_check_secs = 1\n",
+            allowed.path().display().to_string()
+        ),
+    );
+    let mut b = a.clone();
+    b.nats.subject_prefix = "fleetb".into();
+    // B alone keeps `billing`, from its command line.
+    let billing_repo = codesearch::repository::Repository::new(
+        "billing",
+        billing.path(),
+        "default",
+        codesearch::store::Origin::Local,
+        b.index.clone(),
+    )
+    .expect("billing");
+    let client = async_nats::connect(&nats.url).await.expect("client");
+    let daemon_a = Daemon::start(a.clone(), Vec::new()).await;
+    let daemon_b = Daemon::start(b.clone(), vec![billing_repo.clone()]).await;
+    // `file` of `repository` answers `query` on `prefix`'s subject (within 30 s).
+    let found = |prefix: &'static str, query: &'static str, file: &'static str| {
+        let client = client.clone();
+        async move {
+            for _ in 0..150 {
+                let reply = ask(
+                    &client,
+                    &format!("{prefix}.codebase.search"),
+                    json!({"query": query}),
+                )
+                .await;
+                if reply["results"]
+                    .as_array()
+                    .is_some_and(|r| r.iter().any(|r| r["filePath"] == file))
+                {
+                    return true;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            false
+        }
+    };
+
+    // Both up (B has indexed its own) before the request, so B's start-up is not what gives
+    // it the repository.
+    assert!(found("fleetb", "charge_the_card", "billing.py").await);
+    let listed = ask(
+        &client,
+        "agog.codebase.repo.request",
+        json!({"action": "list"}),
+    )
+    .await;
+    assert_eq!(listed["success"], true, "{listed}");
+
+    // A answers the request; B keeps the repository too: it indexes it once A is gone.
+    let added = ask(
+        &client,
+        "agog.codebase.repo.request",
+        json!({"action": "add", "path": svc.display().to_string()}),
+    )
+    .await;
+    assert_eq!(added["success"], true, "{added}");
+    assert!(found("agog", "post_ledger_entry", "src/ledger.py").await);
+    daemon_a.stop().await;
+    write(
+        &svc,
+        "src/audit.py",
+        "def audit_trail_kept_by_the_other_daemon():\n    return 1\n",
+    );
+    assert!(
+        found(
+            "fleetb",
+            "audit_trail_kept_by_the_other_daemon",
+            "src/audit.py"
+        )
+        .await,
+        "B took over the repository A was asked to add"
+    );
+
+    // A, started again, is asked to remove it while B holds its lease: B lets go, and nobody
+    // writes its rows again.
+    let daemon_a = Daemon::start(a.clone(), Vec::new()).await;
+    let removed = ask(
+        &client,
+        "agog.codebase.repo.request",
+        json!({"action": "remove", "name": "svc"}),
+    )
+    .await;
+    assert_eq!(removed["success"], true, "{removed}");
+    assert_eq!(removed["repository"]["name"], "svc", "{removed}");
+    let store = Store::connect(&a.database).await.expect("connect");
+    let rows = || async {
+        count(
+            &store,
+            "SELECT (SELECT count(*) FROM repositories WHERE name = 'svc')
+                  + (SELECT count(*) FROM indexed_files WHERE repository = 'svc')
+                  + (SELECT count(*) FROM codebase_index WHERE repository = 'svc')",
+        )
+        .await
+    };
+    assert_eq!(rows().await, 0, "removed at once");
+    write(
+        &svc,
+        "src/late.py",
+        "def written_after_removal():\n    return 1\n",
+    );
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(rows().await, 0, "no daemon indexes a removed repository");
+    let status = ask(
+        &client,
+        "fleetb.codebase.repo.request",
+        json!({"action": "status", "name": "svc"}),
+    )
+    .await;
+    assert_eq!(status["error"]["code"], "not_found", "{status}");
+
+    // A holder that does not let go (the test holds the lease, as a wedged daemon would): the
+    // removal is pending, the name cannot be added again meanwhile, and the rows go once the
+    // lease is free.
+    let wedged = store.try_lease("svc").await.expect("lease").expect("free");
+    let added = ask(
+        &client,
+        "fleetb.codebase.repo.request",
+        json!({"action": "add", "path": svc.display().to_string()}),
+    )
+    .await;
+    assert_eq!(added["success"], true, "{added}");
+    let pending = ask(
+        &client,
+        "agog.codebase.repo.request",
+        json!({"action": "remove", "name": "svc"}),
+    )
+    .await;
+    assert_eq!(pending["success"], true, "{pending}");
+    assert_eq!(pending["repository"]["state"], "removing", "{pending}");
+    let again = ask(
+        &client,
+        "fleetb.codebase.repo.request",
+        json!({"action": "add", "path": svc.display().to_string()}),
+    )
+    .await;
+    assert_eq!(again["error"]["code"], "invalid_argument", "{again}");
+    assert!(rows().await > 0, "nothing deleted under the lease");
+    wedged.release().await;
+    let mut left = rows().await;
+    for _ in 0..50 {
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        left = rows().await;
+    }
+    assert_eq!(left, 0, "removed once the lease was free");
+
+    // A repository another daemon keeps from its command line would come back: refused.
+    let refused = ask(
+        &client,
+        "agog.codebase.repo.request",
+        json!({"action": "remove", "name": "billing"}),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], "invalid_argument", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("command line"),
+        "{refused}"
+    );
+    assert!(found("agog", "charge_the_card", "billing.py").await);
+    daemon_a.stop().await;
+    daemon_b.stop().await;
 }
