@@ -91,10 +91,11 @@ use tree_sitter::Tree;
 /// names its patterns bind typed by them (`Self::And { lhs, rhs } => lhs.tree()`), and what
 /// awaiting a type gives (its `IntoFuture` or `Future` output), since version 40 Rust's
 /// variables bound to another name or a field (`let config = &context.config`) and to what a
-/// `Some(x)` or `Ok(x)` unwraps, and `Option`'s inner type as a field's or variable's;
-/// part of every file's skip key, so a change re-processes files (vectors are reused where a
+/// `Some(x)` or `Ok(x)` unwraps, and `Option`'s inner type as a field's or variable's, since
+/// version 41 receivers written over several lines (`self\n    .recipes\n    .values()`)
+/// read as on one; part of every file's skip key, so a change re-processes files (vectors are reused where a
 /// chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 40;
+pub const CHUNKER_VERSION: i32 = 41;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -744,7 +744,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                             // C++'s `this->reader_` is the field, as Java's `this.reader`.
                             match written.strip_prefix("this->") {
                                 Some(field) => plain_path(&format!("this.{field}")),
-                                None => plain_path(&without_null_operators(written)),
+                                None => plain_path(&without_null_operators(&joined(written))),
                             }
                             .or_else(|| receiver_chain(q, text))
                             .unwrap_or_else(|| UNNAMED_RECEIVER.to_owned())
@@ -1162,8 +1162,32 @@ fn chain_link(node: Node<'_>, text: &str, depth: usize) -> Option<String> {
             let base = written.split('<').next().unwrap_or(written);
             word(class).or_else(|| plain_path(base.rsplit('.').next().unwrap_or(base)))
         }
-        _ => plain_path(&without_null_operators(&text[node.byte_range()])),
+        _ => plain_path(&without_null_operators(&joined(&text[node.byte_range()]))),
     }
+}
+
+/// A receiver written over several lines, as formatters break long chains (`self\n
+/// .recipes\n .values()`): without the whitespace before or after its `.`, `::` and `?`, as
+/// if written on one line. Whitespace elsewhere (`a b`) stays, so it is still no path.
+fn joined(written: &str) -> Cow<'_, str> {
+    if !written.contains(char::is_whitespace) {
+        return Cow::Borrowed(written);
+    }
+    let joins = |c: char| matches!(c, '.' | ':' | '?');
+    let mut out = String::with_capacity(written.len());
+    let mut rest = written;
+    while let Some(at) = rest.find(char::is_whitespace) {
+        let (before, after) = rest.split_at(at);
+        out.push_str(before);
+        let next = after.trim_start();
+        let dropped = out.ends_with(joins) || next.starts_with(joins);
+        if !dropped {
+            out.push(' ');
+        }
+        rest = next;
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 /// A Rust receiver that is an enum's variant or a type's constant (`Keyword::X.lexeme()`,

@@ -1569,3 +1569,56 @@ fn rust_code_nested_twenty_thousand_deep_is_read_without_overflowing() {
     assert!(c.iter().any(|(n, ..)| n == "len"), "{c:?}");
     assert!(c.iter().any(|(n, ..)| n == "b"), "{c:?}");
 }
+
+#[test]
+fn receivers_written_over_several_lines_are_read_as_on_one() {
+    let x = run(
+        "src/justfile.rs",
+        r#"impl<'src> Justfile<'src> {
+  pub(crate) fn suggest(&self) {
+    self
+        .recipes
+        .values()
+        .filter(|recipe| recipe.is_public())
+        .map(|recipe| recipe.name());
+    self.settings
+      .shell_command(config)
+      .status();
+    self // the tables
+        .aliases
+        .keys();
+  }
+}
+"#,
+    );
+    let c = calls(&x);
+    let on = |name: &str| -> Vec<String> {
+        c.iter()
+            .filter(|(n, ..)| n == name)
+            .filter_map(|(_, q, _)| q.clone())
+            .collect()
+    };
+    assert_eq!(on("values"), ["Justfile.recipes"]);
+    assert_eq!(on("filter"), ["Justfile.recipes.values()"]);
+    assert_eq!(on("is_public"), ["Justfile.recipes.values().[]"]);
+    assert_eq!(on("name"), ["Justfile.recipes.values().filter().[]"]);
+    assert_eq!(on("status"), ["Justfile.settings.shell_command()"]);
+    // A comment inside is no path: the receiver is unnamed, not a wrong name.
+    assert_eq!(on("keys"), [extract::UNNAMED_RECEIVER]);
+
+    let x = run(
+        "src/client.ts",
+        "class Api {\n  load(url: string) {\n    return this\n      .client\n      .get(url)\n      .then(parse);\n  }\n}\n",
+    );
+    let c = calls(&x);
+    assert!(
+        c.iter()
+            .any(|(n, q, _)| n == "get" && q.as_deref() == Some("this.client")),
+        "{c:?}"
+    );
+    assert!(
+        c.iter()
+            .any(|(n, q, _)| n == "then" && q.as_deref() == Some("this.client.get()")),
+        "{c:?}"
+    );
+}
