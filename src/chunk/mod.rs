@@ -93,9 +93,12 @@ use tree_sitter::Tree;
 /// variables bound to another name or a field (`let config = &context.config`) and to what a
 /// `Some(x)` or `Ok(x)` unwraps, and `Option`'s inner type as a field's or variable's, since
 /// version 41 receivers written over several lines (`self\n    .recipes\n    .values()`)
-/// read as on one; part of every file's skip key, so a change re-processes files (vectors are reused where a
+/// read as on one, since version 42 Rust's indexed values (`xs[i]`, one of `xs`'s elements),
+/// struct literals and fields of values that are no path as receivers (`recipes[0].name`,
+/// `Foo { .. }.show()`), and paths without their turbofish (`Table::<T>::default()`); part
+/// of every file's skip key, so a change re-processes files (vectors are reused where a
 /// chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 41;
+pub const CHUNKER_VERSION: i32 = 42;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

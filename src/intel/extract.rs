@@ -631,11 +631,11 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                 // the variable by what the chain returns ([`receiver_chain`]).
                 if let (Some(n), Some(t)) = (var_name, var_type)
                     && let Some(ty) = var_value
-                        .and_then(|v| receiver_chain(v, text))
+                        .and_then(|v| receiver_chain(v, text, lang))
                         .or_else(|| declared_type(lang, &text[t.byte_range()]))
                         .or_else(|| {
                             (t.kind().ends_with("expression") || t.kind() == "call")
-                                .then(|| receiver_chain(t, text))?
+                                .then(|| receiver_chain(t, text, lang))?
                         })
                         // Rust's `let mut current = self;`, `let module = root;`: what the
                         // other name is (a type's constant, `let x = MAX;`, is not followed).
@@ -744,9 +744,11 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                             // C++'s `this->reader_` is the field, as Java's `this.reader`.
                             match written.strip_prefix("this->") {
                                 Some(field) => plain_path(&format!("this.{field}")),
-                                None => plain_path(&without_null_operators(&joined(written))),
+                                None => plain_path(&without_null_operators(&joined(
+                                    &without_turbofish(written),
+                                ))),
                             }
-                            .or_else(|| receiver_chain(q, text))
+                            .or_else(|| receiver_chain(q, text, lang))
                             .unwrap_or_else(|| UNNAMED_RECEIVER.to_owned())
                         }),
                         args: if arity::counted(lang) {
@@ -1086,11 +1088,11 @@ const CHAIN_CHARS: usize = 300;
 /// `Router::new().route()`, `client.get(url).await?` is `client.get()`, `new Builder(x).add(y)`
 /// is `Builder.add()` (a constructor is its class). `None` when a link is something else (an
 /// index, a closure, a literal) or the chain is longer than [`CHAIN_DEPTH`] calls.
-pub(super) fn receiver_chain(node: Node<'_>, text: &str) -> Option<String> {
-    chain_link(node, text, CHAIN_DEPTH).filter(|c| c.len() <= CHAIN_CHARS)
+pub(super) fn receiver_chain(node: Node<'_>, text: &str, lang: CodeLanguage) -> Option<String> {
+    chain_link(node, text, CHAIN_DEPTH, lang).filter(|c| c.len() <= CHAIN_CHARS)
 }
 
-fn chain_link(node: Node<'_>, text: &str, depth: usize) -> Option<String> {
+fn chain_link(node: Node<'_>, text: &str, depth: usize, lang: CodeLanguage) -> Option<String> {
     // What only awaits, unwraps with `?` or `!`, groups or borrows is its operand.
     let mut node = node;
     loop {
@@ -1137,7 +1139,8 @@ fn chain_link(node: Node<'_>, text: &str, depth: usize) -> Option<String> {
                     "identifier" => (None, function),
                     // Rust's `Router::new()`: the path as written.
                     "scoped_identifier" => {
-                        return plain_path(&text[function.byte_range()]).map(|p| p + "()");
+                        return plain_path(&without_turbofish(&text[function.byte_range()]))
+                            .map(|p| p + "()");
                     }
                     "field_expression" => field("value", "field")?,
                     "member_expression" => field("object", "property")?,
@@ -1150,7 +1153,7 @@ fn chain_link(node: Node<'_>, text: &str, depth: usize) -> Option<String> {
             let name = word(name)?;
             match receiver {
                 None => Some(format!("{name}()")),
-                Some(r) => Some(format!("{}.{name}()", chain_link(r, text, depth)?)),
+                Some(r) => Some(format!("{}.{name}()", chain_link(r, text, depth, lang)?)),
             }
         }
         // `new Builder(x)` (TypeScript, Java, C#): the class.
@@ -1162,8 +1165,55 @@ fn chain_link(node: Node<'_>, text: &str, depth: usize) -> Option<String> {
             let base = written.split('<').next().unwrap_or(written);
             word(class).or_else(|| plain_path(base.rsplit('.').next().unwrap_or(base)))
         }
-        _ => plain_path(&without_null_operators(&joined(&text[node.byte_range()]))),
+        // Rust's `xs[i]` is one of the elements of `xs`, and `Foo { .. }` a `Foo`.
+        "index_expression" if lang == CodeLanguage::Rust => Some(format!(
+            "{}.{ELEMENT}",
+            chain_link(node.named_child(0)?, text, depth, lang)?
+        )),
+        "struct_expression" => {
+            let written = &text[node.child_by_field_name("name")?.byte_range()];
+            plain_path(written.split('<').next()?.trim_end_matches("::"))
+        }
+        _ => {
+            let path = plain_path(&without_null_operators(&joined(&text[node.byte_range()])));
+            // A Rust field of what is no path (`recipes[0].name`, `Foo::new().bar`): the
+            // field of what that gives.
+            if path.is_none() && lang == CodeLanguage::Rust && node.kind() == "field_expression" {
+                let value = node.child_by_field_name("value")?;
+                let field = word(node.child_by_field_name("field")?)?;
+                return Some(format!("{}.{field}", chain_link(value, text, depth, lang)?));
+            }
+            path
+        }
     }
+}
+
+/// A Rust path without its turbofishes: `Table::<'src, Recipe>::default` is `Table::default`.
+fn without_turbofish(path: &str) -> Cow<'_, str> {
+    if !path.contains("::<") {
+        return Cow::Borrowed(path);
+    }
+    let mut out = String::with_capacity(path.len());
+    let mut rest = path;
+    while let Some(at) = rest.find("::<") {
+        out.push_str(&rest[..at]);
+        let mut depth = 0;
+        let close = rest[at + 2..].char_indices().find_map(|(i, c)| {
+            match c {
+                '<' => depth += 1,
+                '>' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(at + 2 + i + 1)
+        });
+        let Some(close) = close else {
+            // Unbalanced: left as written, which is no path.
+            return Cow::Borrowed(path);
+        };
+        rest = &rest[close..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 /// A receiver written over several lines, as formatters break long chains (`self\n

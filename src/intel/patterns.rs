@@ -9,6 +9,7 @@ use tree_sitter::{Node, Tree};
 
 use super::elements::ELEMENT;
 use super::extract::{enclosing_kind, impl_type_name, receiver_chain};
+use crate::chunk::CodeLanguage;
 
 /// Most bindings read from one file.
 const MAX_BINDINGS: usize = 20_000;
@@ -133,7 +134,8 @@ enum Iterated {
 
 /// What iterating over `value` gives ([`Iterated`]).
 fn iterated(value: Node<'_>, text: &str) -> Iterated {
-    let element = |n: Node<'_>| receiver_chain(n, text).map(|r| format!("{r}.{ELEMENT}"));
+    let element =
+        |n: Node<'_>| receiver_chain(n, text, CodeLanguage::Rust).map(|r| format!("{r}.{ELEMENT}"));
     let call = value
         .child_by_field_name("function")
         .filter(|f| value.kind() == "call_expression" && f.kind() == "field_expression");
@@ -391,7 +393,7 @@ fn unwrapped_value(pattern: Node<'_>, text: &str) -> Option<String> {
         _ => return None,
     };
     // `match self { Ok(value) => … }` is in an `impl` for `Result` itself, of generic values.
-    receiver_chain(value, text).filter(|v| v != "self")
+    receiver_chain(value, text, CodeLanguage::Rust).filter(|v| v != "self")
 }
 
 /// Where the names a pattern binds are in scope (bytes): a `match` arm; an `if let`'s or

@@ -1420,7 +1420,8 @@ fn receivers_that_are_calls_are_written_as_their_chains() {
             ("route", "Router::new()"),
             ("text", "Client.get()"),
             ("close", "App.inner()"),
-            ("len", "(…)"),
+            ("clone", "items.[]"),
+            ("len", "items.[].clone()"),
             // A variable shadowing itself: the one before it in its value.
             ("clone", "Receiver"),
             ("recv", "Receiver.clone()"),
@@ -1603,8 +1604,8 @@ fn receivers_written_over_several_lines_are_read_as_on_one() {
     assert_eq!(on("is_public"), ["Justfile.recipes.values().[]"]);
     assert_eq!(on("name"), ["Justfile.recipes.values().filter().[]"]);
     assert_eq!(on("status"), ["Justfile.settings.shell_command()"]);
-    // A comment inside is no path: the receiver is unnamed, not a wrong name.
-    assert_eq!(on("keys"), [extract::UNNAMED_RECEIVER]);
+    // A comment inside is read past: the parser sets it aside.
+    assert_eq!(on("keys"), ["Justfile.aliases"]);
 
     let x = run(
         "src/client.ts",
@@ -1621,4 +1622,43 @@ fn receivers_written_over_several_lines_are_read_as_on_one() {
             .any(|(n, q, _)| n == "then" && q.as_deref() == Some("this.client.get()")),
         "{c:?}"
     );
+}
+
+#[test]
+fn rust_indexes_struct_literals_fields_of_values_and_turbofishes_are_receivers() {
+    let x = run(
+        "src/parser.rs",
+        r#"impl<'src> Parser<'src> {
+  fn f(&self, recipe: &Recipe, arguments: &mut Vec<Group>) {
+    if !recipe.parameters[index].kind.is_variadic() {}
+    invocations[0].recipe.recipe_path();
+    self.assignments[name].name.error();
+    RecipeSignature { name, recipe }.color_display(Color::never());
+    let group = &mut arguments[index];
+    group.push(argument);
+    let mut functions = Table::<'src, FunctionDefinition>::default();
+    functions.insert(definition);
+    Foo::new().bar.baz();
+    Vec::<Vec<u8>>::with_capacity(8).len();
+  }
+}
+"#,
+    );
+    let c = calls(&x);
+    let on = |name: &str| -> Vec<String> {
+        c.iter()
+            .filter(|(n, ..)| n == name)
+            .filter_map(|(_, q, _)| q.clone())
+            .collect()
+    };
+    assert_eq!(on("is_variadic"), ["Recipe.parameters.[].kind"]);
+    assert_eq!(on("recipe_path"), ["invocations.[].recipe"]);
+    assert_eq!(on("error"), ["Parser.assignments.[].name"]);
+    assert_eq!(on("color_display"), ["RecipeSignature"]);
+    assert_eq!(on("push"), ["Group"]);
+    assert_eq!(on("default"), ["Table"]);
+    assert_eq!(on("insert"), ["Table::default()"]);
+    assert_eq!(on("baz"), ["Foo::new().bar"]);
+    assert_eq!(on("with_capacity"), ["Vec"]);
+    assert_eq!(on("len"), ["Vec::with_capacity()"]);
 }

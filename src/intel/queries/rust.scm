@@ -59,14 +59,16 @@
     (try_expression (call_expression function: (field_expression)))
     (try_expression (await_expression (call_expression function: (field_expression))))
   ] @var.type) @var
-; `let config = &context.config`, `let mut current = self`: the variable is what it names.
+; `let config = &context.config`, `let mut current = self`, `let group = &mut groups[i]`:
+; the variable is what it names.
 (let_declaration
   pattern: (identifier) @var.name
   value: [
     (identifier)
     (self)
     (field_expression)
-    (reference_expression value: [(identifier) (self) (field_expression)])
+    (index_expression)
+    (reference_expression value: [(identifier) (self) (field_expression) (index_expression)])
   ] @var.type) @var
 
 (use_declaration argument: (_) @import.use) @import
