@@ -2492,6 +2492,21 @@ impl<'s> Resolver<'s> {
         {
             return Outcome::External;
         }
+        // A Rust path into a dependency's type (`syn::Error::new()`) that no `use` of the file
+        // shadows: the dependency's, whatever the repository names alike.
+        if ref_lang == "rust"
+            && let Some((root, _)) = r.qualifier.as_deref().and_then(|q| q.split_once("::"))
+            && self
+                .crates
+                .get(&r.repository)
+                .is_some_and(|c| c.is_external(root) && !c.owns(root))
+            && !self
+                .imports
+                .get(&r.file_id)
+                .is_some_and(|rows| rows.iter().any(|(row, _)| row.name == root))
+        {
+            return Outcome::External;
+        }
         // 1. The qualifier names the owner: `Stack::new`, `self.push` (rewritten as the type),
         // or a class that inherits it: `Scope.make` of `LinkedList.make`.
         if let Some(q) = &r.qualifier

@@ -898,7 +898,8 @@ impl Kind {
         // The dependency's `Style`, whatever the crate names alike.
         (
             "src/color.rs",
-            "use nu_ansi_term::Style;\n\npub fn paint() {\n    Style::new();\n}\n",
+            "use nu_ansi_term::Style;\n\npub fn paint() {\n    Style::new();\n}\n\n\
+             pub fn plain() {\n    nu_ansi_term::Style::new();\n}\n",
         ),
         (
             "src/token.rs",
