@@ -2426,13 +2426,7 @@ impl<'s> Resolver<'s> {
         let Some(crates) = self.crates.get(&r.repository) else {
             return false;
         };
-        let namesake = self
-            .by_name
-            .get(name)
-            .into_iter()
-            .flatten()
-            .any(|d| d.repository == r.repository && is_type(&d.kind));
-        if !namesake {
+        if !self.defines_type(&r.repository, name) {
             return false;
         }
         let mut bound = self
@@ -2446,6 +2440,35 @@ impl<'s> Resolver<'s> {
             && bound.all(|(row, targets)| {
                 targets.is_empty() && crates.is_external(first_segment(&row.specifier))
             })
+    }
+
+    /// Whether `repository` defines a type (a struct, an enum, a trait, ...) named `name`.
+    fn defines_type(&self, repository: &str, name: &str) -> bool {
+        self.by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .any(|d| d.repository == repository && is_type(&d.kind))
+    }
+
+    /// Whether `r` (Rust) calls on a path into a dependency's type (`syn::Error::new()`) that
+    /// the repository has a namesake of (its own `Error`): no `use` of the file binds the
+    /// path's first segment, which is a declared dependency and none of the repository's
+    /// crates. A dependency's type the repository has no namesake of keeps its methods in the
+    /// index: they are the repository's trait impls for it (`impl IntoResponse for
+    /// StatusCode`, called as `http::StatusCode::OK.into_response()`).
+    fn dependency_namesake(&self, r: &ReferenceRow) -> bool {
+        let Some((root, rest)) = r.qualifier.as_deref().and_then(|q| q.split_once("::")) else {
+            return false;
+        };
+        self.crates
+            .get(&r.repository)
+            .is_some_and(|c| c.is_external(root) && !c.owns(root))
+            && self.defines_type(&r.repository, last_segment(rest))
+            && !self
+                .imports
+                .get(&r.file_id)
+                .is_some_and(|rows| rows.iter().any(|(row, _)| row.name == root))
     }
 
     /// [`Self::resolve`] of a call read as written.
@@ -2492,19 +2515,9 @@ impl<'s> Resolver<'s> {
         {
             return Outcome::External;
         }
-        // A Rust path into a dependency's type (`syn::Error::new()`) that no `use` of the file
-        // shadows: the dependency's, whatever the repository names alike.
-        if ref_lang == "rust"
-            && let Some((root, _)) = r.qualifier.as_deref().and_then(|q| q.split_once("::"))
-            && self
-                .crates
-                .get(&r.repository)
-                .is_some_and(|c| c.is_external(root) && !c.owns(root))
-            && !self
-                .imports
-                .get(&r.file_id)
-                .is_some_and(|rows| rows.iter().any(|(row, _)| row.name == root))
-        {
+        // A Rust path into a dependency's type (`syn::Error::new()`): the dependency's,
+        // whatever the repository names alike.
+        if ref_lang == "rust" && self.dependency_namesake(r) {
             return Outcome::External;
         }
         // 1. The qualifier names the owner: `Stack::new`, `self.push` (rewritten as the type),

@@ -893,7 +893,8 @@ impl Kind {
             "src/extract.rs",
             "use bytes::Bytes;\n\npub trait FromRequest {\n    fn from_request() -> Self;\n}\n\n\
              impl FromRequest for Bytes {\n    fn from_request() -> Self {\n        Bytes::new()\n    \
-             }\n}\n\npub fn read() {\n    Bytes::from_request();\n}\n",
+             }\n}\n\npub fn read() {\n    Bytes::from_request();\n    \
+             bytes::Bytes::from_request();\n}\n",
         ),
         // The dependency's `Style`, whatever the crate names alike.
         (
@@ -1075,7 +1076,11 @@ mod tests {
             ("testing::compile", &[("src/parser.rs", 4)]),
             ("parser::tests::compile", &[]),
             ("Style::new", &[]),
-            ("Bytes::from_request", &[("src/extract.rs", 14)]),
+            // The crate's impl for the dependency's type, by its name or its path.
+            (
+                "Bytes::from_request",
+                &[("src/extract.rs", 14), ("src/extract.rs", 15)],
+            ),
             (
                 "TestResponse::text",
                 &[("src/client.rs", 33), ("src/client.rs", 34)],
