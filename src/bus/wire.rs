@@ -240,9 +240,8 @@ impl ErrorResponse {
 /// `add` takes `path` (absolute, under the daemon's `workspaces.allowed_roots`) or `url` (any
 /// URL git understands; cloned by the daemon), and an optional `name` (default: the directory's
 /// or the URL's last segment). The reply comes at once: the repository's `state` tells how far
-/// it is. `remove` deletes a requested repository's rows (and its clone), on every daemon of the
-/// index. `status` without a
-/// `name` is `list`.
+/// it is. `remove` deletes a requested repository's rows (and its clone), for every daemon of
+/// the index. `status` without a `name` is `list`.
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct RepoRequest {

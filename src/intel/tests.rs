@@ -31,6 +31,15 @@ fn calls(x: &Extraction) -> Vec<(String, Option<String>, Option<String>)> {
         .collect()
 }
 
+/// The qualifiers of the calls of `name`, in order.
+fn qualifiers(x: &Extraction, name: &str) -> Vec<String> {
+    x.references
+        .iter()
+        .filter(|r| r.name == name)
+        .filter_map(|r| r.qualifier.clone())
+        .collect()
+}
+
 #[test]
 fn every_query_compiles() {
     for lang in CodeLanguage::ALL {
@@ -367,13 +376,7 @@ fn rust_elements_options_and_aliases_are_written_as_receivers() {
 }
 "#,
     );
-    let c = calls(&x);
-    let on = |name: &str| -> Vec<String> {
-        c.iter()
-            .filter(|(n, ..)| n == name)
-            .filter_map(|(_, q, _)| q.clone())
-            .collect()
-    };
+    let on = |name: &str| qualifiers(&x, name);
     assert_eq!(
         on("show"),
         [
@@ -1592,13 +1595,7 @@ fn receivers_written_over_several_lines_are_read_as_on_one() {
 }
 "#,
     );
-    let c = calls(&x);
-    let on = |name: &str| -> Vec<String> {
-        c.iter()
-            .filter(|(n, ..)| n == name)
-            .filter_map(|(_, q, _)| q.clone())
-            .collect()
-    };
+    let on = |name: &str| qualifiers(&x, name);
     assert_eq!(on("values"), ["Justfile.recipes"]);
     assert_eq!(on("filter"), ["Justfile.recipes.values()"]);
     assert_eq!(on("is_public"), ["Justfile.recipes.values().[]"]);
@@ -1644,13 +1641,7 @@ fn rust_indexes_struct_literals_fields_of_values_and_turbofishes_are_receivers()
 }
 "#,
     );
-    let c = calls(&x);
-    let on = |name: &str| -> Vec<String> {
-        c.iter()
-            .filter(|(n, ..)| n == name)
-            .filter_map(|(_, q, _)| q.clone())
-            .collect()
-    };
+    let on = |name: &str| qualifiers(&x, name);
     assert_eq!(on("is_variadic"), ["Recipe.parameters.[].kind"]);
     assert_eq!(on("recipe_path"), ["invocations.[].recipe"]);
     assert_eq!(on("error"), ["Parser.assignments.[].name"]);

@@ -547,6 +547,32 @@ async fn ask(client: &async_nats::Client, subject: &str, body: Value) -> Value {
     panic!("no reply on {subject}");
 }
 
+/// Whether `file` of `repository` (any, when empty) answers `query` on `prefix`'s search
+/// subject within 30 s.
+async fn answers(
+    client: &async_nats::Client,
+    prefix: &str,
+    query: &str,
+    repository: &str,
+    file: &str,
+) -> bool {
+    let subject = format!("{prefix}.codebase.search");
+    for _ in 0..150 {
+        let reply = ask(client, &subject, json!({"query": query})).await;
+        let hit = |r: &Value| {
+            r["filePath"] == file && (repository.is_empty() || r["repository"] == repository)
+        };
+        if reply["results"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(hit))
+        {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    false
+}
+
 /// A repository's status, asked until `done` holds (for 30 s at most); the last reply.
 async fn status_until(
     client: &async_nats::Client,
@@ -782,21 +808,8 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
     assert_eq!(cloned["success"], true, "{cloned}");
 
     // `file` of repository `want` answers `query` (within 30 s).
-    let found = |query: &'static str, want: &'static str, file: &'static str| {
-        let client = client.clone();
-        async move {
-            for _ in 0..150 {
-                let reply = ask(&client, "agog.codebase.search", json!({"query": query})).await;
-                if reply["results"].as_array().is_some_and(|r| {
-                    r.iter()
-                        .any(|r| r["repository"] == want && r["filePath"] == file)
-                }) {
-                    return true;
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            false
-        }
+    let found = |query: &'static str, repository: &'static str, file: &'static str| {
+        answers(&client, "agog", query, repository, file)
     };
     assert!(
         found("post_ledger_entry", "svc", "src/ledger.py").await,
@@ -1009,27 +1022,8 @@ async fn every_daemon_of_a_fleet_follows_repository_requests_whichever_answers()
     let client = async_nats::connect(&nats.url).await.expect("client");
     let daemon_a = Daemon::start(a.clone(), Vec::new()).await;
     let daemon_b = Daemon::start(b.clone(), vec![billing_repo.clone()]).await;
-    // `file` of `repository` answers `query` on `prefix`'s subject (within 30 s).
     let found = |prefix: &'static str, query: &'static str, file: &'static str| {
-        let client = client.clone();
-        async move {
-            for _ in 0..150 {
-                let reply = ask(
-                    &client,
-                    &format!("{prefix}.codebase.search"),
-                    json!({"query": query}),
-                )
-                .await;
-                if reply["results"]
-                    .as_array()
-                    .is_some_and(|r| r.iter().any(|r| r["filePath"] == file))
-                {
-                    return true;
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            false
-        }
+        answers(&client, prefix, query, "", file)
     };
 
     // Both up (B has indexed its own) before the request, so B's start-up is not what gives
