@@ -155,7 +155,8 @@ impl Roots {
 
     /// Starts again the repositories that requests added before the daemon last stopped.
     pub async fn restore_requested(&self) -> Result<usize, StoreError> {
-        self.keep_requested(true).await
+        let records = self.inner.indexer.store().repositories(None).await?;
+        self.keep_requested(records, true).await
     }
 
     /// Every `watch.lease_check_secs` until the daemon stops: keeps the requested repositories
@@ -170,8 +171,9 @@ impl Roots {
                 _ = tokio::time::sleep(every) => {}
             }
             let result = async {
-                self.finish_removals().await?;
-                self.keep_requested(false).await
+                let records = self.inner.indexer.store().repositories(None).await?;
+                self.finish_removals(&records).await?;
+                self.keep_requested(records, false).await
             }
             .await;
             match result {
@@ -194,14 +196,19 @@ impl Roots {
         }
     }
 
-    /// Starts keepers for the requested repositories this daemon does not keep. `at_start`:
-    /// all of them, cloning again a clone that is missing. Afterwards only those another
-    /// daemon has cloned and indexed already: one still cloning, or cloned on another
-    /// machine's volume, is this daemon's from its next start.
-    async fn keep_requested(&self, at_start: bool) -> Result<usize, StoreError> {
+    /// Starts keepers for the requested repositories of `records` this daemon does not keep
+    /// (one being removed is left alone). `at_start`: all of them, cloning again a clone that
+    /// is missing. Afterwards only those another daemon has cloned and indexed already: one
+    /// still cloning, or cloned on another machine's volume, is this daemon's from its next
+    /// start.
+    async fn keep_requested(
+        &self,
+        records: Vec<RepoRecord>,
+        at_start: bool,
+    ) -> Result<usize, StoreError> {
         let store = self.inner.indexer.store();
         let mut restored = 0;
-        for record in store.repositories(None).await? {
+        for record in records {
             let cloned = Path::new(&record.root).join(".git").is_dir();
             let skip = record.origin != Origin::Request
                 || record.state == RepoState::Removing
@@ -475,9 +482,8 @@ impl Roots {
 
     /// Finishes the removals marked `removing` (by a request another daemon answered, or one
     /// whose reply came before the indexer let go).
-    async fn finish_removals(&self) -> Result<(), StoreError> {
-        let store = self.inner.indexer.store();
-        for record in store.repositories(None).await? {
+    async fn finish_removals(&self, records: &[RepoRecord]) -> Result<(), StoreError> {
+        for record in records {
             if record.state == RepoState::Removing {
                 self.finish_removal(&record.name, record.id).await?;
             }
