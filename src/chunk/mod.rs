@@ -95,10 +95,12 @@ use tree_sitter::Tree;
 /// version 41 receivers written over several lines (`self\n    .recipes\n    .values()`)
 /// read as on one, since version 42 Rust's indexed values (`xs[i]`, one of `xs`'s elements),
 /// struct literals and fields of values that are no path as receivers (`recipes[0].name`,
-/// `Foo { .. }.show()`), and paths without their turbofish (`Table::<T>::default()`); part
-/// of every file's skip key, so a change re-processes files (vectors are reused where a
+/// `Foo { .. }.show()`), and paths without their turbofish (`Table::<T>::default()`), since
+/// version 43 what a Rust `if` or `match` gives, by its first branch that is a chain or a
+/// field (`let color = if c { config.color.command(x) } else { config.color }`); part of every
+/// file's skip key, so a change re-processes files (vectors are reused where a
 /// chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 42;
+pub const CHUNKER_VERSION: i32 = 43;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1165,6 +1165,13 @@ fn chain_link(node: Node<'_>, text: &str, depth: usize, lang: CodeLanguage) -> O
             let base = written.split('<').next().unwrap_or(written);
             word(class).or_else(|| plain_path(base.rsplit('.').next().unwrap_or(base)))
         }
+        // Rust's `if c { a } else { b }` and `match v { P => a, .. }` give what their branches
+        // do: the first branch whose value is a chain or a field, not a name its pattern may
+        // have bound (`Some(x) => x`).
+        "if_expression" | "match_expression" if lang == CodeLanguage::Rust => branch_values(node)
+            .into_iter()
+            .filter_map(|v| chain_link(v, text, depth, lang))
+            .find(|c| c == "self" || c.contains(['.', ':', '('])),
         // Rust's `xs[i]` is one of the elements of `xs`, and `Foo { .. }` a `Foo`.
         "index_expression" if lang == CodeLanguage::Rust => Some(format!(
             "{}.{ELEMENT}",
@@ -1186,6 +1193,51 @@ fn chain_link(node: Node<'_>, text: &str, depth: usize, lang: CodeLanguage) -> O
             path
         }
     }
+}
+
+/// The values a Rust `if` (its blocks' last expressions, through `else if`) or `match` (its
+/// arms') gives, in order.
+fn branch_values<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    fn tail(block: Node<'_>) -> Option<Node<'_>> {
+        let last = block.named_child(block.named_child_count().checked_sub(1)?)?;
+        (last.kind().ends_with("expression") || last.kind() == "identifier").then_some(last)
+    }
+    let mut values = Vec::new();
+    let mut node = node;
+    loop {
+        match node.kind() {
+            "if_expression" => {
+                values.extend(node.child_by_field_name("consequence").and_then(tail));
+                // `else { .. }` or `else if ..`.
+                match node
+                    .child_by_field_name("alternative")
+                    .and_then(|e| e.named_child(0))
+                {
+                    Some(next) if next.kind() == "if_expression" => node = next,
+                    Some(block) => {
+                        values.extend(tail(block));
+                        break;
+                    }
+                    None => break,
+                }
+            }
+            "match_expression" => {
+                if let Some(body) = node.child_by_field_name("body") {
+                    let mut cursor = body.walk();
+                    for arm in body.named_children(&mut cursor) {
+                        let value = arm.child_by_field_name("value");
+                        values.extend(value.and_then(|v| match v.kind() {
+                            "block" => tail(v),
+                            _ => Some(v),
+                        }));
+                    }
+                }
+                break;
+            }
+            _ => break,
+        }
+    }
+    values
 }
 
 /// A Rust path without its turbofishes: `Table::<'src, Recipe>::default` is `Table::default`.

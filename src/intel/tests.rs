@@ -1653,3 +1653,43 @@ fn rust_indexes_struct_literals_fields_of_values_and_turbofishes_are_receivers()
     assert_eq!(on("with_capacity"), ["Vec"]);
     assert_eq!(on("len"), ["Vec::with_capacity()"]);
 }
+
+#[test]
+fn rust_ifs_and_matches_give_what_their_branches_give() {
+    let x = run(
+        "src/recipe.rs",
+        r#"impl Recipe {
+  fn run(&self, config: &Config, context: &Context, state: State, x: Option<Token>) {
+    let color = if config.highlight {
+      config.color.command(config.command_color)
+    } else {
+      config.color
+    }
+    .stderr();
+    color.paint(command);
+    let parent = if self.assignments.is_some() {
+      &self.scope
+    } else {
+      context.scope
+    };
+    parent.child();
+    let token = match state {
+      State::A(t) => t,
+      State::B => self.token(),
+      _ => return,
+    };
+    token.lexeme();
+    let name = if let Some(n) = x { n } else { Name::default() };
+    name.len();
+  }
+}
+"#,
+    );
+    let on = |name: &str| qualifiers(&x, name);
+    // The first branch that is a chain or a field, not a name a pattern bound.
+    assert_eq!(on("stderr"), ["Config.color.command()"]);
+    assert_eq!(on("paint"), ["Config.color.command().stderr()"]);
+    assert_eq!(on("child"), ["Recipe.scope"]);
+    assert_eq!(on("lexeme"), ["Recipe.token()"]);
+    assert_eq!(on("len"), ["Name::default()"]);
+}

@@ -60,7 +60,8 @@
     (try_expression (await_expression (call_expression function: (field_expression))))
   ] @var.type) @var
 ; `let config = &context.config`, `let mut current = self`, `let group = &mut groups[i]`:
-; the variable is what it names.
+; the variable is what it names; `let x = if c { a } else { b }` (or a `match`) what its
+; branches give.
 (let_declaration
   pattern: (identifier) @var.name
   value: [
@@ -69,6 +70,8 @@
     (field_expression)
     (index_expression)
     (reference_expression value: [(identifier) (self) (field_expression) (index_expression)])
+    (if_expression)
+    (match_expression)
   ] @var.type) @var
 
 (use_declaration argument: (_) @import.use) @import
