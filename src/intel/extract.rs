@@ -1167,11 +1167,14 @@ fn chain_link(node: Node<'_>, text: &str, depth: usize, lang: CodeLanguage) -> O
         }
         // Rust's `if c { a } else { b }` and `match v { P => a, .. }` give what their branches
         // do: the first branch whose value is a chain or a field, not a name its pattern may
-        // have bound (`Some(x) => x`).
+        // have bound (`Some(x) => x`) nor what wraps one (`Some((name, arg))`).
         "if_expression" | "match_expression" if lang == CodeLanguage::Rust => branch_values(node)
             .into_iter()
             .filter_map(|v| chain_link(v, text, depth, lang))
-            .find(|c| c == "self" || c.contains(['.', ':', '('])),
+            .find(|c| {
+                (c == "self" || c.contains(['.', ':', '(']))
+                    && !matches!(c.as_str(), "Some()" | "Ok()" | "Err()")
+            }),
         // Rust's `xs[i]` is one of the elements of `xs`, and `Foo { .. }` a `Foo`.
         "index_expression" if lang == CodeLanguage::Rust => Some(format!(
             "{}.{ELEMENT}",

@@ -1681,6 +1681,8 @@ fn rust_ifs_and_matches_give_what_their_branches_give() {
     token.lexeme();
     let name = if let Some(n) = x { n } else { Name::default() };
     name.len();
+    let found = if let Some(a) = self.find() { Some((key, a)) } else { self.guess() };
+    found.show();
   }
 }
 "#,
@@ -1692,4 +1694,5 @@ fn rust_ifs_and_matches_give_what_their_branches_give() {
     assert_eq!(on("child"), ["Recipe.scope"]);
     assert_eq!(on("lexeme"), ["Recipe.token()"]);
     assert_eq!(on("len"), ["Name::default()"]);
+    assert_eq!(on("show"), ["Recipe.guess()"]);
 }
