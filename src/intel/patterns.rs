@@ -106,6 +106,7 @@ fn bind(pattern: Node<'_>, text: &str, out: &mut Vec<PatternBinding>) {
     }
     // A tuple struct's fields by position, up to a `..` after which positions are unknown.
     let mut index = 0;
+    let mut hidden = Vec::new();
     for child in pattern.children(&mut cursor) {
         if child.id() == ty.id() || matches!(child.kind(), "(" | ")" | ",") {
             continue;
@@ -113,11 +114,43 @@ fn bind(pattern: Node<'_>, text: &str, out: &mut Vec<PatternBinding>) {
         if child.kind() == "remaining_field_pattern" {
             break;
         }
-        if let Some(bound) = bound_name(child, text) {
-            push(bound, &index.to_string());
+        match bound_name(child, text) {
+            Some(bound) => push(bound, &index.to_string()),
+            // `Some((name, arg))`: the tuple's names are bound, of types unknown here; as
+            // untyped bindings they hide the outer names they shadow.
+            None => hidden.extend(tuple_names(child, text)),
         }
         index += 1;
     }
+    out.extend(hidden.into_iter().map(|name| PatternBinding {
+        name: name.to_owned(),
+        ty: None,
+        start,
+        end,
+    }));
+}
+
+/// The names a tuple or slice pattern binds, nested ones too (`(a, (b, ref c))`), but not
+/// those of a struct or tuple-struct pattern inside, which are bound with its fields.
+fn tuple_names<'t>(p: Node<'_>, text: &'t str) -> Vec<&'t str> {
+    let mut names = Vec::new();
+    let mut stack = vec![p];
+    while let Some(p) = stack.pop() {
+        match p.kind() {
+            "tuple_pattern" | "slice_pattern" | "ref_pattern" | "mut_pattern" => {
+                let mut cursor = p.walk();
+                stack.extend(p.named_children(&mut cursor));
+            }
+            "identifier" => {
+                let name = &text[p.byte_range()];
+                if name.starts_with(|c: char| c.is_lowercase() || c == '_') && name != "_" {
+                    names.push(name);
+                }
+            }
+            _ => {}
+        }
+    }
+    names
 }
 
 /// What a loop or an iterator's closure is given, each element written as a receiver with

@@ -1683,6 +1683,9 @@ fn rust_ifs_and_matches_give_what_their_branches_give() {
     name.len();
     let found = if let Some(a) = self.find() { Some((key, a)) } else { self.guess() };
     found.show();
+    if let Some((_key, found)) = found {
+        found.hide();
+    }
   }
 }
 "#,
@@ -1695,4 +1698,6 @@ fn rust_ifs_and_matches_give_what_their_branches_give() {
     assert_eq!(on("lexeme"), ["Recipe.token()"]);
     assert_eq!(on("len"), ["Name::default()"]);
     assert_eq!(on("show"), ["Recipe.guess()"]);
+    // A tuple's name inside `Some(..)` hides the outer one it shadows.
+    assert_eq!(on("hide"), ["found"]);
 }
