@@ -1086,8 +1086,9 @@ const CHAIN_CHARS: usize = 300;
 /// A receiver that is a call, written as the calls it chains without their arguments, for the
 /// resolver to follow through what each returns: `Router::new().route("/", h)` is
 /// `Router::new().route()`, `client.get(url).await?` is `client.get()`, `new Builder(x).add(y)`
-/// is `Builder.add()` (a constructor is its class). `None` when a link is something else (an
-/// index, a closure, a literal) or the chain is longer than [`CHAIN_DEPTH`] calls.
+/// is `Builder.add()` (a constructor is its class); in Rust also an index (`xs[i]` is
+/// `xs.[]`), a struct literal, an `if` or a `match` ([`branch_values`]). `None` when a link is
+/// something else (a closure, a literal) or the chain is longer than [`CHAIN_DEPTH`] calls.
 pub(super) fn receiver_chain(node: Node<'_>, text: &str, lang: CodeLanguage) -> Option<String> {
     chain_link(node, text, CHAIN_DEPTH, lang).filter(|c| c.len() <= CHAIN_CHARS)
 }
