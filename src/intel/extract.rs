@@ -1078,7 +1078,9 @@ fn plain_path(s: &str) -> Option<String> {
     plain.then(|| s.to_owned())
 }
 
-/// How many calls deep a receiver that is a call is written out ([`receiver_chain`]).
+/// How many links (calls; in Rust also indexes, fields of values that are no path, `if`s and
+/// `match`es) deep a receiver is written out ([`receiver_chain`]): the bound of its recursion,
+/// so a file nested thousands deep is read without overflowing the stack.
 const CHAIN_DEPTH: usize = 8;
 /// How long a receiver written out may be.
 const CHAIN_CHARS: usize = 300;
@@ -1169,17 +1171,20 @@ fn chain_link(node: Node<'_>, text: &str, depth: usize, lang: CodeLanguage) -> O
         // Rust's `if c { a } else { b }` and `match v { P => a, .. }` give what their branches
         // do: the first branch whose value is a chain or a field, not a name its pattern may
         // have bound (`Some(x) => x`) nor what wraps one (`Some((name, arg))`).
-        "if_expression" | "match_expression" if lang == CodeLanguage::Rust => branch_values(node)
-            .into_iter()
-            .filter_map(|v| chain_link(v, text, depth, lang))
-            .find(|c| {
-                (c == "self" || c.contains(['.', ':', '(']))
-                    && !matches!(c.as_str(), "Some()" | "Ok()" | "Err()")
-            }),
+        "if_expression" | "match_expression" if lang == CodeLanguage::Rust => {
+            let depth = depth.checked_sub(1)?;
+            branch_values(node)
+                .into_iter()
+                .filter_map(|v| chain_link(v, text, depth, lang))
+                .find(|c| {
+                    (c == "self" || c.contains(['.', ':', '(']))
+                        && !matches!(c.as_str(), "Some()" | "Ok()" | "Err()")
+                })
+        }
         // Rust's `xs[i]` is one of the elements of `xs`, and `Foo { .. }` a `Foo`.
         "index_expression" if lang == CodeLanguage::Rust => Some(format!(
             "{}.{ELEMENT}",
-            chain_link(node.named_child(0)?, text, depth, lang)?
+            chain_link(node.named_child(0)?, text, depth.checked_sub(1)?, lang)?
         )),
         "struct_expression" => {
             let written = &text[node.child_by_field_name("name")?.byte_range()];
@@ -1192,6 +1197,7 @@ fn chain_link(node: Node<'_>, text: &str, depth: usize, lang: CodeLanguage) -> O
             if path.is_none() && lang == CodeLanguage::Rust && node.kind() == "field_expression" {
                 let value = node.child_by_field_name("value")?;
                 let field = word(node.child_by_field_name("field")?)?;
+                let depth = depth.checked_sub(1)?;
                 return Some(format!("{}.{field}", chain_link(value, text, depth, lang)?));
             }
             path

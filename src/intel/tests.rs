@@ -1572,6 +1572,18 @@ fn rust_code_nested_twenty_thousand_deep_is_read_without_overflowing() {
     let c = calls(&x);
     assert!(c.iter().any(|(n, ..)| n == "len"), "{c:?}");
     assert!(c.iter().any(|(n, ..)| n == "b"), "{c:?}");
+
+    // Receivers read through indexes and `if`s, as deep.
+    let source = format!(
+        "fn f(a: &A) {{ a{}.len(); let w = {}a.c(){}; w.d(); }}\n",
+        "[0]".repeat(depth),
+        "if x { ".repeat(depth),
+        " } else { b }".repeat(depth)
+    );
+    let x = run("src/deep.rs", &source);
+    let c = calls(&x);
+    assert!(c.iter().any(|(n, ..)| n == "len"), "{c:?}");
+    assert!(c.iter().any(|(n, ..)| n == "d"), "{c:?}");
 }
 
 #[test]
