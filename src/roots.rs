@@ -505,6 +505,10 @@ impl Roots {
             }
         }
         let store = self.inner.indexer.store();
+        // Asked on the pool first: a removal waiting for another daemon polls this.
+        if store.lease_is_held(name).await? {
+            return Ok(false);
+        }
         let Some(lease) = store.try_lease(name).await? else {
             return Ok(false);
         };

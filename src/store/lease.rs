@@ -43,6 +43,16 @@ pub(super) fn lease_held(name: &str) -> String {
 }
 
 impl Store {
+    /// Whether some session holds the indexing lease of `repository`: one query on the pool,
+    /// where [`Store::try_lease`] opens a connection of its own.
+    pub async fn lease_is_held(&self, repository: &str) -> Result<bool, StoreError> {
+        sqlx::query_scalar(&format!("SELECT {}", lease_held("$1")))
+            .bind(repository)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(q("reading a repository lease"))
+    }
+
     /// Takes the indexing lease of `repository` if no other daemon holds it.
     pub async fn try_lease(&self, repository: &str) -> Result<Option<Lease>, StoreError> {
         let options = self
