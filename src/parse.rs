@@ -215,5 +215,6 @@ fn component_definition(rel_path: &str, text: &str) -> Option<Definition> {
         start_line: 1,
         end_line: text.lines().count().max(1) as u32,
         parent: None,
+        implements: None,
     })
 }

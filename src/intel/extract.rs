@@ -70,6 +70,8 @@ struct RawDef {
     signature: String,
     /// `impl` blocks and C++ namespaces qualify their members but define nothing.
     emitted: bool,
+    /// The trait a Rust `impl Trait for Type` block implements.
+    implements: Option<String>,
     pattern: usize,
 }
 
@@ -811,6 +813,10 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         .filter(|o| !o.is_empty()),
                     signature: signature(lang, node, text),
                     emitted: !scope_only,
+                    implements: node
+                        .child_by_field_name("trait")
+                        .filter(|_| impl_block)
+                        .map(|t| impl_type_name(t, text)),
                     pattern: m.pattern_index,
                 };
                 // A node several patterns match (a Go struct is also a type) takes the first.
@@ -941,6 +947,8 @@ fn nest(lang: CodeLanguage, defs: &[RawDef]) -> (Vec<Definition>, Vec<Option<u32
                 start_line: d.start_line,
                 end_line: d.end_line,
                 parent,
+                // What an `impl Trait for Type` holds, not what a function in it nests.
+                implements: stack.last().and_then(|&p| defs[p].implements.clone()),
             });
         } else {
             slots.push(None);

@@ -118,6 +118,10 @@ pub struct Symbol {
     pub start_line: i32,
     pub end_line: i32,
     pub signature: String,
+    /// The trait a Rust method's `impl Trait for Type` implements: `DirEntry::path` may be
+    /// defined in `impl DirEntry` and in `impl Colorable for DirEntry`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implements: Option<String>,
 }
 
 impl Symbol {
@@ -133,6 +137,7 @@ impl Symbol {
             start_line: d.start_line,
             end_line: d.end_line,
             signature: d.signature.clone(),
+            implements: d.implements.clone(),
         }
     }
 
@@ -149,6 +154,7 @@ impl Symbol {
             start_line: 0,
             end_line: 0,
             signature: String::new(),
+            implements: None,
         }
     }
 }
@@ -2475,7 +2481,7 @@ impl<'s> Resolver<'s> {
     fn resolve_one<'a>(&'a self, r: &ReferenceRow, callables: &mut Callables<'a>) -> Outcome<'a> {
         match self.resolve_by_name(r, callables) {
             Outcome::Targets(hits) if !hits.is_empty() => {
-                let hits = by_receiver(r, visible_from(r, hits));
+                let hits = inherent_first(by_receiver(r, visible_from(r, hits)));
                 Outcome::Targets(match r.args {
                     Some(args) if hits.len() > 1 => by_arity(r, hits, args.max(0) as u16),
                     _ => hits,
@@ -3209,6 +3215,31 @@ fn by_receiver<'a>(
     keep_sharing(hits, |_, d| !is_receiver_function(d) || for_class(d))
 }
 
+/// Rust: of a type's inherent method and its trait impl's method of one name
+/// (`DirEntry::path` in `impl DirEntry` and in `impl Colorable for DirEntry`), a call on the
+/// type, by method or path syntax, reaches the inherent one. The trait's is reached through the
+/// trait (`Colorable::path(&entry)`, a generic `T: Colorable`), which names another owner.
+fn inherent_first(
+    hits: Vec<(&DefinitionRow, Resolution, f32)>,
+) -> Vec<(&DefinitionRow, Resolution, f32)> {
+    if hits.len() < 2 || hits.iter().all(|(d, ..)| d.implements.is_none()) {
+        return hits;
+    }
+    fn key(d: &DefinitionRow) -> (&str, &str, &str) {
+        (&d.repository, &d.qualified, &d.kind)
+    }
+    let inherent: HashSet<(&str, &str, &str)> = hits
+        .iter()
+        .filter(|(d, ..)| d.implements.is_none())
+        .map(|(d, ..)| key(d))
+        .collect();
+    let keep: Vec<bool> = hits
+        .iter()
+        .map(|(d, ..)| d.implements.is_none() || !inherent.contains(&key(d)))
+        .collect();
+    keep_sharing(hits, |i, _| keep[i])
+}
+
 /// Each of `hits` with an equal share of `base`.
 fn spread(hits: Vec<&DefinitionRow>, how: Resolution, base: f32) -> Outcome<'_> {
     let n = hits.len() as f32;
@@ -3700,6 +3731,7 @@ mod tests {
             start_line: 1,
             end_line: 2,
             parent: None,
+            implements: None,
         };
         assert!(qualifies(&d, &segments("auth.routes.login")));
         assert!(qualifies(&d, &segments("routes.login")));

@@ -47,6 +47,9 @@ pub struct Definition {
     pub end_line: u32,
     /// Index in [`Extraction::definitions`] of the innermost definition around this one.
     pub parent: Option<u32>,
+    /// The trait a Rust `impl Trait for Type` block that holds it implements (`Display` for
+    /// its `fmt`); `None` for an inherent method and everything else.
+    pub implements: Option<String>,
 }
 
 /// A call site (or a constructor call): the callee as written.

@@ -272,6 +272,7 @@ fn definitions(file_type: &str, lines: &[CodeLine]) -> Vec<Definition> {
             start_line: number,
             end_line: end_of(lines, i),
             parent: parent.map(|p| p as u32),
+            implements: None,
         });
         open.push((out.len() - 1, line.indent));
     }

@@ -29,7 +29,11 @@ pub fn symbols(s: &Symbols) -> String {
         out.push_str("no definitions\n");
     }
     for d in &s.definitions {
-        let _ = writeln!(out, "{} {}  {}", d.kind, d.qualified, place(d));
+        let _ = write!(out, "{} {}", d.kind, d.qualified);
+        if let Some(t) = &d.implements {
+            let _ = write!(out, " (impl {t})");
+        }
+        let _ = writeln!(out, "  {}", place(d));
         if !d.signature.is_empty() {
             let _ = writeln!(out, "    {}", d.signature);
         }
@@ -237,6 +241,7 @@ mod tests {
                 start_line: 3,
                 end_line: 3,
                 signature: "MAX_TRIES = 3".into(),
+                implements: None,
             },
             calls: Vec::new(),
             truncated: false,

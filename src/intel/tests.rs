@@ -88,6 +88,12 @@ fn helper(n: u32) -> u32 { store::open(n) }
             ("helper".to_owned(), "function"),
         ]
     );
+    let implements: Vec<Option<&str>> = x
+        .definitions
+        .iter()
+        .map(|d| d.implements.as_deref())
+        .collect();
+    assert_eq!(implements, [None, None, None, Some("Display"), None]);
     let push = &x.definitions[1];
     assert_eq!(push.signature, "pub fn push(&mut self, x: T)");
     assert_eq!((push.start_line, push.end_line), (9, 14));

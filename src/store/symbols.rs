@@ -26,6 +26,9 @@ pub struct DefinitionRow {
     pub start_line: i32,
     pub end_line: i32,
     pub parent: Option<i32>,
+    /// The trait a Rust method's `impl Trait for Type` implements; `None` for an inherent
+    /// method and every other definition.
+    pub implements: Option<String>,
 }
 
 /// A call site as stored, with its file and the definition it is in.
@@ -182,12 +185,13 @@ pub(super) async fn replace_intel(
     if !defs.is_empty() {
         sqlx::query(
             "INSERT INTO code_definitions (file_id, ordinal, repository, name, qualified, kind,
-               signature, start_line, end_line, parent)
+               signature, start_line, end_line, parent, implements)
              SELECT $1, d.ordinal - 1, $2, d.name, d.qualified, d.kind, d.signature,
-               d.start_line, d.end_line, d.parent
+               d.start_line, d.end_line, d.parent, d.implements
              FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::int4[],
-                         $8::int4[], $9::int4[]) WITH ORDINALITY
-               AS d(name, qualified, kind, signature, start_line, end_line, parent, ordinal)",
+                         $8::int4[], $9::int4[], $10::text[]) WITH ORDINALITY
+               AS d(name, qualified, kind, signature, start_line, end_line, parent, implements,
+                    ordinal)",
         )
         .bind(file_id)
         .bind(repository)
@@ -208,6 +212,11 @@ pub(super) async fn replace_intel(
         .bind(
             defs.iter()
                 .map(|d| d.parent.map(|p| p as i32))
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            defs.iter()
+                .map(|d| d.implements.as_deref())
                 .collect::<Vec<_>>(),
         )
         .execute(&mut **tx)
@@ -329,7 +338,8 @@ fn file_per_row(alias: &str) -> String {
 }
 
 const DEFINITION_COLUMNS: &str = "d.repository, d.file_id, f.file_path, f.language, d.ordinal,
-    d.name, d.qualified, d.kind, d.signature, d.start_line, d.end_line, d.parent";
+    d.name, d.qualified, d.kind, d.signature, d.start_line, d.end_line, d.parent,
+    d.implements";
 
 fn definition(r: &PgRow) -> DefinitionRow {
     DefinitionRow {
@@ -345,6 +355,7 @@ fn definition(r: &PgRow) -> DefinitionRow {
         start_line: r.get("start_line"),
         end_line: r.get("end_line"),
         parent: r.get("parent"),
+        implements: r.get("implements"),
     }
 }
 

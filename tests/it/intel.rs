@@ -845,6 +845,94 @@ async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() 
     d.stop().await;
 }
 
+/// Rust: a type's inherent method and its trait impl's method of the same name are both
+/// `DirEntry::path`; a call on the type, by method or path syntax (`self.path()` inside the
+/// trait impl too), reaches the inherent one, and a call through the trait reaches the trait's.
+#[tokio::test]
+async fn rust_calls_on_a_type_reach_its_inherent_method_before_a_trait_impls() {
+    let d = Daemon::start(&[
+        ("Cargo.toml", "[package]\nname = \"walk\"\n"),
+        ("src/lib.rs", "pub mod dir_entry;\npub mod output;\n"),
+        (
+            "src/dir_entry.rs",
+            r#"use std::path::{Path, PathBuf};
+
+pub trait Colorable {
+    fn path(&self) -> PathBuf;
+}
+
+pub struct DirEntry {
+    inner: PathBuf,
+}
+
+impl DirEntry {
+    pub fn path(&self) -> &Path {
+        &self.inner
+    }
+}
+
+impl Colorable for DirEntry {
+    fn path(&self) -> PathBuf {
+        self.path().to_owned()
+    }
+}
+"#,
+        ),
+        (
+            "src/output.rs",
+            r#"use crate::dir_entry::{Colorable, DirEntry};
+
+pub fn print(entry: &DirEntry) {
+    entry.path();
+    DirEntry::path(entry);
+    Colorable::path(entry);
+}
+"#,
+        ),
+    ])
+    .await;
+    let at =
+        |line: i64| json!({ "symbol": "DirEntry::path", "path": "src/dir_entry.rs", "line": line });
+    let r = d.ask("agog.codebase.callers", at(12)).await;
+    assert_eq!(
+        caller_lines(&r),
+        [
+            ("src/dir_entry.rs".into(), 19),
+            ("src/output.rs".into(), 4),
+            ("src/output.rs".into(), 5),
+        ],
+        "{r}"
+    );
+    let confident = r["calls"]
+        .as_array()
+        .is_some_and(|c| c.iter().all(|c| c["confidence"].as_f64() >= Some(0.8)));
+    assert!(confident, "{r}");
+    let r = d.ask("agog.codebase.callers", at(18)).await;
+    assert_eq!(caller_lines(&r), [], "{r}");
+    assert_callers(&d, &[("Colorable::path", &[("src/output.rs", 6)])]).await;
+
+    // Which is which, in a symbols answer.
+    let r = d
+        .ask(
+            "agog.codebase.symbols",
+            json!({ "query": "DirEntry::path" }),
+        )
+        .await;
+    let implements: Vec<(i64, &str)> = r["definitions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("definitions in {r}"))
+        .iter()
+        .map(|s| {
+            (
+                s["startLine"].as_i64().unwrap_or_default(),
+                s["implements"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(implements, [(12, "-"), (18, "Colorable")], "{r}");
+    d.stop().await;
+}
+
 /// Rust: a receiver in a macro's arguments is read back to the start of its chain
 /// (`self.name` in `write!`), a name a pattern binds is the field it matches (`Self::And {
 /// lhs, .. }`, `Expression::Text(inner)`, a variant a glob brings in), a module no `use` names
