@@ -57,8 +57,6 @@ pub const VECTOR_WIDTH: usize = 768;
 /// `database.vector_cache_chunks` of the compiled-in configuration, for stores made from a pool.
 const DEFAULT_VECTOR_CACHE_CHUNKS: i64 = 100_000;
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
-
 #[derive(Debug, Error)]
 pub enum StoreError {
     #[error("cannot connect to PostgreSQL at {url}: {source}")]
@@ -291,9 +289,13 @@ impl Store {
         self.sessions.as_ref()?.get(session)
     }
 
-    /// Applies pending migrations (idempotent, safe to run from several daemons).
+    /// Applies pending migrations (idempotent, safe to run from several daemons). A database
+    /// a newer release migrated further is accepted: migrations only add, so a fleet can be
+    /// upgraded one daemon at a time, and an upgrade rolled back.
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        MIGRATOR.run(&self.pool).await?;
+        let mut migrator = sqlx::migrate!("./migrations");
+        migrator.set_ignore_missing(true);
+        migrator.run(&self.pool).await?;
         Ok(())
     }
 

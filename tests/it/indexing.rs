@@ -588,6 +588,18 @@ async fn migrations_are_idempotent_and_keep_the_baseline_columns() {
     let cfg = support::config(&db, "nats://unused");
     let store = Store::connect(&cfg.database).await.expect("connect");
     store.migrate().await.expect("again");
+    // A migration of a newer release (a fleet upgraded one daemon at a time) stops no daemon.
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
+         VALUES (99990101000000, 'from a newer release', true, '\\x00', 1)",
+    )
+    .execute(store.pool())
+    .await
+    .expect("a newer migration");
+    store
+        .migrate()
+        .await
+        .expect("a database a newer release migrated");
     let columns: Vec<String> = sqlx::query_scalar(
         "SELECT column_name::text FROM information_schema.columns
          WHERE table_name = 'codebase_index' ORDER BY ordinal_position",
