@@ -28,12 +28,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, check_repository_name, check_workspace_name, redact_url};
 use crate::health::Metrics;
+use crate::lock;
 use crate::pipeline::{IndexError, Indexer};
 use crate::repository::{Repository, RepositoryError, default_name, root_or_awaited};
 use crate::store::{Origin, RepoRecord, RepoState, RepositorySummary, Store, StoreError};
 
 /// Longest a clone may take.
 const CLONE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+/// How long after a failed clone a daemon tries that repository's clone again.
+const CLONE_RETRY: Duration = Duration::from_secs(5 * 60);
 
 /// Longest a removal waits for the daemon indexing the repository to let go before its reply
 /// (under `nats.request_timeout_secs`' default, 30 s).
@@ -97,7 +101,10 @@ struct Inner {
     config: Config,
     metrics: Arc<Metrics>,
     cancel: CancellationToken,
+    /// Each repository's keeper, or its clone while it is being cloned.
     running: Mutex<HashMap<String, Running>>,
+    /// When a clone of each repository last failed here, to try again after [`CLONE_RETRY`].
+    clone_failures: std::sync::Mutex<HashMap<String, Instant>>,
 }
 
 struct Running {
@@ -119,6 +126,7 @@ impl Roots {
                 metrics,
                 cancel,
                 running: Mutex::new(HashMap::new()),
+                clone_failures: std::sync::Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -197,10 +205,10 @@ impl Roots {
     }
 
     /// Starts keepers for the requested repositories of `records` this daemon does not keep
-    /// (one being removed is left alone). `at_start`: all of them, cloning again a clone that
-    /// is missing. Afterwards only those another daemon has cloned and indexed already: one
-    /// still cloning, or cloned on another machine's volume, is this daemon's from its next
-    /// start.
+    /// (one being removed is left alone), cloning a git URL's repository where its clone is
+    /// missing here (a replica's own volume, a cleaned cache, a clone that failed
+    /// [`CLONE_RETRY`] ago). `at_start`: all of them; afterwards not one whose first clone is
+    /// still under way (`initializing`).
     async fn keep_requested(
         &self,
         records: Vec<RepoRecord>,
@@ -214,7 +222,7 @@ impl Roots {
                 || record.state == RepoState::Removing
                 || (!at_start
                     && record.git_url.is_some()
-                    && (!cloned || record.state == RepoState::Initializing))
+                    && record.state == RepoState::Initializing)
                 || self
                     .inner
                     .running
@@ -225,22 +233,29 @@ impl Roots {
             if skip {
                 continue;
             }
-            // A clone that is gone (a fresh volume, a cleaned cache) or never finished is
-            // cloned again; its rows stay, so unchanged files are not embedded twice.
+            // A clone that is missing here is cloned again; its rows stay, so unchanged files
+            // are not embedded twice. While another daemon indexes it (holds its lease), its
+            // state is that daemon's to say.
             if let Some(url) = &record.git_url
                 && !cloned
             {
+                if !at_start && self.clone_failed_lately(&record.name) {
+                    continue;
+                }
                 tracing::info!(repository = %record.name, url = %redact_url(url),
-                    "the clone of a requested repository is missing; cloning it again");
-                store
-                    .set_repository_state(&record.name, RepoState::Initializing, None)
-                    .await?;
+                    "the clone of a requested repository is missing here; cloning it");
+                if !store.lease_is_held(&record.name).await? {
+                    store
+                        .set_repository_state(&record.name, RepoState::Initializing, None)
+                        .await?;
+                }
                 self.spawn_clone(
                     url.clone(),
                     PathBuf::from(&record.root),
                     record.workspace.clone(),
                     record.name.clone(),
-                );
+                )
+                .await;
                 restored += 1;
                 continue;
             }
@@ -358,7 +373,8 @@ impl Roots {
                         git_url: Some(&url),
                     })
                     .await?;
-                self.spawn_clone(url, root, workspace.to_owned(), name.clone());
+                self.spawn_clone(url, root, workspace.to_owned(), name.clone())
+                    .await;
             }
         }
         store
@@ -368,18 +384,43 @@ impl Roots {
     }
 
     /// Clones `url` into `dir` (unless it holds a clone already) and starts the repository,
-    /// in the background; a failure is recorded in the repository's state.
-    fn spawn_clone(&self, url: String, dir: PathBuf, workspace: String, name: String) {
+    /// in the background, as the repository's task until its keeper starts (so a removal or
+    /// the daemon's end stops the clone); a failure is recorded in the repository's state
+    /// unless another daemon indexes it.
+    async fn spawn_clone(&self, url: String, dir: PathBuf, workspace: String, name: String) {
         let roots = self.clone();
-        tokio::spawn(async move { roots.clone_and_start(&url, &dir, &workspace, &name).await });
+        let cancel = self.inner.cancel.child_token();
+        let stop = cancel.clone();
+        let key = name.clone();
+        // Held while the task is spawned: the keeper it starts is recorded after it.
+        let mut running = self.inner.running.lock().await;
+        let task = tokio::spawn(async move {
+            roots
+                .clone_and_start(&url, &dir, &workspace, &name, &stop)
+                .await
+        });
+        if let Some(old) = running.insert(key, Running { cancel, task }) {
+            old.cancel.cancel();
+        }
     }
 
-    async fn clone_and_start(&self, url: &str, dir: &Path, workspace: &str, name: &str) {
+    async fn clone_and_start(
+        &self,
+        url: &str,
+        dir: &Path,
+        workspace: &str,
+        name: &str,
+        stop: &CancellationToken,
+    ) {
         let store = self.inner.indexer.store();
         let result = async {
             if !dir.join(".git").is_dir() {
                 let clones = self.clone_dir().map_err(|e| e.to_string())?;
-                git_clone(url, &clones, dir).await?;
+                tokio::select! {
+                    // Dropping the clone kills git.
+                    _ = stop.cancelled() => return Ok(None),
+                    cloned = git_clone(url, &clones, dir) => cloned?,
+                }
             }
             // Removed while it was being cloned: not recorded again.
             let wanted = store
@@ -408,21 +449,46 @@ impl Roots {
         }
         .await;
         match result {
-            Ok(Some(repo)) => self.start(repo).await,
+            Ok(Some(_)) if stop.is_cancelled() => {}
+            Ok(Some(repo)) => {
+                lock(&self.inner.clone_failures).remove(name);
+                self.start(repo).await;
+            }
+            Ok(None) if stop.is_cancelled() => {
+                tracing::info!(repository = %name, "cloning stopped");
+            }
             Ok(None) => {
                 tracing::info!(repository = %name, "removed while it was being cloned");
                 delete_clone_at(&self.inner.config, name, dir).await;
             }
             Err(e) => {
-                tracing::error!(repository = %name, %url, error = %e, "cloning a requested repository failed");
-                if let Err(e) = store
-                    .set_repository_state(name, RepoState::Failed, Some(&e))
-                    .await
-                {
+                let url = redact_url(url);
+                tracing::error!(repository = %name, %url, error = %e,
+                    "cloning a requested repository failed; trying again in {}s",
+                    CLONE_RETRY.as_secs());
+                lock(&self.inner.clone_failures).insert(name.to_owned(), Instant::now());
+                // Another daemon that holds the lease indexes it from a clone of its own.
+                let recorded = async {
+                    if !store.lease_is_held(name).await? {
+                        store
+                            .set_repository_state(name, RepoState::Failed, Some(&e))
+                            .await?;
+                    }
+                    Ok::<_, StoreError>(())
+                }
+                .await;
+                if let Err(e) = recorded {
                     tracing::warn!(error = %e, "could not record the failed clone");
                 }
             }
         }
+    }
+
+    /// Whether a clone of repository `name` failed here less than [`CLONE_RETRY`] ago.
+    fn clone_failed_lately(&self, name: &str) -> bool {
+        lock(&self.inner.clone_failures)
+            .get(name)
+            .is_some_and(|at| at.elapsed() < CLONE_RETRY)
     }
 
     /// Removes a repository of `workspace`. A requested one is marked `removing`: every
@@ -639,17 +705,33 @@ async fn delete_clone(config: &Config, record: &RepoRecord) {
     }
 }
 
-/// Deletes repository `name`'s clone at `root`, if it is inside `workspaces.clone_dir`.
+/// Deletes repository `name`'s clone at `root` (and what is left of an unfinished one), if it
+/// is inside `workspaces.clone_dir`.
 async fn delete_clone_at(config: &Config, name: &str, root: &Path) {
     let Ok(clones) = std::fs::canonicalize(&config.workspaces.clone_dir) else {
         return;
     };
-    if root.starts_with(&clones)
-        && root.exists()
-        && let Err(e) = tokio::fs::remove_dir_all(root).await
-    {
-        tracing::warn!(repository = %name, error = %e, "could not delete the clone");
+    if !root.starts_with(&clones) {
+        return;
     }
+    for dir in [Some(root.to_owned()), unfinished(root)]
+        .into_iter()
+        .flatten()
+    {
+        if dir.exists()
+            && let Err(e) = tokio::fs::remove_dir_all(&dir).await
+        {
+            tracing::warn!(repository = %name, dir = %dir.display(), error = %e,
+                "could not delete the clone");
+        }
+    }
+}
+
+/// Where the clone of `dir` is made before it is moved there: `.NAME.cloning` beside it, so
+/// that a clone the daemon did not finish (killed, the machine gone) is never taken for one.
+fn unfinished(dir: &Path) -> Option<PathBuf> {
+    let name = dir.file_name()?.to_str()?;
+    Some(dir.with_file_name(format!(".{name}.cloning")))
 }
 
 fn list(paths: &[PathBuf]) -> String {
@@ -695,25 +777,33 @@ fn name_of_url(url: &str) -> String {
 }
 
 /// `git clone` into `dir`, a directory of `clones`, without prompts, within
-/// [`CLONE_TIMEOUT`].
+/// [`CLONE_TIMEOUT`]: into [`unfinished`] first, moved to `dir` once complete.
 async fn git_clone(url: &str, clones: &Path, dir: &Path) -> Result<(), String> {
     // Only a directory of the clone directory's own is ever cleared.
-    if dir.parent() != Some(clones) || dir.file_name().is_none_or(|n| n == "." || n == "..") {
+    let partial = unfinished(dir);
+    let (Some(partial), true) = (
+        partial,
+        dir.parent() == Some(clones) && dir.file_name().is_some_and(|n| n != "." && n != ".."),
+    ) else {
         return Err(format!(
             "{} is not a directory of the clone directory {}",
             dir.display(),
             clones.display()
         ));
-    }
-    if dir.exists() {
-        tokio::fs::remove_dir_all(dir)
-            .await
-            .map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
-    }
+    };
+    let clear = |d: PathBuf| async move {
+        if d.exists() {
+            tokio::fs::remove_dir_all(&d)
+                .await
+                .map_err(|e| format!("cannot clear {}: {e}", d.display()))?;
+        }
+        Ok::<_, String>(())
+    };
+    clear(partial.clone()).await?;
     let mut cmd = tokio::process::Command::new("git");
     cmd.args(["clone", "--quiet", "--"])
         .arg(url)
-        .arg(dir)
+        .arg(&partial)
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -727,10 +817,14 @@ async fn git_clone(url: &str, clones: &Path, dir: &Path) -> Result<(), String> {
         .map_err(|_| format!("git clone took longer than {}s", CLONE_TIMEOUT.as_secs()))?
         .map_err(|e| format!("git clone failed: {e}"))?;
     if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        // git may repeat the URL, with the password or token it holds.
+        let stderr = String::from_utf8_lossy(&out.stderr).replace(url, &redact_url(url));
         return Err(format!("git clone failed: {}", stderr.trim()));
     }
-    Ok(())
+    clear(dir.to_owned()).await?;
+    tokio::fs::rename(&partial, dir)
+        .await
+        .map_err(|e| format!("cannot move the clone to {}: {e}", dir.display()))
 }
 
 #[cfg(test)]

@@ -579,14 +579,20 @@ async fn status_until(
     name: &str,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
+    status_at_until(client, "agog", name, done).await
+}
+
+/// [`status_until`], asked of the daemon answering on `prefix`.
+async fn status_at_until(
+    client: &async_nats::Client,
+    prefix: &str,
+    name: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let subject = format!("{prefix}.codebase.repo.request");
     let mut state = Value::Null;
     for _ in 0..150 {
-        state = ask(
-            client,
-            "agog.codebase.repo.request",
-            json!({"action": "status", "name": name}),
-        )
-        .await;
+        state = ask(client, &subject, json!({"action": "status", "name": name})).await;
         if done(&state) {
             break;
         }
@@ -1154,5 +1160,98 @@ async fn every_daemon_of_a_fleet_follows_repository_requests_whichever_answers()
     );
     assert!(found("agog", "charge_the_card", "billing.py").await);
     daemon_a.stop().await;
+    daemon_b.stop().await;
+}
+
+/// A daemon of a fleet whose clone of a requested git URL is missing (a replica with a volume
+/// of its own; here the clone is deleted under it) clones it itself while it runs, and takes
+/// the repository over; an unfinished clone left beside it is never taken for one.
+#[tokio::test]
+async fn a_daemon_of_a_fleet_clones_a_requested_url_its_volume_lacks() {
+    let db = test_db().await;
+    let nats = support::nats();
+    let clones = tempfile::tempdir().expect("clones");
+    let origin = support::repo(&[(
+        "lib/refund.rs",
+        "pub fn issue_refund_now(amount: u64) -> u64 { amount }\n",
+    )]);
+    for args in [
+        &["init", "-q"][..],
+        &["add", "."],
+        &["commit", "-q", "-m", "init"],
+    ] {
+        support::git(origin.path(), args);
+    }
+    let base = support::config(&db, &nats.url);
+    let a = config_with(
+        &base,
+        &format!(
+            "[workspaces]\nclone_dir = {:?}\n[watch]\nlease_check_secs = 1\n",
+            clones.path().display().to_string()
+        ),
+    );
+    let mut b = a.clone();
+    b.nats.subject_prefix = "fleetb".into();
+    let client = async_nats::connect(&nats.url).await.expect("client");
+    let daemon_a = Daemon::start(a.clone(), Vec::new()).await;
+    let daemon_b = Daemon::start(b.clone(), Vec::new()).await;
+
+    let url = format!("file://{}", origin.path().display());
+    let added = ask(
+        &client,
+        "agog.codebase.repo.request",
+        json!({"action": "add", "url": url, "name": "refunds"}),
+    )
+    .await;
+    assert_eq!(added["success"], true, "{added}");
+    assert!(
+        answers(
+            &client,
+            "agog",
+            "issue_refund_now",
+            "refunds",
+            "lib/refund.rs"
+        )
+        .await
+    );
+    let clone = clones.path().join("refunds");
+    assert!(clone.join(".git").is_dir());
+    assert!(
+        !clones.path().join(".refunds.cloning").exists(),
+        "cloned aside, then moved"
+    );
+
+    // A stops; B's volume has no clone (and holds what a killed clone left).
+    daemon_a.stop().await;
+    std::fs::remove_dir_all(&clone).expect("remove the clone");
+    write(
+        &clones.path().join(".refunds.cloning"),
+        "half.txt",
+        "a clone that never finished\n",
+    );
+    let state = status_at_until(&client, "fleetb", "refunds", |s| {
+        s["repository"]["state"] == "ready" && clone.join(".git").is_dir()
+    })
+    .await;
+    assert_eq!(state["repository"]["state"], "ready", "{state}");
+    assert!(clone.join("lib/refund.rs").is_file(), "B cloned it");
+    assert!(!clones.path().join(".refunds.cloning").exists());
+    // B indexes it: a file written into its clone is found through B.
+    write(
+        &clone,
+        "lib/audit.rs",
+        "pub fn audited_by_the_daemon_that_cloned_it() {}\n",
+    );
+    assert!(
+        answers(
+            &client,
+            "fleetb",
+            "audited_by_the_daemon_that_cloned_it",
+            "refunds",
+            "lib/audit.rs"
+        )
+        .await,
+        "B took the repository over"
+    );
     daemon_b.stop().await;
 }
