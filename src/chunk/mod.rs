@@ -98,10 +98,12 @@ use tree_sitter::Tree;
 /// `Foo { .. }.show()`), and paths without their turbofish (`Table::<T>::default()`), since
 /// version 43 what a Rust `if` or `match` gives, by its first branch that is a chain or a
 /// field (`let color = if c { config.color.command(x) } else { config.color }`), since version
-/// 44 the trait a Rust method's `impl Trait for Type` implements; part of every
+/// 44 the trait a Rust method's `impl Trait for Type` implements, since version 45 indexes
+/// and struct literals in a Rust macro's tokens as receivers (`invocations[0].recipe`,
+/// `Usage { .. }.color_display()`); part of every
 /// file's skip key, so a change re-processes files (vectors are reused where a
 /// chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 44;
+pub const CHUNKER_VERSION: i32 = 45;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -203,24 +203,49 @@ pub(super) fn go_type(written: &str) -> Option<String> {
     named.then(|| t.to_owned())
 }
 
-/// Where the expression a call belongs to starts, for its line: the call itself, but in a
-/// macro's tokens (a name, not a call node) the start of its chain, as a call node would
-/// start: `Filter::after(x)\n    .unwrap()\n    .applies_to(t)` starts at `Filter`.
-fn chain_start(call: Node<'_>) -> Node<'_> {
-    if call.parent().is_none_or(|p| p.kind() != "token_tree") {
-        return call;
+/// The tokens of the macro arguments calls were found in, each group's collected once:
+/// tree-sitter's `prev_sibling` and `parent` walk the children from the first, so reading
+/// chains back with them is quadratic in a group's tokens (a `vec![…]` of thousands of calls,
+/// a chain of thousands of links took minutes).
+#[derive(Default)]
+struct TokenGroups<'t> {
+    children: HashMap<usize, Vec<Node<'t>>>,
+}
+
+impl<'t> TokenGroups<'t> {
+    /// The tokens of `group` and the index of `node`, one of them.
+    fn of(&mut self, group: Node<'t>, node: Node<'t>) -> Option<(&[Node<'t>], usize)> {
+        let tokens = self.children.entry(group.id()).or_insert_with(|| {
+            let mut cursor = group.walk();
+            group.children(&mut cursor).collect()
+        });
+        let i = position(tokens, node)?;
+        Some((tokens, i))
     }
+}
+
+/// Where `node` is in `tokens` (in the order written).
+fn position(tokens: &[Node<'_>], node: Node<'_>) -> Option<usize> {
+    let from = tokens.partition_point(|t| t.start_byte() < node.start_byte());
+    (from..tokens.len()).find(|&i| tokens[i].id() == node.id())
+}
+
+/// Where the expression of a call in a macro's tokens (`tokens[call]`, a name, not a call
+/// node) starts, for its line: the start of its chain, as a call node would start:
+/// `Filter::after(x)\n    .unwrap()\n    .applies_to(t)` starts at `Filter`. Read back no
+/// further than a chain kept is ([`token_chain`]).
+fn chain_start<'t>(tokens: &[Node<'t>], call: usize) -> Node<'t> {
     let mut start = call;
-    while let Some(p) = start.prev_sibling() {
-        if !matches!(
-            p.kind(),
+    while start > 0
+        && call - start < 8 * CHAIN_DEPTH
+        && matches!(
+            tokens[start - 1].kind(),
             "identifier" | "self" | "super" | "crate" | "token_tree" | "." | "::" | "?"
-        ) {
-            break;
-        }
-        start = p;
+        )
+    {
+        start -= 1;
     }
-    start
+    tokens[start]
 }
 
 /// The type a Rust parameter or local calls methods on: `&mut Stack`, `Box<Stack>`,
@@ -594,11 +619,13 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
     let mut bindings: Vec<Binding> = Vec::new();
     let mut truncated = false;
 
+    let mut token_groups = TokenGroups::default();
     let mut cursor = QueryCursor::new();
     let mut matches = cursor.matches(query, tree.root_node(), text.as_bytes());
     while let Some(m) = matches.next() {
         let (mut main, mut name, mut qualifier, mut owner, mut arg) =
             (None, None, None, None, None);
+        let mut group = None;
         let (mut var_name, mut var_type, mut var_self) = (None, None, false);
         let mut var_value = None;
         for c in m.captures {
@@ -609,6 +636,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                 "var.self" => var_self = true,
                 "var.value" => var_value = Some(c.node),
                 "qualifier" => qualifier = Some(c.node),
+                "tokens" => group = Some(c.node),
                 "receiver" => owner = Some(c.node),
                 a @ ("import.use" | "import.mod" | "import.path") => arg = Some((a, c.node)),
                 n if n.starts_with("def.")
@@ -711,11 +739,14 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                     truncated = true;
                     continue;
                 }
+                // In a macro's tokens: the tokens, and where the call's name is in them.
+                let tokens = group.and_then(|g| token_groups.of(g, node));
+                let start = tokens.map_or(node, |(tokens, i)| chain_start(tokens, i));
                 let call = {
                     let mut call = RawCall {
                         start: node.start_byte(),
                         end: node.end_byte(),
-                        line: chain_start(node).start_position().row as u32 + 1,
+                        line: start.start_position().row as u32 + 1,
                         // A macro is named as it is called, `write!`: it reaches macros only.
                         name: if node.kind() == "macro_invocation" {
                             format!("{}!", &text[name.byte_range()])
@@ -726,9 +757,11 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         // receiver: the call reaches methods, not functions.
                         qualifier: qualifier.map(|q| {
                             // A receiver in a macro's tokens is read back to its start.
-                            if q.parent().is_some_and(|p| p.kind() == "token_tree") {
-                                let chain = token_chain(q, text);
-                                let receiver = q.next_sibling().is_some_and(|s| s.kind() == ".");
+                            if let Some((tokens, i)) = tokens {
+                                // Before the name, past any `.await`.
+                                let q = position(&tokens[..i], q);
+                                let chain = q.and_then(|q| token_chain(tokens, q, text));
+                                let receiver = q.is_some_and(|q| tokens[q + 1].kind() == ".");
                                 return match chain {
                                     Some(c) if receiver => rust_variant_type(&c).unwrap_or(c),
                                     Some(c) => c,
@@ -1324,39 +1357,58 @@ fn rust_variant_type(receiver: &str) -> Option<String> {
 /// A receiver in a macro's tokens, which the grammar leaves unparsed (`write!(f, "{}",
 /// self.name.lexeme())`): the tokens from `last`, the one before the call's `.` or `::`, read
 /// back to where the chain starts and written as [`receiver_chain`] writes one: `self.name`,
-/// `Path::new()`, `config.color.paint()`. `None` when a link is no name or call (`(a +
-/// b).len()`), or the chain is too long.
-fn token_chain(last: Node<'_>, text: &str) -> Option<String> {
+/// `Path::new()`, `config.color.paint()`; an index is one of the elements (`invocations[0]
+/// .recipe` is `invocations.[].recipe`) and a struct literal its type (`Usage { .. }` is
+/// `Usage`). `None` when a link is no name or call (`(a + b).len()`), or the chain is too
+/// long.
+fn token_chain(tokens: &[Node<'_>], last: usize, text: &str) -> Option<String> {
     let mut parts: Vec<&str> = Vec::new();
-    let mut calls = 0;
-    let mut term = last;
+    let mut links = 0;
+    let mut t = last;
+    let before = |i: usize| i.checked_sub(1);
     loop {
-        match term.kind() {
+        // Read back no further than a chain kept can reach.
+        if links > CHAIN_DEPTH || parts.len() > 4 * CHAIN_DEPTH + 8 {
+            return None;
+        }
+        let term = tokens[t];
+        let group =
+            |open: char| term.kind() == "token_tree" && text[term.byte_range()].starts_with(open);
+        if group('(') {
             // A call: a name and its parenthesised arguments.
-            "token_tree" if text[term.byte_range()].starts_with('(') => {
-                calls += 1;
-                let name = term.prev_sibling().filter(|n| n.kind() == "identifier")?;
-                parts.extend(["()", &text[name.byte_range()]]);
-                term = name;
-            }
-            "identifier" | "self" | "super" | "crate" => parts.push(&text[term.byte_range()]),
-            _ => return None,
+            links += 1;
+            t = before(t).filter(|&n| tokens[n].kind() == "identifier")?;
+            parts.extend(["()", &text[tokens[t].byte_range()]]);
+        } else if group('[') {
+            // An index, on what comes before it with no separator.
+            links += 1;
+            parts.extend(["[]", "."]);
+            t = before(t)?;
+            continue;
+        } else if group('{') {
+            // A struct literal, whose name is a type's.
+            t = before(t).filter(|&n| {
+                tokens[n].kind() == "identifier"
+                    && text[tokens[n].byte_range()].starts_with(char::is_uppercase)
+            })?;
+            parts.push(&text[tokens[t].byte_range()]);
+        } else if matches!(term.kind(), "identifier" | "self" | "super" | "crate") {
+            parts.push(&text[term.byte_range()]);
+        } else {
+            return None;
         }
         // The chain goes on past a `.` or `::`, and past the `?` that only fails early.
-        let Some(sep) = term
-            .prev_sibling()
-            .filter(|s| matches!(s.kind(), "." | "::"))
-        else {
+        let Some(sep) = before(t).filter(|&s| matches!(tokens[s].kind(), "." | "::")) else {
             break;
         };
-        parts.push(&text[sep.byte_range()]);
-        term = sep.prev_sibling()?;
-        while term.kind() == "?" {
-            term = term.prev_sibling()?;
+        parts.push(&text[tokens[sep].byte_range()]);
+        t = before(sep)?;
+        while tokens[t].kind() == "?" {
+            t = before(t)?;
         }
     }
     let chain: String = parts.into_iter().rev().collect();
-    (calls <= CHAIN_DEPTH && chain.len() <= CHAIN_CHARS).then_some(chain)
+    (links <= CHAIN_DEPTH && chain.len() <= CHAIN_CHARS).then_some(chain)
 }
 
 /// A receiver without the operators that only say it may be null or fails early: TypeScript's

@@ -29,11 +29,11 @@
   function: (generic_function
     function: (field_expression value: (_) @qualifier field: (field_identifier) @name))) @call
 ; Calls inside a macro's arguments (`assert!(check(x))`, `vec![s.len()]`), which the grammar
-; leaves as tokens: a name followed by a parenthesised group.
-(token_tree (identifier) @name @call . (token_tree . "("))
+; leaves as tokens: a name followed by a parenthesised group; @tokens is the group they are in.
+(token_tree (identifier) @name @call . (token_tree . "(")) @tokens
 (token_tree
-  (identifier) @qualifier . "::" . (identifier) @name @call . (token_tree . "("))
-(token_tree (_) @qualifier . "." . (identifier) @name @call . (token_tree . "("))
+  (identifier) @qualifier . "::" . (identifier) @name @call . (token_tree . "(")) @tokens
+(token_tree (_) @qualifier . "." . (identifier) @name @call . (token_tree . "(")) @tokens
 (macro_invocation macro: (identifier) @name) @call
 (macro_invocation macro: (scoped_identifier path: (_) @qualifier name: (identifier) @name)) @call
 
