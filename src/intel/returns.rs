@@ -80,6 +80,8 @@ pub(super) fn returned_element(signature: &str, name: &str, owner: Option<&str>)
             .next()
             .is_some_and(|o| o.ends_with("Result"))
     {
+        // `RunResult<'src, Vec<Invocation<'src>>>`: its lifetimes are no argument.
+        let inner = without_lifetimes(inner);
         let mut depth = 0usize;
         let end = inner.char_indices().find(|&(_, c)| match c {
             '<' | '(' | '[' => {
@@ -341,6 +343,11 @@ mod tests {
                 Some("Token"),
             ),
             ("fn load() -> io::Result<Vec<Line>>", "load", Some("Line")),
+            (
+                "fn parse(root: &'run Justfile<'src>) -> RunResult<'src, Vec<Invocation<'src, 'run>>>",
+                "parse",
+                Some("Invocation"),
+            ),
             (
                 "fn iter(&self) -> slice::Iter<'_, Name<'src>>",
                 "iter",

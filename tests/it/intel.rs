@@ -1223,6 +1223,7 @@ impl Other {
     }
     pub fn show(&self) {}
     pub fn list(&self) {}
+    pub fn color_display(&self) {}
 }
 "#,
         ),
@@ -1308,6 +1309,28 @@ pub fn run(context: &Context, recipes: &[Recipe]) {
         recipe.show();
     }
 }
+
+pub type RunResult<'a, T = ()> = Result<T, &'a str>;
+
+pub struct Usage<'a> {
+    pub recipe: &'a Recipe,
+}
+
+impl Usage<'_> {
+    pub fn color_display(&self) {}
+}
+
+impl Justfile {
+    pub fn invocations(&self) -> RunResult<'static, Vec<Recipe>> {
+        Ok(Vec::new())
+    }
+}
+
+pub fn check(justfile: &Justfile) {
+    let invocations = justfile.invocations().unwrap();
+    assert!(invocations[0].name.lexeme().is_empty());
+    format!("{:?}", Usage { recipe: &invocations[0] }.color_display());
+}
 "#,
         ),
     ])
@@ -1322,6 +1345,7 @@ pub fn run(context: &Context, recipes: &[Recipe]) {
                 &[
                     ("src/justfile.rs", 22),
                     ("src/justfile.rs", 28),
+                    ("src/justfile.rs", 59),
                     ("src/recipe.rs", 30),
                     ("src/recipe.rs", 33),
                     ("src/recipe.rs", 35),
@@ -1332,6 +1356,8 @@ pub fn run(context: &Context, recipes: &[Recipe]) {
                 &[("src/justfile.rs", 25), ("src/justfile.rs", 37)],
             ),
             ("Justfile::list", &[("src/justfile.rs", 35)]),
+            ("Usage::color_display", &[("src/justfile.rs", 60)]),
+            ("Other::color_display", &[]),
             ("Other::is_required", &[]),
             ("Other::is_public", &[]),
             ("Other::lexeme", &[]),
