@@ -780,11 +780,9 @@ fn name_of_url(url: &str) -> String {
 /// [`CLONE_TIMEOUT`]: into [`unfinished`] first, moved to `dir` once complete.
 async fn git_clone(url: &str, clones: &Path, dir: &Path) -> Result<(), String> {
     // Only a directory of the clone directory's own is ever cleared.
-    let partial = unfinished(dir);
-    let (Some(partial), true) = (
-        partial,
-        dir.parent() == Some(clones) && dir.file_name().is_some_and(|n| n != "." && n != ".."),
-    ) else {
+    let inside =
+        dir.parent() == Some(clones) && dir.file_name().is_some_and(|n| n != "." && n != "..");
+    let Some(partial) = unfinished(dir).filter(|_| inside) else {
         return Err(format!(
             "{} is not a directory of the clone directory {}",
             dir.display(),

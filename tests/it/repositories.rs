@@ -727,13 +727,7 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
         "lib/refund.rs",
         "pub fn issue_refund_now(amount: u64) -> u64 { amount }\n",
     )]);
-    for args in [
-        &["init", "-q"][..],
-        &["add", "."],
-        &["commit", "-q", "-m", "init"],
-    ] {
-        support::git(origin.path(), args);
-    }
+    support::git_init_commit(origin.path());
 
     let base = support::config(&db, &nats.url);
     let cfg = config_with(
@@ -1175,13 +1169,7 @@ async fn a_daemon_of_a_fleet_clones_a_requested_url_its_volume_lacks() {
         "lib/refund.rs",
         "pub fn issue_refund_now(amount: u64) -> u64 { amount }\n",
     )]);
-    for args in [
-        &["init", "-q"][..],
-        &["add", "."],
-        &["commit", "-q", "-m", "init"],
-    ] {
-        support::git(origin.path(), args);
-    }
+    support::git_init_commit(origin.path());
     let base = support::config(&db, &nats.url);
     let a = config_with(
         &base,
