@@ -499,6 +499,17 @@ impl IntelService {
             .map(|d| (d.file_id, d.name.clone()))
             .collect();
         defs.retain(|d| d.kind != "constructor" || !classes.contains(&(d.file_id, d.name.clone())));
+        // Rust's `DirEntry::path` is the inherent method, not a trait impl's of that name
+        // (asked for with its `path` and `line`).
+        let inherent: HashSet<(String, String)> = defs
+            .iter()
+            .filter(|d| d.implements.is_none())
+            .map(|d| (d.repository.clone(), d.qualified.clone()))
+            .collect();
+        defs.retain(|d| {
+            d.implements.is_none()
+                || !inherent.contains(&(d.repository.clone(), d.qualified.clone()))
+        });
         // A declaration and its body (TypeScript overloads, a trait method's default) in one
         // file with one qualified name are one symbol: keep the largest.
         defs.sort_by_key(|d| {

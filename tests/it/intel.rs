@@ -873,7 +873,8 @@ impl DirEntry {
 
 impl Colorable for DirEntry {
     fn path(&self) -> PathBuf {
-        self.path().to_owned()
+        let path = self.path();
+        path.to_owned()
     }
 }
 "#,
@@ -907,7 +908,17 @@ pub fn print(entry: &DirEntry) {
         .as_array()
         .is_some_and(|c| c.iter().all(|c| c["confidence"].as_f64() >= Some(0.8)));
     assert!(confident, "{r}");
+    // Named without a place, it is the inherent one, as the path `DirEntry::path` is in Rust.
+    let named = d
+        .ask(
+            "agog.codebase.callers",
+            json!({ "symbol": "DirEntry::path" }),
+        )
+        .await;
+    assert_eq!(named["symbol"]["startLine"], 12, "{named}");
+    assert_eq!(caller_lines(&named), caller_lines(&r));
     let r = d.ask("agog.codebase.callers", at(18)).await;
+    assert_eq!(r["symbol"]["implements"], "Colorable", "{r}");
     assert_eq!(caller_lines(&r), [], "{r}");
     assert_callers(&d, &[("Colorable::path", &[("src/output.rs", 6)])]).await;
 
