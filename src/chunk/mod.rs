@@ -100,10 +100,11 @@ use tree_sitter::Tree;
 /// field (`let color = if c { config.color.command(x) } else { config.color }`), since version
 /// 44 the trait a Rust method's `impl Trait for Type` implements, since version 45 indexes
 /// and struct literals in a Rust macro's tokens as receivers (`invocations[0].recipe`,
-/// `Usage { .. }.color_display()`); part of every
+/// `Usage { .. }.color_display()`), since version 46 a path's type before its turbofish there
+/// (`Query::<T>::from_request()`); part of every
 /// file's skip key, so a change re-processes files (vectors are reused where a
 /// chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 45;
+pub const CHUNKER_VERSION: i32 = 46;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

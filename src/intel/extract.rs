@@ -224,6 +224,41 @@ impl<'t> TokenGroups<'t> {
     }
 }
 
+/// In a macro's tokens, the type before the turbofish that `tokens[last]` (its last argument)
+/// is in: `Query` of `Query::<T>::from_request`, and the trait of `<T as Trait>::f`. Read
+/// back a few tokens at most.
+fn before_turbofish(tokens: &[Node<'_>], last: usize) -> Option<usize> {
+    // The `>`s that close after it (`Vec<u8>>`, read as one `>>`) are the `<`s to pass going
+    // back.
+    let closes = |t: &Node<'_>| match t.kind() {
+        ">" => 1,
+        ">>" => 2,
+        _ => 0,
+    };
+    let mut depth: usize = tokens[last + 1..]
+        .iter()
+        .take(8)
+        .map(closes)
+        .take_while(|&n| n > 0)
+        .sum();
+    if depth == 0 {
+        return None;
+    }
+    for open in (last.saturating_sub(16)..=last).rev() {
+        match tokens[open].kind() {
+            ">" | ">>" => depth += closes(&tokens[open]),
+            "<" if depth > 1 => depth -= 1,
+            "<" => {
+                let ty = open.checked_sub(2)?;
+                return (tokens[open - 1].kind() == "::" && tokens[ty].kind() == "identifier")
+                    .then_some(ty);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Where `node` is in `tokens` (in the order written).
 fn position(tokens: &[Node<'_>], node: Node<'_>) -> Option<usize> {
     let from = tokens.partition_point(|t| t.start_byte() < node.start_byte());
@@ -240,7 +275,15 @@ fn chain_start<'t>(tokens: &[Node<'t>], call: usize) -> Node<'t> {
         && call - start < 8 * CHAIN_DEPTH
         && matches!(
             tokens[start - 1].kind(),
-            "identifier" | "self" | "super" | "crate" | "token_tree" | "." | "::" | "?"
+            "identifier"
+                | "primitive_type"
+                | "self"
+                | "super"
+                | "crate"
+                | "token_tree"
+                | "."
+                | "::"
+                | "?"
         )
     {
         start -= 1;
@@ -758,8 +801,10 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         qualifier: qualifier.map(|q| {
                             // A receiver in a macro's tokens is read back to its start.
                             if let Some((tokens, i)) = tokens {
-                                // Before the name, past any `.await`.
-                                let q = position(&tokens[..i], q);
+                                // Before the name, past any `.await`; a path's type
+                                // before its turbofish (`Query::<T>::from_request`).
+                                let q = position(&tokens[..i], q)
+                                    .map(|q| before_turbofish(tokens, q).unwrap_or(q));
                                 let chain = q.and_then(|q| token_chain(tokens, q, text));
                                 let receiver = q.is_some_and(|q| tokens[q + 1].kind() == ".");
                                 return match chain {
@@ -1392,7 +1437,10 @@ fn token_chain(tokens: &[Node<'_>], last: usize, text: &str) -> Option<String> {
                     && text[tokens[n].byte_range()].starts_with(char::is_uppercase)
             })?;
             parts.push(&text[tokens[t].byte_range()]);
-        } else if matches!(term.kind(), "identifier" | "self" | "super" | "crate") {
+        } else if matches!(
+            term.kind(),
+            "identifier" | "primitive_type" | "self" | "super" | "crate"
+        ) {
             parts.push(&text[term.byte_range()]);
         } else {
             return None;

@@ -309,7 +309,8 @@ impl Alias {
     fn fmt(&self, f: &mut Formatter) -> fmt::Result {
         write!(f, "{} {}", self.name.lexeme(), config.color.paint(x).len())?;
         assert_eq!((a + b).len(), items[0].len());
-        write!(f, "{}", Usage { long: false }.color_display(c))
+        write!(f, "{}", Usage { long: false }.color_display(c))?;
+        assert!(Query::<Vec<u8>>::from_request(r).is_ok() && n < i32::from(u8::MAX))
     }
 }
 "#,
@@ -349,6 +350,16 @@ impl Alias {
     // An index is one of the elements, a struct literal its type, as outside a macro.
     assert!(c.contains(&("len".into(), Some("items.[]".into()), fmt.clone())));
     assert!(c.contains(&("color_display".into(), Some("Usage".into()), fmt.clone())));
+    // A path's type before its turbofish.
+    assert!(
+        c.contains(&("from_request".into(), Some("Query".into()), fmt.clone())),
+        "{c:?}"
+    );
+    // A primitive type's function, which a crate's trait may give it.
+    assert!(
+        c.contains(&("from".into(), Some("i32".into()), fmt.clone())),
+        "{c:?}"
+    );
     // Inside a macro, a name before brackets or braces is no call.
     assert!(
         !c.iter().any(|(n, ..)| n == "items" || n == "Output"),

@@ -32,7 +32,7 @@
 ; leaves as tokens: a name followed by a parenthesised group; @tokens is the group they are in.
 (token_tree (identifier) @name @call . (token_tree . "(")) @tokens
 (token_tree
-  (identifier) @qualifier . "::" . (identifier) @name @call . (token_tree . "(")) @tokens
+  (_) @qualifier . "::" . (identifier) @name @call . (token_tree . "(")) @tokens
 (token_tree (_) @qualifier . "." . (identifier) @name @call . (token_tree . "(")) @tokens
 (macro_invocation macro: (identifier) @name) @call
 (macro_invocation macro: (scoped_identifier path: (_) @qualifier name: (identifier) @name)) @call
