@@ -220,9 +220,6 @@ impl Roots {
             let cloned = Path::new(&record.root).join(".git").is_dir();
             let skip = record.origin != Origin::Request
                 || record.state == RepoState::Removing
-                || (!at_start
-                    && record.git_url.is_some()
-                    && record.state == RepoState::Initializing)
                 || self
                     .inner
                     .running
@@ -231,6 +228,15 @@ impl Roots {
                     .get(&record.name)
                     .is_some_and(|r| !r.task.is_finished());
             if skip {
+                continue;
+            }
+            // A first clone under way holds the lease (`add`); one whose daemon died is
+            // `initializing` with the lease free, and is cloned here.
+            if !at_start
+                && record.git_url.is_some()
+                && record.state == RepoState::Initializing
+                && store.lease_is_held(&record.name).await?
+            {
                 continue;
             }
             // A clone that is missing here is cloned again; its rows stay, so unchanged files
@@ -254,6 +260,7 @@ impl Roots {
                     PathBuf::from(&record.root),
                     record.workspace.clone(),
                     record.name.clone(),
+                    false,
                 )
                 .await;
                 restored += 1;
@@ -373,7 +380,7 @@ impl Roots {
                         git_url: Some(&url),
                     })
                     .await?;
-                self.spawn_clone(url, root, workspace.to_owned(), name.clone())
+                self.spawn_clone(url, root, workspace.to_owned(), name.clone(), true)
                     .await;
             }
         }
@@ -386,8 +393,16 @@ impl Roots {
     /// Clones `url` into `dir` (unless it holds a clone already) and starts the repository,
     /// in the background, as the repository's task until its keeper starts (so a removal or
     /// the daemon's end stops the clone); a failure is recorded in the repository's state
-    /// unless another daemon indexes it.
-    async fn spawn_clone(&self, url: String, dir: PathBuf, workspace: String, name: String) {
+    /// unless another daemon indexes it. A `first` clone (the one a request asked for) holds the
+    /// repository's lease while it clones, so the other daemons know it is under way.
+    async fn spawn_clone(
+        &self,
+        url: String,
+        dir: PathBuf,
+        workspace: String,
+        name: String,
+        first: bool,
+    ) {
         let roots = self.clone();
         let cancel = self.inner.cancel.child_token();
         let stop = cancel.clone();
@@ -396,7 +411,7 @@ impl Roots {
         let mut running = self.inner.running.lock().await;
         let task = tokio::spawn(async move {
             roots
-                .clone_and_start(&url, &dir, &workspace, &name, &stop)
+                .clone_and_start(&url, &dir, &workspace, &name, first, &stop)
                 .await
         });
         if let Some(old) = running.insert(key, Running { cancel, task }) {
@@ -410,9 +425,15 @@ impl Roots {
         dir: &Path,
         workspace: &str,
         name: &str,
+        first: bool,
         stop: &CancellationToken,
     ) {
         let store = self.inner.indexer.store();
+        let mut lease = if first {
+            store.try_lease(name).await.ok().flatten()
+        } else {
+            None
+        };
         let result = async {
             if !dir.join(".git").is_dir() {
                 let clones = self.clone_dir().map_err(|e| e.to_string())?;
@@ -452,6 +473,10 @@ impl Roots {
             Ok(Some(_)) if stop.is_cancelled() => {}
             Ok(Some(repo)) => {
                 lock(&self.inner.clone_failures).remove(name);
+                // Let go before the keeper takes it.
+                if let Some(lease) = lease.take() {
+                    lease.release().await;
+                }
                 self.start(repo).await;
             }
             Ok(None) if stop.is_cancelled() => {
@@ -468,8 +493,9 @@ impl Roots {
                     CLONE_RETRY.as_secs());
                 lock(&self.inner.clone_failures).insert(name.to_owned(), Instant::now());
                 // Another daemon that holds the lease indexes it from a clone of its own.
+                let ours = lease.is_some();
                 let recorded = async {
-                    if !store.lease_is_held(name).await? {
+                    if ours || !store.lease_is_held(name).await? {
                         store
                             .set_repository_state(name, RepoState::Failed, Some(&e))
                             .await?;
@@ -481,6 +507,9 @@ impl Roots {
                     tracing::warn!(error = %e, "could not record the failed clone");
                 }
             }
+        }
+        if let Some(lease) = lease {
+            lease.release().await;
         }
     }
 

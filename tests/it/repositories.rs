@@ -1241,5 +1241,25 @@ async fn a_daemon_of_a_fleet_clones_a_requested_url_its_volume_lacks() {
         .await,
         "B took the repository over"
     );
+
+    // A first clone whose daemon died: recorded `initializing`, no clone, its lease free.
+    let store = Store::connect(&b.database).await.expect("connect");
+    let orphan = clones.path().join("orphan");
+    store
+        .claim_repository(&codesearch::store::RepoClaim {
+            name: "orphan",
+            root: &orphan.to_string_lossy(),
+            workspace: "default",
+            origin: codesearch::store::Origin::Request,
+            git_url: Some(&url),
+        })
+        .await
+        .expect("record");
+    let state = status_at_until(&client, "fleetb", "orphan", |s| {
+        s["repository"]["state"] == "ready"
+    })
+    .await;
+    assert_eq!(state["repository"]["state"], "ready", "{state}");
+    assert!(orphan.join("lib/refund.rs").is_file(), "B cloned it");
     daemon_b.stop().await;
 }
