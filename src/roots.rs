@@ -208,7 +208,7 @@ impl Roots {
     /// (one being removed is left alone), cloning a git URL's repository where its clone is
     /// missing here (a replica's own volume, a cleaned cache, a clone that failed
     /// [`CLONE_RETRY`] ago). `at_start`: all of them; afterwards not one whose first clone is
-    /// still under way (`initializing`).
+    /// still under way (`initializing`, its lease held by the daemon cloning it).
     async fn keep_requested(
         &self,
         records: Vec<RepoRecord>,
