@@ -259,6 +259,15 @@ fn before_turbofish(tokens: &[Node<'_>], last: usize) -> Option<usize> {
     None
 }
 
+/// Whether a token of a macro's arguments can be a segment of a path: `config`, `i32`,
+/// `self`, `crate`.
+fn is_path_token(kind: &str) -> bool {
+    matches!(
+        kind,
+        "identifier" | "primitive_type" | "self" | "super" | "crate"
+    )
+}
+
 /// Where `node` is in `tokens` (in the order written).
 fn position(tokens: &[Node<'_>], node: Node<'_>) -> Option<usize> {
     let from = tokens.partition_point(|t| t.start_byte() < node.start_byte());
@@ -273,18 +282,8 @@ fn chain_start<'t>(tokens: &[Node<'t>], call: usize) -> Node<'t> {
     let mut start = call;
     while start > 0
         && call - start < 8 * CHAIN_DEPTH
-        && matches!(
-            tokens[start - 1].kind(),
-            "identifier"
-                | "primitive_type"
-                | "self"
-                | "super"
-                | "crate"
-                | "token_tree"
-                | "."
-                | "::"
-                | "?"
-        )
+        && (is_path_token(tokens[start - 1].kind())
+            || matches!(tokens[start - 1].kind(), "token_tree" | "." | "::" | "?"))
     {
         start -= 1;
     }
@@ -1427,7 +1426,7 @@ fn token_chain(tokens: &[Node<'_>], last: usize, text: &str) -> Option<String> {
         } else if group('[') {
             // An index, on what comes before it with no separator.
             links += 1;
-            parts.extend(["[]", "."]);
+            parts.extend([ELEMENT, "."]);
             t = before(t)?;
             continue;
         } else if group('{') {
@@ -1437,10 +1436,7 @@ fn token_chain(tokens: &[Node<'_>], last: usize, text: &str) -> Option<String> {
                     && text[tokens[n].byte_range()].starts_with(char::is_uppercase)
             })?;
             parts.push(&text[tokens[t].byte_range()]);
-        } else if matches!(
-            term.kind(),
-            "identifier" | "primitive_type" | "self" | "super" | "crate"
-        ) {
+        } else if is_path_token(term.kind()) {
             parts.push(&text[term.byte_range()]);
         } else {
             return None;

@@ -501,15 +501,8 @@ impl IntelService {
         defs.retain(|d| d.kind != "constructor" || !classes.contains(&(d.file_id, d.name.clone())));
         // Rust's `DirEntry::path` is the inherent method, not a trait impl's of that name
         // (asked for with its `path` and `line`).
-        let inherent: HashSet<(String, String)> = defs
-            .iter()
-            .filter(|d| d.implements.is_none())
-            .map(|d| (d.repository.clone(), d.qualified.clone()))
-            .collect();
-        defs.retain(|d| {
-            d.implements.is_none()
-                || !inherent.contains(&(d.repository.clone(), d.qualified.clone()))
-        });
+        let mut shadowed = shadowed_by_inherent(defs.iter()).into_iter();
+        defs.retain(|_| !shadowed.next().unwrap_or(false));
         // A declaration and its body (TypeScript overloads, a trait method's default) in one
         // file with one qualified name are one symbol: keep the largest.
         defs.sort_by_key(|d| {
@@ -3236,19 +3229,24 @@ fn inherent_first(
     if hits.len() < 2 || hits.iter().all(|(d, ..)| d.implements.is_none()) {
         return hits;
     }
+    let shadowed = shadowed_by_inherent(hits.iter().map(|(d, ..)| *d));
+    keep_sharing(hits, |i, _| !shadowed[i])
+}
+
+/// For each of `defs`, whether it is a Rust trait impl's method that an inherent method of
+/// `defs` (same repository, qualified name and kind) shadows: `DirEntry::path` of `impl
+/// Colorable for DirEntry` beside that of `impl DirEntry`.
+fn shadowed_by_inherent<'d>(defs: impl Iterator<Item = &'d DefinitionRow> + Clone) -> Vec<bool> {
     fn key(d: &DefinitionRow) -> (&str, &str, &str) {
         (&d.repository, &d.qualified, &d.kind)
     }
-    let inherent: HashSet<(&str, &str, &str)> = hits
-        .iter()
-        .filter(|(d, ..)| d.implements.is_none())
-        .map(|(d, ..)| key(d))
+    let inherent: HashSet<(&str, &str, &str)> = defs
+        .clone()
+        .filter(|d| d.implements.is_none())
+        .map(key)
         .collect();
-    let keep: Vec<bool> = hits
-        .iter()
-        .map(|(d, ..)| d.implements.is_none() || !inherent.contains(&key(d)))
-        .collect();
-    keep_sharing(hits, |i, _| keep[i])
+    defs.map(|d| d.implements.is_some() && inherent.contains(&key(d)))
+        .collect()
 }
 
 /// Each of `hits` with an equal share of `base`.
