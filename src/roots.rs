@@ -112,6 +112,13 @@ struct Running {
     task: JoinHandle<()>,
 }
 
+/// Records `task` as repository `name`'s, stopping the one it replaces.
+fn replace_task(running: &mut HashMap<String, Running>, name: String, task: Running) {
+    if let Some(old) = running.insert(name, task) {
+        old.cancel.cancel();
+    }
+}
+
 impl Roots {
     pub fn new(
         indexer: Indexer,
@@ -150,15 +157,8 @@ impl Roots {
             Arc::clone(&self.inner.metrics),
             cancel.clone(),
         ));
-        let old = self
-            .inner
-            .running
-            .lock()
-            .await
-            .insert(repo.name.clone(), Running { cancel, task });
-        if let Some(old) = old {
-            old.cancel.cancel();
-        }
+        let mut running = self.inner.running.lock().await;
+        replace_task(&mut running, repo.name.clone(), Running { cancel, task });
     }
 
     /// Starts again the repositories that requests added before the daemon last stopped.
@@ -414,9 +414,7 @@ impl Roots {
                 .clone_and_start(&url, &dir, &workspace, &name, first, &stop)
                 .await
         });
-        if let Some(old) = running.insert(key, Running { cancel, task }) {
-            old.cancel.cancel();
-        }
+        replace_task(&mut running, key, Running { cancel, task });
     }
 
     async fn clone_and_start(

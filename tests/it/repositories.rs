@@ -45,6 +45,29 @@ async fn count(store: &Store, sql: &str) -> i64 {
         .get::<i64, _>(0)
 }
 
+/// A git repository to clone by `file://` URL: one commit holding `lib/refund.rs`.
+fn refund_origin() -> tempfile::TempDir {
+    let origin = support::repo(&[(
+        "lib/refund.rs",
+        "pub fn issue_refund_now(amount: u64) -> u64 { amount }\n",
+    )]);
+    support::git_init_commit(origin.path());
+    origin
+}
+
+/// Two daemons' configurations on one index and one NATS, with `workspaces` (a line of the
+/// `[workspaces]` table): A answers on `agog.*`, B on `fleetb.*` (so which one a request
+/// reaches is known), both checking leases and records every second.
+fn fleet_configs(base: &Config, workspaces: &str) -> (Config, Config) {
+    let a = config_with(
+        base,
+        &format!("[workspaces]\n{workspaces}\n[watch]\nlease_check_secs = 1\n"),
+    );
+    let mut b = a.clone();
+    b.nats.subject_prefix = "fleetb".into();
+    (a, b)
+}
+
 fn config_with(cfg: &Config, toml: &str) -> Config {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("c.toml");
@@ -723,11 +746,7 @@ async fn repository_requests_add_remove_and_survive_a_restart() {
     );
     std::os::unix::fs::symlink(outside.path(), allowed.path().join("sneaky")).expect("symlink");
     // A git repository to clone by file:// URL.
-    let origin = support::repo(&[(
-        "lib/refund.rs",
-        "pub fn issue_refund_now(amount: u64) -> u64 { amount }\n",
-    )]);
-    support::git_init_commit(origin.path());
+    let origin = refund_origin();
 
     let base = support::config(&db, &nats.url);
     let cfg = config_with(
@@ -1000,16 +1019,13 @@ async fn every_daemon_of_a_fleet_follows_repository_requests_whichever_answers()
         "billing.py",
         "def charge_the_card(amount):\n    return amount\n",
     )]);
-    let base = support::config(&db, &nats.url);
-    let a = config_with(
-        &base,
+    let (a, b) = fleet_configs(
+        &support::config(&db, &nats.url),
         &format!(
-            "[workspaces]\nallowed_roots = [{:?}]\n[watch]\nlease_check_secs = 1\n",
+            "allowed_roots = [{:?}]",
             allowed.path().display().to_string()
         ),
     );
-    let mut b = a.clone();
-    b.nats.subject_prefix = "fleetb".into();
     // B alone keeps `billing`, from its command line.
     let billing_repo = codesearch::repository::Repository::new(
         "billing",
@@ -1165,21 +1181,11 @@ async fn a_daemon_of_a_fleet_clones_a_requested_url_its_volume_lacks() {
     let db = test_db().await;
     let nats = support::nats();
     let clones = tempfile::tempdir().expect("clones");
-    let origin = support::repo(&[(
-        "lib/refund.rs",
-        "pub fn issue_refund_now(amount: u64) -> u64 { amount }\n",
-    )]);
-    support::git_init_commit(origin.path());
-    let base = support::config(&db, &nats.url);
-    let a = config_with(
-        &base,
-        &format!(
-            "[workspaces]\nclone_dir = {:?}\n[watch]\nlease_check_secs = 1\n",
-            clones.path().display().to_string()
-        ),
+    let origin = refund_origin();
+    let (a, b) = fleet_configs(
+        &support::config(&db, &nats.url),
+        &format!("clone_dir = {:?}", clones.path().display().to_string()),
     );
-    let mut b = a.clone();
-    b.nats.subject_prefix = "fleetb".into();
     let client = async_nats::connect(&nats.url).await.expect("client");
     let daemon_a = Daemon::start(a.clone(), Vec::new()).await;
     let daemon_b = Daemon::start(b.clone(), Vec::new()).await;
