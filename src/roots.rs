@@ -732,8 +732,8 @@ async fn delete_clone(config: &Config, record: &RepoRecord) {
     }
 }
 
-/// Deletes repository `name`'s clone at `root` (and what is left of an unfinished one), if it
-/// is inside `workspaces.clone_dir`.
+/// Deletes repository `name`'s clone at `root` (and what is left of an unfinished one, and its
+/// lock), if it is inside `workspaces.clone_dir`.
 async fn delete_clone_at(config: &Config, name: &str, root: &Path) {
     let Ok(clones) = std::fs::canonicalize(&config.workspaces.clone_dir) else {
         return;
@@ -752,6 +752,9 @@ async fn delete_clone_at(config: &Config, name: &str, root: &Path) {
                 "could not delete the clone");
         }
     }
+    if let Some(lock) = clone_lock(root) {
+        let _ = tokio::fs::remove_file(lock).await;
+    }
 }
 
 /// Where the clone of `dir` is made before it is moved there: `.NAME.cloning` beside it, so
@@ -759,6 +762,48 @@ async fn delete_clone_at(config: &Config, name: &str, root: &Path) {
 fn unfinished(dir: &Path) -> Option<PathBuf> {
     let name = dir.file_name()?.to_str()?;
     Some(dir.with_file_name(format!(".{name}.cloning")))
+}
+
+/// `.NAME.lock` beside `dir`: the lock every process cloning into `dir` holds.
+fn clone_lock(dir: &Path) -> Option<PathBuf> {
+    let name = dir.file_name()?.to_str()?;
+    Some(dir.with_file_name(format!(".{name}.lock")))
+}
+
+/// Waits for this process's turn to clone into `dir`: an exclusive lock (`flock`) on
+/// [`clone_lock`], held until the returned file is dropped. The kernel lets go of it when
+/// its holder dies, so a killed daemon leaves no stale lock. A file system without locks is
+/// used without one (as before replicas shared volumes), with a warning.
+async fn clone_turn(dir: &Path) -> Result<Option<std::fs::File>, String> {
+    let Some(path) = clone_lock(dir) else {
+        return Ok(None);
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let mut said = false;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Some(file)),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if !said {
+                    tracing::info!(dir = %dir.display(),
+                        "another process is cloning into this directory; waiting for it");
+                    said = true;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                tracing::warn!(lock = %path.display(), error = %e,
+                    "cannot lock the clone; cloning without (two daemons sharing this \
+                     directory could clone into it at once)");
+                return Ok(None);
+            }
+        }
+    }
 }
 
 fn list(paths: &[PathBuf]) -> String {
@@ -816,6 +861,12 @@ async fn git_clone(url: &str, clones: &Path, dir: &Path) -> Result<(), String> {
             clones.display()
         ));
     };
+    // Replicas may share the clone directory (one volume): one clones at a time, and a
+    // later one finds the clone made.
+    let _turn = clone_turn(dir).await?;
+    if dir.join(".git").is_dir() {
+        return Ok(());
+    }
     let clear = |d: PathBuf| async move {
         if d.exists() {
             tokio::fs::remove_dir_all(&d)
@@ -871,5 +922,41 @@ mod tests {
         assert_eq!(name_of_url("https://github.com/org/app.git"), "app");
         assert_eq!(name_of_url("git@github.com:org/tool"), "tool");
         assert_eq!(name_of_url("file:///srv/git/lib/"), "lib");
+    }
+
+    /// Two daemons sharing a clone directory (replicas on one volume) that clone the same
+    /// repository at once: one clones, the other waits for it and finds the clone made.
+    #[tokio::test]
+    async fn clones_of_one_directory_at_once_take_turns() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let origin = tmp.path().join("origin");
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&origin)
+                .output()
+                .expect("git runs");
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+        };
+        std::fs::create_dir_all(&origin).expect("origin");
+        for i in 0..200 {
+            std::fs::write(origin.join(format!("f{i}.txt")), "x".repeat(10_000)).expect("write");
+        }
+        git(&["init", "-q"]);
+        git(&["add", "."]);
+        git(&["commit", "-q", "-m", "files"]);
+        let clones = tmp.path().join("clones");
+        std::fs::create_dir_all(&clones).expect("clones");
+        let url = format!("file://{}", origin.display());
+        let dir = clones.join("app");
+        let (a, b) = tokio::join!(
+            git_clone(&url, &clones, &dir),
+            git_clone(&url, &clones, &dir)
+        );
+        assert_eq!((a, b), (Ok(()), Ok(())));
+        assert!(dir.join(".git").is_dir());
+        assert_eq!(std::fs::read_dir(&dir).expect("clone").count(), 201);
+        assert!(!unfinished(&dir).expect("named").exists());
     }
 }
