@@ -24,6 +24,19 @@ WORKDIR /src
 ENV CARGO_PROFILE_RELEASE_DEBUG=false \
     CARGO_PROFILE_RELEASE_STRIP=symbols
 COPY Cargo.toml Cargo.lock build.rs ./
+# The dependencies first, in a layer of their own that a change to our code leaves alone: the
+# manifest's targets as empty stubs, built, then the stubs' own outputs deleted so that the
+# real sources are compiled whatever their timestamps. A rebuild after a change compiles only
+# codesearch (docs/DEPLOYMENT.md).
+RUN mkdir -p src \
+ && sed -n 's/^path = "\(.*\)"$/\1/p' Cargo.toml | while read -r target; do \
+      mkdir -p "$(dirname "$target")" && echo 'fn main() {}' > "$target"; \
+    done \
+ && touch src/lib.rs \
+ && cargo build --release --locked --bin codesearch \
+ && rm -rf src benches tests target/release/.fingerprint/codesearch-* \
+      target/release/deps/codesearch-* target/release/deps/libcodesearch-* \
+      target/release/codesearch target/release/build/codesearch-*
 COPY src src
 COPY migrations migrations
 COPY config config
