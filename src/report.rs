@@ -235,6 +235,14 @@ pub async fn status(config: &Config, as_json: bool) -> anyhow::Result<bool> {
                     }
                 );
             }
+            // From outside a deployment (docker compose) the daemons' database is often out
+            // of this command's reach, while their own account is a request away.
+            if index.is_err() && !daemons.is_empty() {
+                out!(
+                    "          this command reads the index from the database above; the \
+                     daemons' own account of it: `codesearch repo list`"
+                );
+            }
         }
         Err(e) => out!("nats      DOWN  {}: {e}", redact_url(&config.nats.url)),
     }

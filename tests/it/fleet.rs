@@ -241,17 +241,18 @@ async fn status_names_each_daemons_database_and_flags_another_index() {
         daemon(&ours.url, &n.url, repo.path()),
         daemon(&theirs.url, &n.url, repo.path()),
     ];
-    let status = || {
+    let status_of = |database: &str| {
         std::process::Command::new(env!("CARGO_BIN_EXE_codesearch"))
             .arg("status")
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("DATABASE_URL", &ours.url)
+            .env("DATABASE_URL", database)
             .env("NATS_URL", &n.url)
             .env("OLLAMA_URL", "http://127.0.0.1:1")
             .output()
             .expect("codesearch status")
     };
+    let status = || status_of(&ours.url);
     let deadline = Instant::now() + Duration::from_secs(60);
     let out = loop {
         let out = String::from_utf8_lossy(&status().stdout).into_owned();
@@ -274,4 +275,12 @@ async fn status_names_each_daemons_database_and_flags_another_index() {
     };
     assert!(!line_of(&ours.url).contains("not this database"), "{out}");
     assert!(line_of(&theirs.url).contains("not this database"), "{out}");
+    assert!(!out.contains("repo list"), "{out}");
+    // From outside a deployment, whose database this command cannot reach: the daemons'
+    // account of their index is one request away, and the output says so.
+    let outside = status_of("postgres://codesearch@127.0.0.1:1/codesearch");
+    let out = String::from_utf8_lossy(&outside.stdout);
+    assert!(!outside.status.success(), "{out}");
+    assert!(out.contains("index     down"), "{out}");
+    assert!(out.contains("`codesearch repo list`"), "{out}");
 }

@@ -1210,7 +1210,7 @@ async fn the_vector_index_is_built_without_parallel_workers_when_shared_memory_i
     .await
     .expect("validity");
     assert!(valid);
-    // The session's setting was put back for what the connection does next.
+    // The next pass finds it valid and builds nothing.
     assert!(
         !store.ensure_ann_index().await.expect("upkeep"),
         "nothing left to build"
