@@ -109,6 +109,7 @@ fn template_calls(
             line,
             enclosing,
             args: None,
+            argument: None,
         })
         .collect();
     if template.masked.trim().is_empty() {

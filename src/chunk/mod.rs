@@ -101,10 +101,11 @@ use tree_sitter::Tree;
 /// 44 the trait a Rust method's `impl Trait for Type` implements, since version 45 indexes
 /// and struct literals in a Rust macro's tokens as receivers (`invocations[0].recipe`,
 /// `Usage { .. }.color_display()`), since version 46 a path's type before its turbofish there
-/// (`Query::<T>::from_request()`); part of every
+/// (`Query::<T>::from_request()`), since version 47 the type a Rust call's first argument is
+/// written as and the type arguments of the trait an `impl` implements (`From<&str>`); part of every
 /// file's skip key, so a change re-processes files (vectors are reused where a
 /// chunk's text is unchanged).
-pub const CHUNKER_VERSION: i32 = 46;
+pub const CHUNKER_VERSION: i32 = 47;
 
 /// One piece of a file, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,11 @@
 //! little confidence to show. The call's argument count is recorded at extraction
 //! ([`call_args`]); a definition's accepted counts are read from its signature when a call is
 //! resolved ([`fit`]), so no definition row needs more than it has.
+//!
+//! Rust has no overloads, but a type's several `From<T>` impls are one name to a call
+//! (`Value::from("a")` and `Value::from(true)` are both `Value::from`): the type the first
+//! argument is written as, where a literal or a constructor says it ([`written_argument`]),
+//! picks the impl whose type argument it is ([`takes_written`]).
 
 use tree_sitter::Node;
 
@@ -200,6 +205,96 @@ fn has_top_level_eq(param: &str) -> bool {
         }
     }
     false
+}
+
+/// The type the first argument of the Rust call `node` is written as, where a literal or a
+/// constructor says it: `"a"` is `&str`; `format!(…)`, `String::from(…)`, `x.to_string()`
+/// `String`; `vec![…]` `Vec`; `true` `bool`; `'a'` `char`; `1` `integer`; `1.5` `float`; `()`
+/// `()`. `None` for any other argument, and for a call in a macro's tokens but as
+/// [`written_token_argument`] reads it.
+pub(super) fn written_argument(node: Node<'_>, text: &str) -> Option<String> {
+    let list = node.child_by_field_name("arguments")?;
+    let mut cursor = list.walk();
+    let first = list
+        .named_children(&mut cursor)
+        .find(|a| !a.kind().ends_with("comment"))?;
+    let written = match first.kind() {
+        "unary_expression" if first.named_child(0)?.kind() == "integer_literal" => "integer",
+        "unary_expression" if first.named_child(0)?.kind() == "float_literal" => "float",
+        "macro_invocation" => match &text[first.child_by_field_name("macro")?.byte_range()] {
+            "format" => "String",
+            "vec" => "Vec",
+            _ => return None,
+        },
+        "call_expression" => {
+            let function = first.child_by_field_name("function")?;
+            let called = &text[function.byte_range()];
+            let method = function
+                .child_by_field_name("field")
+                .map(|f| &text[f.byte_range()]);
+            match (called, method) {
+                ("String::new" | "String::from" | "String::with_capacity", _) => "String",
+                (_, Some("to_string")) => "String",
+                _ => return None,
+            }
+        }
+        kind => literal(kind)?,
+    };
+    Some(written.to_owned())
+}
+
+/// [`written_argument`] of a call in a macro's tokens (`assert_eq!(v, Value::from("a"))`),
+/// whose name is `tokens[name]`: a literal that is the whole first argument, or `format!` or
+/// `vec!` opening it.
+pub(super) fn written_token_argument(
+    tokens: &[Node<'_>],
+    name: usize,
+    text: &str,
+) -> Option<String> {
+    let group = tokens.get(name + 1).filter(|t| t.kind() == "token_tree")?;
+    let mut cursor = group.walk();
+    let inner: Vec<Node<'_>> = group.children(&mut cursor).take(4).collect();
+    if inner.first()?.kind() != "(" {
+        return None;
+    }
+    let (first, next) = (inner.get(1)?, inner.get(2)?);
+    let written = match (first.kind(), next.kind()) {
+        ("identifier", "!") => match &text[first.byte_range()] {
+            "format" => "String",
+            "vec" => "Vec",
+            _ => return None,
+        },
+        (kind, "," | ")") => literal(kind)?,
+        _ => return None,
+    };
+    Some(written.to_owned())
+}
+
+/// The type a literal of tree-sitter `kind` is.
+fn literal(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "string_literal" | "raw_string_literal" => "&str",
+        "boolean_literal" => "bool",
+        "char_literal" => "char",
+        "integer_literal" => "integer",
+        "float_literal" => "float",
+        "unit_expression" => "()",
+        _ => return None,
+    })
+}
+
+/// Whether a trait impl's type argument as stored (`&str` of `From<&str>`) is the type a call's
+/// first argument is written as ([`written_argument`]).
+pub(super) fn takes_written(type_argument: &str, written: &str) -> bool {
+    const INTEGERS: &[&str] = &[
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+    ];
+    match written {
+        "integer" => INTEGERS.contains(&type_argument),
+        "float" => matches!(type_argument, "f32" | "f64"),
+        "Vec" => type_argument == "Vec" || type_argument.starts_with("Vec<"),
+        _ => type_argument == written,
+    }
 }
 
 #[cfg(test)]

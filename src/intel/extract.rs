@@ -396,7 +396,7 @@ pub(super) fn rust_element(written: &str) -> Option<String> {
 
 /// A type as written split at each `separator` outside brackets (a generic's arguments at
 /// their commas, bounds at their `+`), trimmed, without empty parts.
-fn split_outside_brackets(args: &str, separator: char) -> Vec<&str> {
+pub(super) fn split_outside_brackets(args: &str, separator: char) -> Vec<&str> {
     let mut out = Vec::new();
     let (mut depth, mut start) = (0usize, 0);
     for (i, c) in args.char_indices() {
@@ -647,6 +647,8 @@ pub(super) struct RawCall {
     pub(super) qualifier: Option<String>,
     /// How many arguments it passes, where that tells overloads apart ([`super::arity`]).
     pub(super) args: Option<u16>,
+    /// The type its first argument is written as ([`super::arity::written_argument`]).
+    pub(super) argument: Option<String>,
 }
 
 /// What `tree` (parsed from `text`, the file at `rel_path`) defines, calls and imports.
@@ -835,6 +837,11 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                         } else {
                             None
                         },
+                        argument: match tokens {
+                            _ if lang != CodeLanguage::Rust => None,
+                            Some((tokens, i)) => arity::written_token_argument(tokens, i, text),
+                            None => arity::written_argument(node, text),
+                        },
                     };
                     if lang == CodeLanguage::Ruby {
                         super::ruby::constructor(&mut call);
@@ -893,7 +900,7 @@ pub fn extract(lang: CodeLanguage, tree: &Tree, text: &str, rel_path: &str) -> E
                     implements: node
                         .child_by_field_name("trait")
                         .filter(|_| impl_block)
-                        .map(|t| impl_type_name(t, text)),
+                        .map(|t| implemented_trait(t, text)),
                     pattern: m.pattern_index,
                 };
                 // A node several patterns match (a Go struct is also a type) takes the first.
@@ -1102,6 +1109,7 @@ fn enclose(
             line: call.line,
             enclosing,
             args: call.args,
+            argument: call.argument,
         });
     }
     out
@@ -1494,6 +1502,46 @@ pub(super) fn impl_type_name(node: Node<'_>, text: &str) -> String {
         }
     }
     text[node.byte_range()].to_owned()
+}
+
+/// The trait an `impl` block implements, by its name and its type arguments as written but
+/// for lifetimes: `From<&str>` of `impl<'a> std::convert::From<&'a str> for Value`, `Display`.
+fn implemented_trait(node: Node<'_>, text: &str) -> String {
+    let name = impl_type_name(node, text);
+    let Some(args) = node
+        .child_by_field_name("type_arguments")
+        .filter(|_| node.kind() == "generic_type")
+    else {
+        return name;
+    };
+    format!("{name}{}", without_lifetimes(&text[args.byte_range()]))
+}
+
+/// A type as written without its lifetimes, on one line: `<&'static str>` is `<&str>`,
+/// `<Cow<'a, str>>` is `<Cow<str>>`.
+pub(super) fn without_lifetimes(written: &str) -> String {
+    let mut out = String::with_capacity(written.len());
+    let mut chars = written.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' {
+            while chars
+                .next_if(|c| c.is_alphanumeric() || *c == '_')
+                .is_some()
+            {}
+            while chars.next_if(|c| c.is_whitespace()).is_some() {}
+            if chars.next_if_eq(&',').is_some() {
+                while chars.next_if(|c| c.is_whitespace()).is_some() {}
+            }
+        } else if c.is_whitespace() {
+            while chars.next_if(|c| c.is_whitespace()).is_some() {}
+            if !out.ends_with(['<', '&', '(', '[']) {
+                out.push(' ');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out.replace(" >", ">").replace(" ,", ",")
 }
 
 /// A declaration without a body (an overload's signature, an interface's or a trait's

@@ -35,11 +35,14 @@ use crate::store::{
     Scope, Store, StoreError,
 };
 
+use super::arity;
 use super::cargo::{Crates, MAX_MANIFESTS};
 use super::elements::{
     ELEMENT, ELEMENT_ACCESS, ELEMENT_ADAPTERS, after_chain, after_element, element_holder,
 };
-use super::extract::{IMPLICIT_RECEIVER, RUST_PRIMITIVES, UNNAMED_RECEIVER};
+use super::extract::{
+    IMPLICIT_RECEIVER, RUST_PRIMITIVES, UNNAMED_RECEIVER, split_outside_brackets,
+};
 use super::imports::{PACKAGE, SWIFT_MODULE};
 use super::inherit::bases_in;
 use super::tsconfig::{Aliases, BARE, nearest_config};
@@ -2486,6 +2489,7 @@ impl<'s> Resolver<'s> {
         match self.resolve_by_name(r, callables) {
             Outcome::Targets(hits) if !hits.is_empty() => {
                 let hits = inherent_first(by_receiver(r, visible_from(r, hits)));
+                let hits = by_written_argument(r, hits);
                 Outcome::Targets(match r.args {
                     Some(args) if hits.len() > 1 => by_arity(r, hits, args.max(0) as u16),
                     _ => hits,
@@ -3231,6 +3235,36 @@ fn inherent_first(
     }
     let shadowed = shadowed_by_inherent(hits.iter().map(|(d, ..)| *d));
     keep_sharing(hits, |i, _| !shadowed[i])
+}
+
+/// Rust: of a type's impls of one generic trait (`impl From<&str> for Value`, `impl From<bool>
+/// for Value`), a call whose first argument is written as a type ([`arity::written_argument`]:
+/// `Value::from("a")`) reaches the impl for that type, when one is among `hits`.
+fn by_written_argument<'a>(
+    r: &ReferenceRow,
+    hits: Vec<(&'a DefinitionRow, Resolution, f32)>,
+) -> Vec<(&'a DefinitionRow, Resolution, f32)> {
+    let Some(written) = r.argument.as_deref() else {
+        return hits;
+    };
+    if hits.len() < 2 {
+        return hits;
+    }
+    keep_sharing(hits, |_, d| {
+        d.implements
+            .as_deref()
+            .and_then(first_type_argument)
+            .is_some_and(|a| arity::takes_written(a, written))
+    })
+}
+
+/// The first type argument of a trait as stored: `&str` of `From<&str>`, `Vec<String>` of
+/// `From<Vec<String>>`.
+fn first_type_argument(implements: &str) -> Option<&str> {
+    let (_, args) = implements.split_once('<')?;
+    split_outside_brackets(args.strip_suffix('>')?, ',')
+        .first()
+        .copied()
 }
 
 /// For each of `defs`, whether it is a Rust trait impl's method that an inherent method of

@@ -67,6 +67,10 @@ pub struct Reference {
     /// How many arguments the call passes, in the languages with overloads (Java, C#, C,
     /// C++); `None` elsewhere and where a spread argument leaves it open.
     pub args: Option<u16>,
+    /// The type the first argument is written as, where a literal or a constructor says it
+    /// (Rust: `"a"` is `&str`, `format!(…)` `String`, `true` `bool`, `vec![…]` `Vec`, `1`
+    /// `integer`), which picks among a type's `From<T>` impls; `None` elsewhere.
+    pub argument: Option<String>,
 }
 
 /// One name an import brings into the file, and the files it may come from.

@@ -635,6 +635,7 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                 line: number,
                 enclosing,
                 args: None,
+                argument: None,
             });
             if out.len() >= MAX_REFERENCES {
                 return out;
@@ -650,6 +651,7 @@ fn calls(file_type: &str, lines: &[CodeLine], definitions: &[Definition]) -> Vec
                     line: number,
                     enclosing,
                     args: None,
+                    argument: None,
                 });
             }
             if out.len() >= MAX_REFERENCES {

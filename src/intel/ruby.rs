@@ -165,6 +165,7 @@ fn call_at(node: Node<'_>, name: &str, qualifier: Option<&str>) -> (usize, RawCa
         name: name.to_owned(),
         qualifier: qualifier.map(str::to_owned),
         args: None,
+        argument: None,
     };
     (node.id(), call)
 }

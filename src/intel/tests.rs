@@ -1063,6 +1063,64 @@ fn ruby_variables_assigned_a_new_object_call_its_class() {
 }
 
 #[test]
+fn rust_calls_record_the_type_their_first_argument_is_written_as() {
+    let x = run(
+        "src/value.rs",
+        r#"pub struct Value;
+impl From<&'static str> for Value { fn from(s: &'static str) -> Self { Value } }
+impl<'a> std::convert::From<Cow<'a, str>> for Value { fn from(s: Cow<'a, str>) -> Self { Value } }
+fn f(name: &str) {
+    Value::from("a");
+    Value::from(format!("{name}"));
+    Value::from(name.to_string());
+    Value::from(String::new());
+    Value::from(true);
+    Value::from(vec![1]);
+    Value::from(-1);
+    Value::from(());
+    Value::from(name);
+    Value::from("a".len());
+    assert_eq!(Value::from("b"), Value::from(format!("c")));
+    assert_eq!(Value::from("b".len()), Value::from(x));
+}
+"#,
+    );
+    let implements: Vec<Option<&str>> = x
+        .definitions
+        .iter()
+        .filter(|d| d.kind == "method")
+        .map(|d| d.implements.as_deref())
+        .collect();
+    assert_eq!(implements, [Some("From<&str>"), Some("From<Cow<str>>")]);
+    let written: Vec<Option<&str>> = x
+        .references
+        .iter()
+        .filter(|r| r.name == "from")
+        .map(|r| r.argument.as_deref())
+        .collect();
+    assert_eq!(
+        written,
+        [
+            Some("&str"),
+            Some("String"),
+            Some("String"),
+            Some("String"),
+            Some("bool"),
+            Some("Vec"),
+            Some("integer"),
+            Some("()"),
+            None,
+            None,
+            // In a macro's tokens.
+            Some("&str"),
+            Some("String"),
+            None,
+            None,
+        ]
+    );
+}
+
+#[test]
 fn calls_count_their_arguments_where_overloads_exist() {
     let args = |path: &str, text: &str| -> Vec<(String, Option<u16>)> {
         run(path, text)

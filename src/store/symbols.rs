@@ -45,6 +45,8 @@ pub struct ReferenceRow {
     pub enclosing_qualified: Option<String>,
     /// How many arguments the call passes, where it was counted (`crate::intel::Reference`).
     pub args: Option<i16>,
+    /// The type its first argument is written as, where known (`crate::intel::Reference`).
+    pub argument: Option<String>,
 }
 
 /// An import as stored.
@@ -227,10 +229,10 @@ pub(super) async fn replace_intel(
     if !refs.is_empty() {
         sqlx::query(
             "INSERT INTO code_references (file_id, repository, name, qualifier, line, enclosing,
-               args)
-             SELECT $1, $2, r.name, r.qualifier, r.line, r.enclosing, r.args
-             FROM unnest($3::text[], $4::text[], $5::int4[], $6::int4[], $7::int2[])
-               AS r(name, qualifier, line, enclosing, args)",
+               args, argument)
+             SELECT $1, $2, r.name, r.qualifier, r.line, r.enclosing, r.args, r.argument
+             FROM unnest($3::text[], $4::text[], $5::int4[], $6::int4[], $7::int2[], $8::text[])
+               AS r(name, qualifier, line, enclosing, args, argument)",
         )
         .bind(file_id)
         .bind(repository)
@@ -249,6 +251,11 @@ pub(super) async fn replace_intel(
         .bind(
             refs.iter()
                 .map(|r| r.args.map(|a| a.min(i16::MAX as u16) as i16))
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            refs.iter()
+                .map(|r| r.argument.as_deref())
                 .collect::<Vec<_>>(),
         )
         .execute(&mut **tx)
@@ -360,7 +367,7 @@ fn definition(r: &PgRow) -> DefinitionRow {
 }
 
 const REFERENCE_COLUMNS: &str = "r.repository, r.file_id, f.file_path, r.name, r.qualifier,
-    r.line, r.enclosing, e.qualified AS enclosing_qualified, r.args";
+    r.line, r.enclosing, e.qualified AS enclosing_qualified, r.args, r.argument";
 
 fn reference(r: &PgRow) -> ReferenceRow {
     ReferenceRow {
@@ -373,6 +380,7 @@ fn reference(r: &PgRow) -> ReferenceRow {
         enclosing: r.get("enclosing"),
         enclosing_qualified: r.get("enclosing_qualified"),
         args: r.get("args"),
+        argument: r.get("argument"),
     }
 }
 
@@ -615,10 +623,10 @@ impl Store {
         let repos = restriction(scope, repository);
         let rows = sqlx::query(&format!(
             "SELECT r.repository, r.file_id, r.file_path, r.name, r.qualifier, r.line,
-                    r.enclosing, e.qualified AS enclosing_qualified, r.args
+                    r.enclosing, e.qualified AS enclosing_qualified, r.args, r.argument
              FROM unnest($2::text[]) AS n(name) CROSS JOIN LATERAL (
                SELECT r.repository, r.file_id, f.file_path, r.name, r.qualifier, r.line,
-                      r.enclosing, r.args
+                      r.enclosing, r.args, r.argument
                FROM code_references r JOIN indexed_files f ON f.id = r.file_id
                WHERE r.name = n.name AND {}
                ORDER BY r.repository, f.file_path, r.line
@@ -663,7 +671,7 @@ impl Store {
             "SELECT r.repository, r.file_id, f.file_path, r.name, r.qualifier, r.line, r.enclosing,
                (SELECT e.qualified FROM code_definitions e
                 WHERE e.file_id = r.file_id AND e.ordinal = r.enclosing) AS enclosing_qualified,
-               r.args
+               r.args, r.argument
              FROM ((SELECT * FROM code_references r WHERE r.name = ANY($2) OFFSET 0)
                    UNION ALL
                    (SELECT * FROM code_references r

@@ -848,6 +848,97 @@ async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() 
 /// Rust: a type's inherent method and its trait impl's method of the same name are both
 /// `DirEntry::path`; a call on the type, by method or path syntax (`self.path()` inside the
 /// trait impl too), reaches the inherent one, and a call through the trait reaches the trait's.
+/// A type's several `From<T>` impls are all `Value::from`: a call whose first argument is a
+/// literal or a constructor (`"a"`, `format!(…)`, `true`) reaches the impl of that type; one
+/// whose argument says nothing is spread over them all, as before.
+#[tokio::test]
+async fn rust_calls_of_from_reach_the_impl_their_argument_is_written_for() {
+    let d = Daemon::start(&[
+        ("Cargo.toml", "[package]\nname = \"val\"\n"),
+        ("src/lib.rs", "pub mod value;\npub mod eval;\n"),
+        (
+            "src/value.rs",
+            r#"pub struct Value {
+    elements: Vec<String>,
+}
+
+impl From<bool> for Value {
+    fn from(condition: bool) -> Self {
+        Value::from(if condition { "true" } else { "" })
+    }
+}
+
+impl From<&'static str> for Value {
+    fn from(element: &'static str) -> Self {
+        Value::from(element.to_string())
+    }
+}
+
+impl From<String> for Value {
+    fn from(element: String) -> Self {
+        Self { elements: vec![element] }
+    }
+}
+"#,
+        ),
+        (
+            "src/eval.rs",
+            r#"use crate::value::Value;
+
+pub fn eval(name: &str, flag: bool) -> Vec<Value> {
+    vec![
+        Value::from(""),
+        Value::from(format!("`{name}`")),
+        Value::from(true),
+        Value::from(flag),
+    ]
+}
+"#,
+        ),
+    ])
+    .await;
+    let at = |line: i64| json!({ "symbol": "Value::from", "path": "src/value.rs", "line": line });
+    // Whether the call at `path:line` reaches the definition asked about at 0.8 or more.
+    let confident = |r: &Value, path: &str, line: i64| {
+        r["calls"].as_array().is_some_and(|c| {
+            c.iter()
+                .filter(|c| c["path"] == path && c["line"] == line)
+                .all(|c| c["confidence"].as_f64() >= Some(0.8))
+        })
+    };
+    // What says nothing of its type (`Value::from(flag)`, the `if` in `value.rs`) reaches
+    // every impl's, as before.
+    let unknown = [
+        ("src/eval.rs".to_owned(), 8),
+        ("src/value.rs".to_owned(), 7),
+    ];
+    let with = |known: &[(&str, i64)]| {
+        let mut all: Vec<(String, i64)> = known.iter().map(|&(p, l)| (p.to_owned(), l)).collect();
+        all.extend(unknown.iter().cloned());
+        all.sort();
+        all
+    };
+    // `From<bool>`'s: `Value::from(true)`.
+    let r = d.ask("agog.codebase.callers", at(6)).await;
+    assert_eq!(caller_lines(&r), with(&[("src/eval.rs", 7)]), "{r}");
+    assert!(confident(&r, "src/eval.rs", 7), "{r}");
+    assert!(!confident(&r, "src/eval.rs", 8), "{r}");
+    // `From<&str>`'s: `Value::from("")`.
+    let r = d.ask("agog.codebase.callers", at(12)).await;
+    assert_eq!(caller_lines(&r), with(&[("src/eval.rs", 5)]), "{r}");
+    assert!(confident(&r, "src/eval.rs", 5), "{r}");
+    assert_eq!(r["symbol"]["implements"], "From<&str>", "{r}");
+    // `From<String>`'s: `format!(…)` and `element.to_string()`.
+    let r = d.ask("agog.codebase.callers", at(18)).await;
+    assert_eq!(
+        caller_lines(&r),
+        with(&[("src/eval.rs", 6), ("src/value.rs", 13)]),
+        "{r}"
+    );
+    assert!(confident(&r, "src/eval.rs", 6), "{r}");
+    assert!(confident(&r, "src/value.rs", 13), "{r}");
+}
+
 #[tokio::test]
 async fn rust_calls_on_a_type_reach_its_inherent_method_before_a_trait_impls() {
     let d = Daemon::start(&[
