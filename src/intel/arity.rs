@@ -210,8 +210,8 @@ fn has_top_level_eq(param: &str) -> bool {
 /// The type the first argument of the Rust call `node` is written as, where a literal or a
 /// constructor says it: `"a"` is `&str`; `format!(…)`, `String::from(…)`, `x.to_string()`
 /// `String`; `vec![…]` `Vec`; `true` `bool`; `'a'` `char`; `1` `integer`; `1.5` `float`; `()`
-/// `()`. `None` for any other argument, and for a call in a macro's tokens but as
-/// [`written_token_argument`] reads it.
+/// `()`. `None` for any other argument. A call in a macro's tokens is read by
+/// [`written_token_argument`].
 pub(super) fn written_argument(node: Node<'_>, text: &str) -> Option<String> {
     let list = node.child_by_field_name("arguments")?;
     let mut cursor = list.walk();

@@ -1519,7 +1519,7 @@ fn implemented_trait(node: Node<'_>, text: &str) -> String {
 
 /// A type as written without its lifetimes, on one line: `<&'static str>` is `<&str>`,
 /// `<Cow<'a, str>>` is `<Cow<str>>`.
-pub(super) fn without_lifetimes(written: &str) -> String {
+fn without_lifetimes(written: &str) -> String {
     let mut out = String::with_capacity(written.len());
     let mut chars = written.chars().peekable();
     while let Some(c) = chars.next() {
