@@ -4,7 +4,8 @@
 #     and without .env.example);
 #   - the Kubernetes manifests in deploy/kubernetes against the API's schemas, strictly
 #     (kubernetes-validate, from PyPI);
-#   - that the Dockerfile's build stage copies every directory the binary embeds files from.
+#   - that the Dockerfile's build stage copies every directory the binary embeds files from,
+#     and that its dependency layer can stub every target Cargo.toml lists.
 # Installs either tool when it is missing (apt-get, pip). scripts/test.sh runs it.
 set -euo pipefail
 
@@ -51,4 +52,17 @@ PY
 for top in $(sort -u <<<"$embedded"); do
   grep -qE "^COPY ${top} ${top}\$" Dockerfile || die "the Dockerfile's build stage does not COPY $top/, which the binary embeds"
 done
+say "checking that the image's dependency layer stubs every target of Cargo.toml (Dockerfile)"
+# The build stage compiles the dependencies against empty stubs of the targets listed with a
+# `path = "…"` line; a target without one (cargo's implicit benches/NAME.rs) gets no stub there,
+# and `docker compose build` fails where nothing here would.
+python3 - <<'PY' || die "give every [[bin]], [[test]] and [[bench]] of Cargo.toml a path (the Dockerfile stubs them)"
+import sys, tomllib
+manifest = tomllib.load(open("Cargo.toml", "rb"))
+missing = [f"[[{kind}]] {t.get('name', '?')}" for kind in ("bin", "test", "bench", "example")
+           for t in manifest.get(kind, []) if "path" not in t]
+if missing:
+    print("without a path:", ", ".join(missing), file=sys.stderr)
+    sys.exit(1)
+PY
 say "deployment files are valid"
