@@ -2147,6 +2147,9 @@ impl<'s> Resolver<'s> {
     /// can see ([`visible_from`]) and to the overloads that take its arguments best
     /// ([`by_arity`]), when some do and some do not.
     fn resolve<'a>(&'a self, r: &ReferenceRow, callables: &mut Callables<'a>) -> Outcome<'a> {
+        if let Some(on) = self.unaliased(r) {
+            return self.resolve(&on, callables);
+        }
         // A Rust call on a field (`Recipe.attributes.get()`) is a call on the field's type;
         // on a field of unknown type, one on a receiver named like the field, as written.
         if let Some(path) = self.field_class(r) {
@@ -2482,6 +2485,38 @@ impl<'s> Resolver<'s> {
                 .imports
                 .get(&r.file_id)
                 .is_some_and(|rows| rows.iter().any(|(row, _)| row.name == root))
+    }
+
+    /// Rust: `r` read with the name its qualifier's first segment is imported as another
+    /// (`use crate::error::Error as ClapError`, then `ClapError::no_equals()` or a `ClapError`
+    /// value's method): `Error::no_equals`. `None` when the file imports it under its own name,
+    /// for a module's alias, and for an alias of an alias, which is left as written.
+    fn unaliased(&self, r: &ReferenceRow) -> Option<ReferenceRow> {
+        if !r.file_path.ends_with(".rs") {
+            return None;
+        }
+        let q = r.qualifier.as_deref()?;
+        let root = first_segment(q);
+        let imports = self.imports.get(&r.file_id)?;
+        // A type's (a module's alias is read through the import itself, as any module's).
+        let imported_as = |name: &str| {
+            imports.iter().find_map(|(row, _)| {
+                let imported = last_segment(&row.specifier);
+                (row.name == name
+                    && imported != name
+                    && row.specifier.contains("::")
+                    && imported.starts_with(char::is_uppercase))
+                .then_some(imported)
+            })
+        };
+        let imported = imported_as(root)?;
+        if imported_as(imported).is_some() {
+            return None;
+        }
+        Some(ReferenceRow {
+            qualifier: Some(format!("{imported}{}", &q[root.len()..])),
+            ..r.clone()
+        })
     }
 
     /// [`Self::resolve`] of a call read as written.

@@ -848,6 +848,53 @@ async fn rust_calls_reach_fields_types_deref_targets_traits_and_aliased_types() 
 /// Rust: a type's inherent method and its trait impl's method of the same name are both
 /// `DirEntry::path`; a call on the type, by method or path syntax (`self.path()` inside the
 /// trait impl too), reaches the inherent one, and a call through the trait reaches the trait's.
+/// A type imported under another name (`use crate::error::Error as ClapError`) is that type:
+/// `ClapError::no_equals()` and a `ClapError` value's methods are `Error`'s.
+#[tokio::test]
+async fn rust_calls_through_a_renamed_import_reach_the_type_it_names() {
+    let d = Daemon::start(&[
+        ("Cargo.toml", "[package]\nname = \"cli\"\n"),
+        ("src/lib.rs", "pub mod error;\npub mod parser;\n"),
+        (
+            "src/error.rs",
+            r#"pub struct Error {
+    kind: u8,
+}
+
+impl Error {
+    pub fn no_equals() -> Self {
+        Error { kind: 1 }
+    }
+
+    pub fn exit(&self) {}
+}
+"#,
+        ),
+        (
+            "src/parser.rs",
+            r#"use crate::error::Error as ClapError;
+
+pub fn parse() -> ClapError {
+    let e: ClapError = ClapError::no_equals();
+    e.exit();
+    e
+}
+"#,
+        ),
+    ])
+    .await;
+    for (symbol, line) in [("Error::no_equals", 4), ("Error::exit", 5)] {
+        let r = d
+            .ask("agog.codebase.callers", json!({ "symbol": symbol }))
+            .await;
+        assert_eq!(caller_lines(&r), [("src/parser.rs".into(), line)], "{r}");
+        let confident = r["calls"]
+            .as_array()
+            .is_some_and(|c| c.iter().all(|c| c["confidence"].as_f64() >= Some(0.8)));
+        assert!(confident, "{r}");
+    }
+}
+
 /// A type's several `From<T>` impls are all `Value::from`: a call whose first argument is a
 /// literal or a constructor (`"a"`, `format!(…)`, `true`) reaches the impl of that type; one
 /// whose argument says nothing is spread over them all, as before.
