@@ -2490,7 +2490,8 @@ impl<'s> Resolver<'s> {
     /// Rust: `r` read with the name its qualifier's first segment is imported as another
     /// (`use crate::error::Error as ClapError`, then `ClapError::no_equals()` or a `ClapError`
     /// value's method): `Error::no_equals`. `None` when the file imports it under its own name,
-    /// for a module's alias, and for an alias of an alias, which is left as written.
+    /// for a module's alias, for a dependency's type, and for an alias of an alias, which is
+    /// left as written.
     fn unaliased(&self, r: &ReferenceRow) -> Option<ReferenceRow> {
         if !r.file_path.ends_with(".rs") {
             return None;
@@ -2498,12 +2499,14 @@ impl<'s> Resolver<'s> {
         let q = r.qualifier.as_deref()?;
         let root = first_segment(q);
         let imports = self.imports.get(&r.file_id)?;
-        // A type's (a module's alias is read through the import itself, as any module's).
+        // A type of the repository's own (a module's alias is read through the import itself,
+        // as any module's; `use std::io::Error as IoError` is not the repository's `Error`).
         let imported_as = |name: &str| {
-            imports.iter().find_map(|(row, _)| {
+            imports.iter().find_map(|(row, targets)| {
                 let imported = last_segment(&row.specifier);
                 (row.name == name
                     && imported != name
+                    && !targets.is_empty()
                     && row.specifier.contains("::")
                     && imported.starts_with(char::is_uppercase))
                 .then_some(imported)
