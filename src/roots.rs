@@ -778,11 +778,14 @@ async fn clone_turn(dir: &Path) -> Result<Option<std::fs::File>, String> {
     let Some(path) = clone_lock(dir) else {
         return Ok(None);
     };
+    // Made by whichever daemon clones first; another user's (replicas of different uids on
+    // one volume) is locked read-only, which `flock` allows.
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
+        .or_else(|_| std::fs::File::open(&path))
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let mut said = false;
     loop {
