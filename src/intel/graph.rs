@@ -2577,7 +2577,7 @@ impl<'s> Resolver<'s> {
         if let Some(q) = &r.qualifier
             && let Some(owned) = candidates.by_owner.get(last_segment(q))
         {
-            let owned = if ref_lang == "go" {
+            let mut owned = if ref_lang == "go" {
                 match self.go_owned(r, q, owned) {
                     Some(owned) => owned,
                     None => return Outcome::External,
@@ -2585,6 +2585,15 @@ impl<'s> Resolver<'s> {
             } else {
                 owned.clone()
             };
+            // A Rust primitive's methods from another repository's impls are not this crate's
+            // to call (`i32::from(u8::MAX)` here, `impl From<ExitCode> for i32` there): the
+            // standard library's, unless the repository has its own.
+            if ref_lang == "rust" && RUST_PRIMITIVES.contains(&last_segment(q)) {
+                owned.retain(|d| d.repository == r.repository);
+                if owned.is_empty() {
+                    return Outcome::External;
+                }
+            }
             let local: Vec<&DefinitionRow> = owned
                 .iter()
                 .copied()

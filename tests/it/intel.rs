@@ -1734,6 +1734,47 @@ async fn a_qualified_name_is_found_among_more_definitions_of_its_name_than_a_loo
     d.stop().await;
 }
 
+/// A Rust impl for a primitive (`impl From<ExitCode> for i32`) is its own repository's: a call
+/// on the primitive in another repository of the workspace (`i32::from(u8::MAX)`) is the
+/// standard library's, not that impl's.
+#[tokio::test]
+async fn a_primitives_impl_is_not_reached_from_another_repository() {
+    let fd: &[(&str, &str)] = &[
+        ("Cargo.toml", "[package]\nname = \"fd\"\n"),
+        (
+            "src/lib.rs",
+            "pub enum ExitCode { Ok, Error }\n\nimpl From<ExitCode> for i32 {\n    fn from(code: ExitCode) -> Self {\n        0\n    }\n}\n\npub fn code() -> i32 {\n    i32::from(ExitCode::Ok)\n}\n",
+        ),
+    ];
+    let just: &[(&str, &str)] = &[
+        ("Cargo.toml", "[package]\nname = \"just\"\n"),
+        (
+            "src/lib.rs",
+            "pub fn fits(n: i32) -> bool {\n    n <= i32::from(u8::MAX)\n}\n",
+        ),
+    ];
+    let d = Daemon::start_repos(&[fd, just], |_| {}).await;
+    let r = d
+        .ask(
+            "agog.codebase.callers",
+            json!({ "symbol": "i32::from", "path": "src/lib.rs", "line": 4 }),
+        )
+        .await;
+    let calls: Vec<(&str, i64)> = r["calls"]
+        .as_array()
+        .unwrap_or_else(|| panic!("calls in {r}"))
+        .iter()
+        .map(|c| {
+            (
+                c["symbol"]["qualified"].as_str().unwrap_or(""),
+                c["line"].as_i64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(calls, [("code", 10)], "{r}");
+    d.stop().await;
+}
+
 #[tokio::test]
 async fn calls_from_other_repositories_tied_only_by_a_crowded_name_are_said_unread() {
     // `tidy` is defined in the first repository and called there; a third repository calls a
