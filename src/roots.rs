@@ -760,14 +760,18 @@ async fn delete_clone_at(config: &Config, name: &str, root: &Path) {
 /// Where the clone of `dir` is made before it is moved there: `.NAME.cloning` beside it, so
 /// that a clone the daemon did not finish (killed, the machine gone) is never taken for one.
 fn unfinished(dir: &Path) -> Option<PathBuf> {
-    let name = dir.file_name()?.to_str()?;
-    Some(dir.with_file_name(format!(".{name}.cloning")))
+    beside(dir, "cloning")
 }
 
 /// `.NAME.lock` beside `dir`: the lock every process cloning into `dir` holds.
 fn clone_lock(dir: &Path) -> Option<PathBuf> {
+    beside(dir, "lock")
+}
+
+/// `.NAME.SUFFIX` beside `dir` (named NAME): hidden, and never a repository's own name.
+fn beside(dir: &Path, suffix: &str) -> Option<PathBuf> {
     let name = dir.file_name()?.to_str()?;
-    Some(dir.with_file_name(format!(".{name}.lock")))
+    Some(dir.with_file_name(format!(".{name}.{suffix}")))
 }
 
 /// Waits for this process's turn to clone into `dir`: an exclusive lock (`flock`) on
@@ -931,24 +935,19 @@ mod tests {
     /// repository at once: one clones, the other waits for it and finds the clone made.
     #[tokio::test]
     async fn clones_of_one_directory_at_once_take_turns() {
+        use crate::scan::history::tests::{commit, git};
         let tmp = tempfile::tempdir().expect("tempdir");
         let origin = tmp.path().join("origin");
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .current_dir(&origin)
-                .output()
-                .expect("git runs");
-            assert!(out.status.success(), "git {args:?}: {out:?}");
-        };
         std::fs::create_dir_all(&origin).expect("origin");
-        for i in 0..200 {
-            std::fs::write(origin.join(format!("f{i}.txt")), "x".repeat(10_000)).expect("write");
-        }
-        git(&["init", "-q"]);
-        git(&["add", "."]);
-        git(&["commit", "-q", "-m", "files"]);
+        git(&origin, &["init", "-q"]);
+        let files: Vec<(String, String)> = (0..200)
+            .map(|i| (format!("f{i}.txt"), "x".repeat(10_000)))
+            .collect();
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        commit(&origin, &files, "files");
         let clones = tmp.path().join("clones");
         std::fs::create_dir_all(&clones).expect("clones");
         let url = format!("file://{}", origin.display());

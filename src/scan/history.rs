@@ -257,10 +257,11 @@ pub fn count(commits: &[Commit], window: Range<usize>) -> HashMap<String, f32> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) {
+    /// Runs git in `dir` (a test's repository), failing the test when it fails.
+    pub(crate) fn git(dir: &Path, args: &[&str]) {
         let out = Command::new("git")
             .arg("-C")
             .arg(dir)
@@ -275,7 +276,8 @@ mod tests {
         );
     }
 
-    fn commit(dir: &Path, files: &[(&str, &str)], message: &str) {
+    /// Writes `files` into `dir` and commits them.
+    pub(crate) fn commit(dir: &Path, files: &[(&str, &str)], message: &str) {
         for (path, text) in files {
             let p = dir.join(path);
             std::fs::create_dir_all(p.parent().expect("has a parent")).expect("mkdir");
