@@ -1518,7 +1518,7 @@ fn implemented_trait(node: Node<'_>, text: &str) -> String {
 }
 
 /// A type as written without its lifetimes, on one line: `<&'static str>` is `<&str>`,
-/// `<Cow<'a, str>>` is `<Cow<str>>`.
+/// `<Cow<'a, str>>` is `<Cow<str>>`, `<Token<'src>>` is `<Token>`.
 fn without_lifetimes(written: &str) -> String {
     let mut out = String::with_capacity(written.len());
     let mut chars = written.chars().peekable();
@@ -1541,7 +1541,7 @@ fn without_lifetimes(written: &str) -> String {
             out.push(c);
         }
     }
-    out.replace(" >", ">").replace(" ,", ",")
+    out.replace(" >", ">").replace(" ,", ",").replace("<>", "")
 }
 
 /// A declaration without a body (an overload's signature, an interface's or a trait's

@@ -1121,6 +1121,24 @@ fn f(name: &str) {
 }
 
 #[test]
+fn a_traits_type_arguments_are_kept_without_their_lifetimes() {
+    let x = run(
+        "src/value.rs",
+        "pub struct Value;\nimpl<'src> From<Token<'src>> for Value { fn from(t: Token<'src>) -> Self { Value } }\nimpl From<HashMap<&'static str, Vec<u8>>> for Value { fn from(m: HashMap<&'static str, Vec<u8>>) -> Self { Value } }\n",
+    );
+    let implements: Vec<Option<&str>> = x
+        .definitions
+        .iter()
+        .filter(|d| d.kind == "method")
+        .map(|d| d.implements.as_deref())
+        .collect();
+    assert_eq!(
+        implements,
+        [Some("From<Token>"), Some("From<HashMap<&str, Vec<u8>>>")]
+    );
+}
+
+#[test]
 fn calls_count_their_arguments_where_overloads_exist() {
     let args = |path: &str, text: &str| -> Vec<(String, Option<u16>)> {
         run(path, text)
