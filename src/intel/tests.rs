@@ -1062,6 +1062,15 @@ fn ruby_variables_assigned_a_new_object_call_its_class() {
     );
 }
 
+/// The trait each method's `impl` implements, in order.
+fn methods_implement(x: &Extraction) -> Vec<Option<&str>> {
+    x.definitions
+        .iter()
+        .filter(|d| d.kind == "method")
+        .map(|d| d.implements.as_deref())
+        .collect()
+}
+
 #[test]
 fn rust_calls_record_the_type_their_first_argument_is_written_as() {
     let x = run(
@@ -1085,13 +1094,10 @@ fn f(name: &str) {
 }
 "#,
     );
-    let implements: Vec<Option<&str>> = x
-        .definitions
-        .iter()
-        .filter(|d| d.kind == "method")
-        .map(|d| d.implements.as_deref())
-        .collect();
-    assert_eq!(implements, [Some("From<&str>"), Some("From<Cow<str>>")]);
+    assert_eq!(
+        methods_implement(&x),
+        [Some("From<&str>"), Some("From<Cow<str>>")]
+    );
     let written: Vec<Option<&str>> = x
         .references
         .iter()
@@ -1126,14 +1132,8 @@ fn a_traits_type_arguments_are_kept_without_their_lifetimes() {
         "src/value.rs",
         "pub struct Value;\nimpl<'src> From<Token<'src>> for Value { fn from(t: Token<'src>) -> Self { Value } }\nimpl From<HashMap<&'static str, Vec<u8>>> for Value { fn from(m: HashMap<&'static str, Vec<u8>>) -> Self { Value } }\n",
     );
-    let implements: Vec<Option<&str>> = x
-        .definitions
-        .iter()
-        .filter(|d| d.kind == "method")
-        .map(|d| d.implements.as_deref())
-        .collect();
     assert_eq!(
-        implements,
+        methods_implement(&x),
         [Some("From<Token>"), Some("From<HashMap<&str, Vec<u8>>>")]
     );
 }
